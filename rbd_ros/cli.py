@@ -1,0 +1,58 @@
+"""The ``rbd-ros`` command. Every subcommand prints ``error: ...`` and exits 2 on bad input."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .dynamics import Data, RbdError, gravity, load_urdf
+from .robots import ARM, QUADRUPED
+
+BUNDLED = {"arm": ARM, "quadruped": QUADRUPED}
+#: a bent "ready" pose of the bundled arm, so that gravity loads several joints
+ARM_READY = [0.0, 0.6, 0.0, -1.2, 0.0, 0.9, 0.0]
+
+
+def _info(args: argparse.Namespace) -> int:
+    path = BUNDLED.get(args.urdf, args.urdf)
+    floating = args.floating_base or args.urdf == "quadruped"
+    model = load_urdf(path, floating_base=floating)
+    data = Data(model)
+    q = model.neutral()
+    if args.urdf == "arm":
+        q[:] = ARM_READY
+    print(model.summary())
+    tau = gravity(model, data, q)
+    print("\ngravity torques at " + ("the ready pose" if args.urdf == "arm" else "q = neutral"))
+    names = (["base_fx", "base_fy", "base_fz", "base_tx", "base_ty", "base_tz"]
+             if model.has_free_flyer else [])
+    names += [j.name for j in model.joints if j.idx_v >= 0 and j.kind != "floating"]
+    units = ["N"] * 3 + ["N m"] * 3 if model.has_free_flyer else []
+    units += ["N" if j.kind == "prismatic" else "N m"
+              for j in model.joints if j.idx_v >= 0 and j.kind != "floating"]
+    for name, t, unit in zip(names, tau, units, strict=True):
+        print(f"  {name:<24s} {t:+12.4f} {unit}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="rbd-ros", description=__doc__)
+    sub = parser.add_subparsers(dest="command")
+    info = sub.add_parser("info", help="load a URDF, print its model and gravity torques")
+    info.add_argument("urdf", nargs="?", default="arm",
+                      help="a URDF file, or a bundled robot: arm (default), quadruped")
+    info.add_argument("--floating-base", action="store_true", help="add a free-flyer root")
+    info.set_defaults(func=_info)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args = parser.parse_args(["info", *(argv or [])])
+    try:
+        return int(args.func(args))
+    except RbdError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""The dynamics core: URDF to model, RNEA, ABA, CRBA, floating base. No ROS in here."""
+
+from . import floating
+from .aba import aba, aba_batch
+from .configuration import integrate
+from .crba import crba, crba_batch
+from .errors import ModelError, RbdError, URDFError
+from .model import Data, Frame, Joint, Model
+from .rnea import gravity, nonlinear_effects, rnea, rnea_batch
+from .urdf import load_urdf, load_urdf_string
+
+__all__ = [
+    "Data",
+    "Frame",
+    "Joint",
+    "Model",
+    "ModelError",
+    "RbdError",
+    "URDFError",
+    "aba",
+    "aba_batch",
+    "crba",
+    "crba_batch",
+    "floating",
+    "gravity",
+    "integrate",
+    "load_urdf",
+    "load_urdf_string",
+    "nonlinear_effects",
+    "rnea",
+    "rnea_batch",
+]

@@ -1,0 +1,242 @@
+"""The immutable kinematic-tree ``Model`` and its preallocated ``Data``.
+
+A model is a tree of rigid *bodies*. Links joined by fixed joints are merged into one body (their
+frames are kept, so they can still be named); every other joint moves one body relative to its
+parent. Coordinates come in two sets:
+
+* *full* coordinates: one per moving joint, mimic joints included; the kernels work in these;
+* *reduced* (independent) coordinates: mimic joints removed. Every public function takes and
+  returns reduced coordinates, so ``q``, ``v`` and ``tau`` map 1:1 to the independent joints of
+  ``/joint_states``. A mimic joint follows ``q_m = multiplier * q_src + offset`` exactly.
+
+Sizes: ``nq`` / ``nv`` (reduced), ``nq_full`` / ``nv_full``. A free-flyer root takes the first 7
+positions ``[x y z qx qy qz qw]`` and the first 6 velocities ``[vx vy vz wx wy wz]``, both the
+linear and the angular velocity expressed in the base frame (Pinocchio's convention).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .errors import ModelError
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+
+#: width of one row of ``Model.mf``: E_T (9), r_T (3), S (6), I (36), damping, Coulomb friction
+MF_WIDTH = 56
+MF_S = 12
+MF_I = 18
+MF_DAMPING = 54
+MF_COULOMB = 55
+#: width of one row of ``Data.W``: X (12), v (6), a (6), f / pA (6), c (6), u (6)
+W_WIDTH = 42
+W_X, W_V, W_A, W_F, W_C, W_U = 0, 12, 18, 24, 30, 36
+
+
+@dataclass(frozen=True)
+class Joint:
+    """One joint with coordinates, as a user names it (fixed joints have none)."""
+
+    name: str
+    kind: str  # revolute, continuous, prismatic, planar, floating
+    idx_q: int  # first reduced position index, or -1 for a mimic joint
+    idx_v: int  # first reduced velocity index, or -1 for a mimic joint
+    nq: int
+    nv: int
+    lower: float = -np.inf
+    upper: float = np.inf
+    velocity: float = np.inf
+    effort: float = np.inf
+    damping: float = 0.0
+    friction: float = 0.0
+    mimic: tuple[str, float, float] | None = None  # (source joint, multiplier, offset)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A named URDF link: the body it belongs to and its pose in that body's frame."""
+
+    name: str
+    body: int
+    rotation: F64  # link axes in body coordinates (3x3)
+    translation: F64  # link origin in body coordinates
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """Immutable kinematic tree. Build it with :func:`rbd_ros.dynamics.urdf.load_urdf`."""
+
+    name: str
+    nq: int
+    nv: int
+    nq_full: int
+    nv_full: int
+    mi: I64  # (nb, 4): parent, joint type, first full q index, first full v index
+    mf: F64  # (nb, MF_WIDTH), see MF_* offsets
+    qsrc: I64  # (nq_full,) reduced index each full position follows
+    qlin: F64  # (nq_full, 2) multiplier and offset
+    vsrc: I64  # (nv_full,) reduced index each full velocity follows
+    vmul: F64  # (nv_full,) multiplier
+    vfull: I64  # (nv,) full index of each reduced velocity
+    mimic_rows: I64  # full velocity indices of mimic joints
+    gravity: F64  # (3,)
+    joints: tuple[Joint, ...]
+    body_names: tuple[str, ...]  # the link each body stands for
+    body_joints: tuple[str, ...]  # the joint that moves each body
+    frames: dict[str, Frame] = field(repr=False)
+    has_free_flyer: bool = False
+
+    def __post_init__(self) -> None:
+        for a in (self.mi, self.mf, self.qsrc, self.qlin, self.vsrc, self.vmul, self.vfull,
+                  self.mimic_rows, self.gravity):
+            a.setflags(write=False)
+
+    @functools.cached_property
+    def arrays(self) -> tuple[I64, F64, I64, F64, I64, F64, I64, I64, F64]:
+        """Everything the compiled kernels read, as one tuple (one argument to pass)."""
+        return (self.mi, self.mf, self.qsrc, self.qlin, self.vsrc, self.vmul, self.vfull,
+                self.mimic_rows, self.gravity)
+
+    # ------------------------------------------------------------------ derived views
+    @property
+    def nb(self) -> int:
+        return int(self.mi.shape[0])
+
+    @property
+    def parents(self) -> I64:
+        return self.mi[:, 0]
+
+    @property
+    def joint_names(self) -> list[str]:
+        """Names of the independent joints in the order of ``v`` (a free flyer counts once)."""
+        return [j.name for j in self.joints if j.idx_v >= 0]
+
+    @property
+    def mimic_joint_names(self) -> list[str]:
+        return [j.name for j in self.joints if j.mimic is not None]
+
+    def joint(self, name: str) -> Joint:
+        for j in self.joints:
+            if j.name == name:
+                return j
+        raise ModelError(f"model '{self.name}' has no joint '{name}'; joints: {self.joint_names}")
+
+    @property
+    def total_mass(self) -> float:
+        return float(self.mf[:, MF_I + 6 * 3 + 3].sum())
+
+    def body_inertia(self, body: int) -> F64:
+        """6x6 spatial inertia of ``body`` in its own frame (Featherstone order)."""
+        return np.array(self.mf[body, MF_I : MF_I + 36].reshape(6, 6))
+
+    def with_gravity(self, gravity: F64 | list[float]) -> Model:
+        g = np.asarray(gravity, dtype=np.float64).reshape(-1)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ModelError(f"gravity must be 3 finite numbers, got {list(g)}")
+        return dataclasses.replace(self, gravity=g)
+
+    def neutral(self) -> F64:
+        """Zero joint positions (identity orientation for a free flyer), mimic joints excluded."""
+        q = np.zeros(self.nq)
+        if self.has_free_flyer:
+            q[6] = 1.0
+        return q
+
+    def expand_q(self, q: F64) -> F64:
+        """Full positions (mimic joints included) from reduced positions."""
+        return self.qlin[:, 0] * np.asarray(q)[..., self.qsrc] + self.qlin[:, 1]
+
+    def expand_v(self, v: F64) -> F64:
+        return self.vmul * np.asarray(v)[..., self.vsrc]
+
+    def summary(self) -> str:
+        kinds: dict[str, int] = {}
+        for j in self.joints:
+            kinds[j.kind] = kinds.get(j.kind, 0) + 1
+        lines = [
+            f"model '{self.name}': {len(self.frames)} links, {self.nb} bodies, nq={self.nq}, "
+            f"nv={self.nv} (full nq={self.nq_full}, nv={self.nv_full}), "
+            f"mass {self.total_mass:.3f} kg, gravity {self.gravity.tolist()}",
+            "joints: " + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())),
+        ]
+        if self.mimic_joint_names:
+            lines.append("mimic joints: " + ", ".join(self.mimic_joint_names))
+        return "\n".join(lines)
+
+    def check_vector(self, x: object, n: int, what: str) -> F64:
+        """``x`` as a contiguous float64 vector of length ``n``, or ModelError saying why not."""
+        a = np.asarray(x, dtype=np.float64)
+        if a.ndim != 1 or a.shape[0] != n:
+            raise ModelError(
+                f"{what} must have {n} entries for model '{self.name}', got shape {a.shape}"
+            )
+        if not a.flags.c_contiguous:
+            a = np.ascontiguousarray(a)
+        return a
+
+    def check_batch(self, x: object, n: int, what: str, batch: int | None = None) -> F64:
+        a = np.ascontiguousarray(x, dtype=np.float64)
+        if a.ndim != 2 or a.shape[1] != n or (batch is not None and a.shape[0] != batch):
+            want = f"({batch if batch is not None else 'B'}, {n})"
+            raise ModelError(
+                f"{what} must have shape {want} for model '{self.name}', got {a.shape}"
+            )
+        return a
+
+    def check_fext(self, f_ext: object | None) -> F64:
+        """External wrenches per body, shape (nb, 6), each ``[force; torque]`` in the body frame."""
+        if f_ext is None:
+            return _NO_FEXT
+        a = np.ascontiguousarray(f_ext, dtype=np.float64)
+        if a.shape != (self.nb, 6):
+            raise ModelError(
+                f"f_ext must have shape ({self.nb}, 6) (one [force; torque] per body of model "
+                f"'{self.name}'), got {a.shape}"
+            )
+        return a
+
+    def require_free_flyer(self) -> None:
+        if not self.has_free_flyer:
+            raise ModelError(f"model '{self.name}' has no free-flyer root: load it with "
+                             "floating_base=True to use floating-base dynamics")
+
+
+_NO_FEXT = np.zeros((0, 6))
+
+
+class Data:
+    """Preallocated work arrays for one model; one ``Data`` per thread.
+
+    After a call, ``Xup``, ``v``, ``a`` and ``f`` hold each body's transform from its parent,
+    spatial velocity, acceleration and force (Featherstone order, body frame)."""
+
+    def __init__(self, model: Model) -> None:
+        nb = model.nb
+        self.W = np.zeros((nb, W_WIDTH))
+        self.M6 = np.zeros((nb, 4, 6, 6))  # IA, U, Dinv, X6 per body
+        self.full = np.zeros((6, max(model.nq_full, model.nv_full, 1)))
+        self.tmp = np.zeros((4, 6, 6))
+        self.mimic = np.zeros((model.nv_full, max(len(model.mimic_rows), 1)))
+        self.H = np.zeros((model.nv_full, model.nv_full))
+
+    @property
+    def Xup(self) -> F64:
+        return self.W[:, W_X : W_X + 12]
+
+    @property
+    def v(self) -> F64:
+        return self.W[:, W_V : W_V + 6]
+
+    @property
+    def a(self) -> F64:
+        return self.W[:, W_A : W_A + 6]
+
+    @property
+    def f(self) -> F64:
+        return self.W[:, W_F : W_F + 6]
