@@ -27,7 +27,7 @@ TOL = 1e-9
 
 @pytest.fixture(scope="module", params=list(REAL))
 def robot(request: pytest.FixtureRequest) -> tuple[object, ...]:
-    path, ff = REAL[request.param]
+    _path, ff = REAL[request.param]
     model = load_urdf(robot_path(request.param), floating_base=ff)
     return request.param, model, Data(model), PinRef(model, robot_path(request.param), ff)
 
@@ -65,7 +65,7 @@ def test_matches_pinocchio_on_random_states(robot: tuple, algo: str) -> None:
 
 
 def test_external_forces_match_pinocchio(robot: tuple) -> None:
-    name, m, d, ref = robot
+    _name, m, d, ref = robot
     rng = np.random.default_rng(7)
     q, v, a, _ = random_state(m, rng)
     f = rng.normal(size=(m.nb, 6))
@@ -83,7 +83,7 @@ def test_external_forces_match_pinocchio(robot: tuple) -> None:
 
 
 def test_batches_equal_single_calls(robot: tuple) -> None:
-    name, m, d, ref = robot
+    _name, m, d, _ref = robot
     rng = np.random.default_rng(3)
     Q, V, A, T = (np.array(x) for x in zip(*(random_state(m, rng) for _ in range(37)), strict=True))
     np.testing.assert_allclose(rnea_batch(m, Q, V, A), [rnea(m, d, *s) for s in zip(Q, V, A, strict=True)],
@@ -94,7 +94,7 @@ def test_batches_equal_single_calls(robot: tuple) -> None:
 
 
 def test_floating_base_against_pinocchio(robot: tuple) -> None:
-    name, m, d, ref = robot
+    _name, m, d, ref = robot
     if not m.has_free_flyer:
         pytest.skip("fixed-base robot")
     rng = np.random.default_rng(11)
@@ -114,7 +114,7 @@ def test_floating_base_against_pinocchio(robot: tuple) -> None:
 
 
 def test_integrate_matches_pinocchio(robot: tuple) -> None:
-    name, m, d, ref = robot
+    _name, m, _d, ref = robot
     rng = np.random.default_rng(5)
     q, v, _, _ = random_state(m, rng)
     qn = integrate(m, q, v, 0.37)

@@ -1,0 +1,206 @@
+"""Closed forms and algorithm-against-algorithm identities, on our robots and on small URDFs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pinref import random_state
+
+from rbd_ros.dynamics import (
+    Data,
+    ModelError,
+    aba,
+    crba,
+    gravity,
+    integrate,
+    load_urdf,
+    load_urdf_string,
+    nonlinear_effects,
+    rnea,
+)
+from rbd_ros.robots import ARM, QUADRUPED
+
+
+def link(name: str, mass: float | None = None, com: str = "0 0 0",
+         inertia: str = 'ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"') -> str:
+    if mass is None:
+        return f'<link name="{name}"/>'
+    return (f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/>'
+            f"<inertia {inertia}/></inertial></link>")
+
+
+def joint(name: str, kind: str, parent: str, child: str, xyz: str = "0 0 0",
+          axis: str = "0 1 0", rpy: str = "0 0 0", extra: str = "") -> str:
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>{extra}</joint>')
+
+
+def robot(*parts: str) -> str:
+    return '<robot name="t">' + "".join(parts) + "</robot>"
+
+
+# the seed's 2-link planar arm: unit point masses at the ends of unit links, Y-axis joints
+TWO_LINK = robot(
+    link("base"), link("l1", 1.0, "1 0 0"), link("l2", 1.0, "1 0 0"),
+    joint("j1", "continuous", "base", "l1"), joint("j2", "continuous", "l1", "l2", xyz="1 0 0"),
+)
+
+
+def two_link_closed_form(q1: float, q2: float) -> tuple[np.ndarray, np.ndarray]:
+    """Mass matrix and gravity torque of the planar double pendulum (m = l = 1, g = 9.81).
+
+    A +q rotation about y turns the link from +x towards -z, so heights are -sin."""
+    g, c2 = 9.81, np.cos(q2)
+    M = np.array([[3 + 2 * c2, 1 + c2], [1 + c2, 1.0]])
+    G = -g * np.array([2 * np.cos(q1) + np.cos(q1 + q2), np.cos(q1 + q2)])
+    return M, G
+
+
+@pytest.mark.parametrize("q1,q2", [(0.0, 0.0), (0.3, -0.7), (-1.2, 2.0), (np.pi / 2, 0.1)])
+def test_two_link_arm_closed_form(q1: float, q2: float) -> None:
+    m = load_urdf_string(TWO_LINK)
+    d = Data(m)
+    M, G = two_link_closed_form(q1, q2)
+    q = np.array([q1, q2])
+    np.testing.assert_allclose(crba(m, d, q), M, atol=1e-12)
+    np.testing.assert_allclose(gravity(m, d, q), G, atol=1e-12)
+    # released from rest with no torque: qdd = -M^-1 G
+    np.testing.assert_allclose(aba(m, d, q, np.zeros(2), np.zeros(2)),
+                               -np.linalg.solve(M, G), atol=1e-12)
+
+
+def models() -> list[tuple[str, object]]:
+    return [("arm", load_urdf(ARM)), ("quadruped", load_urdf(QUADRUPED, floating_base=True)),
+            ("two_link", load_urdf_string(TWO_LINK))]
+
+
+@pytest.mark.parametrize("name,m", models())
+def test_aba_inverts_rnea_and_crba_is_its_derivative(name: str, m) -> None:
+    d = Data(m)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        q, v, a, _ = random_state(m, rng)
+        tau = rnea(m, d, q, v, a)
+        np.testing.assert_allclose(aba(m, d, q, v, tau), a, rtol=1e-9, atol=1e-9)
+        # rnea is affine in a with slope M: central differences are exact up to rounding
+        h, M = 1e-3, crba(m, d, q)
+        fd = np.array([(rnea(m, d, q, v, a + h * e) - rnea(m, d, q, v, a - h * e)) / (2 * h)
+                       for e in np.eye(m.nv)]).T
+        np.testing.assert_allclose(fd, M, rtol=1e-7, atol=1e-7)
+        np.testing.assert_allclose(M, M.T, atol=1e-12)
+        assert np.linalg.eigvalsh(M).min() > 0
+        z = np.zeros(m.nv)
+        np.testing.assert_allclose(rnea(m, d, q, z, z), gravity(m, d, q), atol=1e-12)
+        np.testing.assert_allclose(rnea(m, d, q, v, z), nonlinear_effects(m, d, q, v), atol=1e-12)
+        np.testing.assert_allclose(tau, M @ a + nonlinear_effects(m, d, q, v), rtol=1e-9, atol=1e-9)
+
+
+def energy(m, d, q: np.ndarray, v: np.ndarray) -> float:
+    return 0.5 * float(v @ crba(m, d, q) @ v)
+
+
+@pytest.mark.parametrize("name,m", models())
+def test_energy_is_conserved_without_torque_or_gravity(name: str, m) -> None:
+    m = m.with_gravity([0.0, 0.0, 0.0])
+    d = Data(m)
+    rng = np.random.default_rng(1)
+    q, v, _, _ = random_state(m, rng)
+    zero = np.zeros(m.nv)
+    e0 = energy(m, d, q, v)
+
+    def f(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return aba(m, d, q, v, zero)
+
+    dt = 1e-3
+    for _ in range(1000):  # RK4 on the configuration manifold, 1 s
+        k1v, k1a = v, f(q, v)
+        k2v = v + 0.5 * dt * k1a
+        k2a = f(integrate(m, q, k1v, 0.5 * dt), k2v)
+        k3v = v + 0.5 * dt * k2a
+        k3a = f(integrate(m, q, k2v, 0.5 * dt), k3v)
+        k4v = v + dt * k3a
+        k4a = f(integrate(m, q, k3v, dt), k4v)
+        q = integrate(m, q, (k1v + 2 * k2v + 2 * k3v + k4v) / 6, dt)
+        v = v + dt * (k1a + 2 * k2a + 2 * k3a + k4a) / 6
+    assert abs(energy(m, d, q, v) - e0) < 1e-6 * e0
+
+
+def test_friction_is_viscous_plus_coulomb_and_aba_removes_it() -> None:
+    m = load_urdf(ARM)
+    d = Data(m)
+    q, v, a, _ = random_state(m, np.random.default_rng(2))
+    damping = np.array([j.damping for j in m.joints])
+    coulomb = np.array([j.friction for j in m.joints])
+    assert damping.min() > 0 and coulomb.min() > 0
+    tau_f = rnea(m, d, q, v, a, friction=True)
+    np.testing.assert_allclose(tau_f - rnea(m, d, q, v, a), damping * v + coulomb * np.sign(v),
+                               atol=1e-12)
+    np.testing.assert_allclose(aba(m, d, q, v, tau_f, friction=True), a, atol=1e-9)
+
+
+def test_fixed_joint_keeps_the_frame_and_merges_the_mass() -> None:
+    m = load_urdf(ARM)
+    tool = m.frames["tool"]
+    assert m.body_names[tool.body] == "link7"
+    np.testing.assert_allclose(tool.translation, [0, 0, 0.08])
+    # seven moving links (18.1 kg) and the tool (0.4 kg); the fixed base never moves
+    assert m.nb == 7 and np.isclose(m.total_mass, 18.1 + 0.4)
+
+
+PLANAR = robot(
+    link("base"), link("body", 2.0, "0.1 0.05 0.02",
+                       'ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.25"'),
+    joint("p", "planar", "base", "body", xyz="0.3 0 0.2", axis="0 0 1"),
+)
+PPR = robot(
+    link("base"), link("x"), link("y"),
+    link("body", 2.0, "0.1 0.05 0.02", 'ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.25"'),
+    joint("px", "prismatic", "base", "x", xyz="0.3 0 0.2", axis="1 0 0"),
+    joint("py", "prismatic", "x", "y", axis="0 1 0"),
+    joint("rz", "continuous", "y", "body", axis="0 0 1"),
+)
+
+
+def test_planar_joint_equals_a_prismatic_prismatic_revolute_chain() -> None:
+    a_m, b_m = load_urdf_string(PLANAR), load_urdf_string(PPR)
+    assert a_m.nq == 3 and a_m.joint_names == ["p"]
+    da, db = Data(a_m), Data(b_m)
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        q, v, a, tau = (rng.normal(size=3) for _ in range(4))
+        np.testing.assert_allclose(rnea(a_m, da, q, v, a), rnea(b_m, db, q, v, a), atol=1e-12)
+        np.testing.assert_allclose(aba(a_m, da, q, v, tau), aba(b_m, db, q, v, tau), atol=1e-12)
+
+
+def test_declared_floating_joint_equals_a_free_flyer_root() -> None:
+    text = QUADRUPED.read_text()
+    declared = text.replace('<robot name="quadruped">', '<robot name="quadruped"><link name="world"/>'
+                            '<joint name="root_joint" type="floating"><parent link="world"/>'
+                            '<child link="base"/></joint>')
+    a_m, b_m = load_urdf_string(declared), load_urdf(QUADRUPED, floating_base=True)
+    assert a_m.nq == b_m.nq == 19
+    da, db = Data(a_m), Data(b_m)
+    q, v, a, _ = random_state(b_m, np.random.default_rng(5))
+    np.testing.assert_allclose(rnea(a_m, da, q, v, a), rnea(b_m, db, q, v, a), atol=1e-10)
+
+
+def test_massless_subtree_gives_a_model_error_naming_the_joint() -> None:
+    m = load_urdf_string(robot(link("base"), link("a", 1.0, "0 0 0.5"), link("tip"),
+                               joint("j1", "revolute", "base", "a"),
+                               joint("j2", "revolute", "a", "tip", xyz="0 0 1")))
+    d = Data(m)
+    with pytest.raises(ModelError, match="joint 'j2'"):
+        aba(m, d, np.zeros(2), np.zeros(2), np.zeros(2))
+    rnea(m, d, np.zeros(2), np.zeros(2), np.zeros(2))  # inverse dynamics is still defined
+
+
+def test_wrong_sizes_say_expected_and_actual() -> None:
+    m = load_urdf(ARM)
+    d = Data(m)
+    with pytest.raises(ModelError, match=r"q must have 7 entries .* got shape \(6,\)"):
+        rnea(m, d, np.zeros(6), np.zeros(7), np.zeros(7))
+    with pytest.raises(ModelError, match="f_ext must have shape"):
+        aba(m, d, np.zeros(7), np.zeros(7), np.zeros(7), f_ext=np.zeros((3, 6)))
+    with pytest.raises(ModelError, match="no free-flyer root"):
+        from rbd_ros.dynamics import floating
+        floating.forward_dynamics(m, d, np.zeros(7), np.zeros(7), np.zeros(1))

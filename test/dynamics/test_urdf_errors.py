@@ -1,0 +1,73 @@
+"""Every malformed URDF gives one URDFError whose text says what to fix."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import pytest
+from test_identities import joint, link, robot
+
+from rbd_ros.dynamics import URDFError, load_urdf, load_urdf_string
+
+BOX = 'ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"'
+GOOD_LINKS = link("base") + link("a", 1.0, inertia=BOX) + link("b", 1.0, inertia=BOX)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("", "empty"),
+    ("<robot name='x'><link name='a'>", "not well-formed XML"),
+    ("<model name='x'/>", r"top element is <model>, expected <robot>"),
+    ("<robot name='x'/>", "declares no <link>"),
+    (robot(GOOD_LINKS, joint("j", "revolute", "base", "a")), r"2 root links \(base, b\)"),
+    (robot(GOOD_LINKS, joint("j1", "revolute", "base", "a"), joint("j2", "revolute", "b", "a"),
+           joint("j3", "revolute", "base", "b")), "link 'a' is the child of two joints"),
+    (robot(GOOD_LINKS, joint("j1", "revolute", "base", "a"), joint("j2", "revolute", "a", "b"),
+           joint("j3", "revolute", "b", "a")), "child of two joints"),
+    (robot(GOOD_LINKS, link("c", 1.0, inertia=BOX), joint("j1", "revolute", "base", "a"),
+           joint("j2", "revolute", "b", "c"), joint("j3", "revolute", "c", "b")),
+     "links b, c form a loop not connected to the root link 'base'"),
+    (robot(GOOD_LINKS, joint("j1", "revolute", "base", "a"), joint("j2", "revolute", "a", "ghost")),
+     "joint 'j2' names child link 'ghost', which is not declared"),
+    (robot(link("base"), link("a", -2.0, inertia=BOX), joint("j", "revolute", "base", "a")),
+     "link 'a' has mass -2.0"),
+    (robot(link("base"), link("a", 1.0, inertia='ixx="-1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"'),
+           joint("j", "revolute", "base", "a")), "negative principal moment"),
+    (robot(link("base"), link("a", 1.0, inertia='ixx="1" ixy="0" ixz="0" iyy="nan" iyz="0" izz="1"'),
+           joint("j", "revolute", "base", "a")), "non-finite"),
+    (robot(GOOD_LINKS, joint("j1", "revolute", "base", "a"),
+           joint("j2", "revolute", "a", "b", extra='<mimic joint="nope"/>')),
+     "joint 'j2' mimics joint 'nope', which is not declared"),
+    (robot(GOOD_LINKS, joint("j1", "revolute", "base", "a", extra='<mimic joint="j2"/>'),
+           joint("j2", "revolute", "a", "b", extra='<mimic joint="j1"/>')),
+     "mimic joints form a cycle: j1 -> j2 -> j1"),
+    (robot(GOOD_LINKS, joint("j1", "planar", "base", "a"),
+           joint("j2", "revolute", "a", "b", extra='<mimic joint="j1"/>')),
+     "both must be revolute, continuous or prismatic"),
+    (robot(GOOD_LINKS, joint("j1", "ball", "base", "a"), joint("j2", "revolute", "a", "b")),
+     "joint 'j1' has unsupported type 'ball'"),
+    (robot(GOOD_LINKS, joint("j1", "revolute", "base", "a", axis="0 0 0"),
+           joint("j2", "revolute", "a", "b")), "zero <axis>"),
+    (robot(GOOD_LINKS, joint("j1", "revolute", "base", "a"), joint("j1", "revolute", "a", "b")),
+     "joint 'j1' is declared twice"),
+    (robot(GOOD_LINKS, joint("j1", "revolute", "base", "a", extra='<dynamics damping="-1"/>'),
+           joint("j2", "revolute", "a", "b")), "both must be finite and >= 0"),
+])
+def test_bad_urdf_is_rejected_with_a_reason(text: str, message: str) -> None:
+    with pytest.raises(URDFError, match=message):
+        load_urdf_string(text)
+
+
+def test_missing_file() -> None:
+    with pytest.raises(URDFError, match=re.escape("cannot read URDF file '/no/such.urdf'")):
+        load_urdf("/no/such.urdf")
+
+
+def test_link_without_inertial_is_massless_and_warned_once(caplog: pytest.LogCaptureFixture) -> None:
+    text = robot(link("base"), link("a"), link("b", 1.0, "0 0 1", BOX),
+                 joint("j1", "revolute", "base", "a"), joint("j2", "revolute", "a", "b"))
+    with caplog.at_level(logging.WARNING, logger="rbd_ros.dynamics"):
+        m = load_urdf_string(text)
+    warnings = [r for r in caplog.records if "massless" in r.getMessage()]
+    assert len(warnings) == 1 and "a" in warnings[0].getMessage()
+    assert m.total_mass == 1.0

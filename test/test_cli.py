@@ -1,0 +1,43 @@
+"""The README's main command, and its errors."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+from rbd_ros.dynamics import Data, gravity, load_urdf
+from rbd_ros.robots import ARM
+
+
+def rbd_ros(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rbd_ros.cli", *args], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_default_prints_the_arm_and_its_gravity_torques() -> None:
+    r = rbd_ros()
+    assert r.returncode == 0, r.stderr
+    assert "model 'arm7'" in r.stdout and "nv=7" in r.stdout
+    printed = [float(x) for x in re.findall(r"joint\d\s+([+-]\d+\.\d+) N m", r.stdout)]
+    m = load_urdf(ARM)
+    from rbd_ros.cli import ARM_READY
+    np.testing.assert_allclose(printed, gravity(m, Data(m), np.array(ARM_READY)), atol=1e-4)
+
+
+def test_quadruped_base_carries_the_weight() -> None:
+    r = rbd_ros("info", "quadruped")
+    assert r.returncode == 0, r.stderr
+    fz = float(re.search(r"base_fz\s+([+-]\d+\.\d+)", r.stdout).group(1))
+    assert abs(fz - 21.0 * 9.81) < 1e-3
+
+
+def test_bad_urdf_prints_an_error_not_a_traceback(tmp_path) -> None:
+    bad = tmp_path / "bad.urdf"
+    bad.write_text("<robot name='x'><link name='a'>")
+    r = rbd_ros("info", str(bad))
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: the URDF is not well-formed XML")
+    assert "Traceback" not in r.stderr
