@@ -13,47 +13,65 @@ import numpy as np
 from numba import njit, prange
 
 from .errors import ModelError
-from .model import F64, W_A, W_C, W_F, W_U, W_V, W_X, Data, Model
-from .rnea import AF, QF, TF, VF, friction_torque
+from .model import (
+    F64,
+    MF_I,
+    MF_S,
+    W_A,
+    W_C,
+    W_F,
+    W_MA,
+    W_MP,
+    W_MU,
+    W_U,
+    W_V,
+    W_X,
+    Data,
+    Model,
+    map_views,
+    work_vectors,
+)
+from .rnea import expand, friction_torque, joint_motion
 from .spatial import (
     JOINT_FREE,
+    add6,
     congruence_add,
-    crf_add,
+    crf,
     crm,
+    dot6,
+    inertia_mul,
     joint_transform,
-    matvec6,
-    motion_subspace,
-    plucker6,
+    load6,
+    load12,
+    mat_mul6,
+    scale6,
     spd_inverse,
-    xform_force_to_parent,
-    xform_motion,
+    store,
+    xforce_up,
+    xmotion,
 )
 
 D_MIN = 1e-12  # smallest articulated inertia S^T IA S a joint may see
 
 
 @njit(cache=True)
-def aba_core(M, tau, fext, fric, W, M6, full, Y):
-    """ABA on full coordinates (rows QF, VF of ``full``), reduced ``tau`` in; full
-    accelerations out in row AF. Returns -1, or the body whose joint sees a singular
-    articulated inertia."""
-    mi, mf, qsrc, qlin, vsrc, vmul, vfull, mimic_rows, grav = M
+def free_axis(c):
+    """Spatial index of free-flyer velocity ``c``: ``[v; w]`` maps into ``[w; v]``."""
+    return c + 3 if c < 3 else c - 3
+
+
+@njit(cache=True)
+def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
+    """ABA (Table 7.1) for reduced q, v, tau; full accelerations out in ``af`` of
+    :func:`work_vectors`. Returns -1, or the body whose joint sees a singular articulated
+    inertia. ``M6[i]`` keeps IA, U^T and D^-1 of body i for :func:`minv_apply`."""
+    qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
+        map_views(maps, lin)
+    qf, vf, qdd, tf, x, y, rhs = work_vectors(maps, wv)
+    expand(qsrc, vsrc, qmul, qoff, vmul, q, v, qf, vf)
     nb = mi.shape[0]
-    qf = full[QF]
-    vf = full[VF]
-    qdd = full[AF]
-    tf = full[TF]
-    vJ = np.empty(6)
-    tmp = np.empty(6)
-    pa = np.empty(6)
-    S = np.empty((6, 6))
-    Ia = np.empty((6, 6))
-    tmp66 = np.empty((6, 6))
-    zero = np.zeros(6)
-    a0 = np.zeros(6)
-    a0[3] = -grav[0]
-    a0[4] = -grav[1]
-    a0[5] = -grav[2]
+    Ia, T, Dt = M6[nb, 1], M6[nb, 2], M6[nb, 3]
+    a0 = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
     has_fext = fext.shape[0] > 0
     # applied torques in full coordinates: independent joints get tau, mimic joints nothing
     tf[:] = 0.0
@@ -64,237 +82,208 @@ def aba_core(M, tau, fext, fric, W, M6, full, Y):
         p = mi[i, 0]
         jt = mi[i, 1]
         vi = mi[i, 3]
-        X = W[i, W_X : W_X + 12]
-        joint_transform(jt, mf[i], qf, mi[i, 2], X)
-        plucker6(X, M6[i, 3])
-        if jt == JOINT_FREE:
-            for k in range(3):
-                vJ[k] = vf[vi + 3 + k]
-                vJ[3 + k] = vf[vi + k]
-        else:
-            for k in range(6):
-                vJ[k] = mf[i, 12 + k] * vf[vi]
-            if fric:
-                tf[vi] -= friction_torque(mf, vf[vi], i)
-        vb = W[i, W_V : W_V + 6]
-        if p < 0:
-            xform_motion(X, zero, vb)
-        else:
-            xform_motion(X, W[p, W_V : W_V + 6], vb)
-        for k in range(6):
-            vb[k] += vJ[k]
-        crm(vb, vJ, W[i, W_C : W_C + 6])
-        Ii = mf[i, 18:54].reshape(6, 6)
-        M6[i, 0, :, :] = Ii
-        pA = W[i, W_F : W_F + 6]
-        matvec6(Ii, vb, tmp)
-        pA[:] = 0.0
-        crf_add(vb, tmp, pA)
+        X = joint_transform(jt, mf, i, qf, mi[i, 2])
+        store(W, i, W_X, X)
+        vJ = joint_motion(jt, mf, i, vf, vi)
+        if jt != JOINT_FREE and fric:
+            tf[vi] -= friction_torque(mf, vf[vi], i)
+        vb = vJ if p < 0 else add6(xmotion(X, load6(W, p, W_V)), vJ)
+        store(W, i, W_V, vb)
+        store(W, i, W_C, crm(vb, vJ))
+        for r in range(6):
+            for c in range(6):
+                M6[i, 0, r, c] = mf[i, MF_I + 6 * r + c]
+        pA = crf(vb, inertia_mul(mf, i, vb))
         if has_fext:
-            for k in range(3):
-                pA[k] -= fext[i, 3 + k]
-                pA[3 + k] -= fext[i, k]
-    # pass 2: articulated inertias IA, U = IA S, Dinv = (S^T U)^-1, u = tau - S^T pA
+            pA = add6(pA, (-fext[i, 3], -fext[i, 4], -fext[i, 5], -fext[i, 0], -fext[i, 1],
+                           -fext[i, 2]))
+        store(W, i, W_F, pA)
+    # pass 2: articulated inertias IA, U = IA S, D^-1 = (S^T U)^-1, u = tau - S^T pA
     for i in range(nb - 1, -1, -1):
         p = mi[i, 0]
         vi = mi[i, 3]
         IA = M6[i, 0]
-        U = M6[i, 1]
-        Dinv = M6[i, 2]
-        pA = W[i, W_F : W_F + 6]
-        u = W[i, W_U : W_U + 6]
-        n = motion_subspace(mi[i, 1], mf[i], S)
-        for c in range(n):
-            for r in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += IA[r, k] * S[k, c]
-                U[r, c] = s
-        for c in range(n):
-            s = 0.0
-            for k in range(6):
-                s += S[k, c] * pA[k]
-            u[c] = tf[vi + c] - s
-        if n == 1:
-            D = 0.0
-            for k in range(6):
-                D += S[k, 0] * U[k, 0]
+        pA = load6(W, i, W_F)
+        if mi[i, 1] != JOINT_FREE:
+            S = load6(mf, i, MF_S)
+            U = mat_mul6(IA, S)
+            D = dot6(S, U)
             if not D > D_MIN:
                 return i
-            Dinv[0, 0] = 1.0 / D
+            for k in range(6):
+                M6[i, 1, 0, k] = U[k]
+            M6[i, 2, 0, 0] = 1.0 / D
+            u = tf[vi] - dot6(S, pA)
+            W[i, W_U] = u
+            if p >= 0:
+                # Ia = IA - U U^T / D ;  pa = pA + Ia c + U u / D
+                for r in range(6):
+                    for c in range(6):
+                        Ia[r, c] = IA[r, c] - U[r] * U[c] / D
+                pa = add6(add6(pA, mat_mul6(Ia, load6(W, i, W_C))), scale6(u / D, U))
+                X = load12(W, i)
+                congruence_add(X, Ia, T, M6[p, 0])
+                store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(X, pa)))
         else:
-            for r in range(n):
-                for c in range(n):
-                    s = 0.0
-                    for k in range(6):
-                        s += S[k, r] * U[k, c]
-                    tmp66[r, c] = s
-            if not spd_inverse(tmp66, n, Dinv, D_MIN):
+            # S is a permutation: U = IA S picks columns, D = S^T IA S picks a block
+            Ut, Dinv = M6[i, 1], M6[i, 2]
+            for c in range(6):
+                for r in range(6):
+                    Ut[c, r] = IA[r, free_axis(c)]
+                for k in range(6):
+                    Dt[c, k] = IA[free_axis(c), free_axis(k)]
+                W[i, W_U + c] = tf[vi + c] - pA[free_axis(c)]
+            if not spd_inverse(Dt, 6, Dinv, D_MIN):
                 return i
-        if p >= 0:
-            # Ia = IA - U Dinv U^T ;  pa = pA + Ia c + U Dinv u
-            for r in range(6):
-                for c in range(6):
-                    s = 0.0
-                    for k in range(n):
-                        for l in range(n):
-                            s += U[r, k] * Dinv[k, l] * U[c, l]
-                    Ia[r, c] = IA[r, c] - s
-            matvec6(Ia, W[i, W_C : W_C + 6], pa)
-            for r in range(6):
-                s = 0.0
-                for k in range(n):
-                    for l in range(n):
-                        s += U[r, k] * Dinv[k, l] * u[l]
-                pa[r] += pA[r] + s
-            congruence_add(M6[i, 3], Ia, tmp66, M6[p, 0])
-            xform_force_to_parent(W[i, W_X : W_X + 12], pa, W[p, W_F : W_F + 6], True)
+            if p >= 0:
+                # a six-DOF joint passes no inertia on (Ia = 0); pa = pA + U D^-1 u
+                pa = add6(pA, udu(Ut, Dinv, W, i, W_U))
+                store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(load12(W, i), pa)))
     # pass 3: accelerations
     for i in range(nb):
         p = mi[i, 0]
-        vi = mi[i, 3]
-        ab = W[i, W_A : W_A + 6]
-        X = W[i, W_X : W_X + 12]
-        if p < 0:
-            xform_motion(X, a0, ab)
-        else:
-            xform_motion(X, W[p, W_A : W_A + 6], ab)
-        for k in range(6):
-            ab[k] += W[i, W_C + k]
-        n = motion_subspace(mi[i, 1], mf[i], S)
-        accel_step(M6[i, 1], M6[i, 2], W[i, W_U : W_U + 6], S, n, ab, qdd, vi, tmp)
+        ab = add6(xmotion(load12(W, i), a0 if p < 0 else load6(W, p, W_A)), load6(W, i, W_C))
+        store(W, i, W_A, joint_accel(mi[i, 1], mf, i, M6, W, W_U, ab, qdd, mi[i, 3]))
     if mimic_rows.shape[0] > 0:
-        mimic_correction(M, W, M6, full, Y)
+        mimic_correction(mi, mf, vsrc, vmul, vfull, mimic_rows, mimic_bodies, all_bodies, W, M6,
+                         qdd, x, y, rhs)
     return -1
 
 
 @njit(cache=True)
-def accel_step(U, Dinv, u, S, n, ab, qdd, vi, tmp):
-    """qdd_i = Dinv (u - U^T a'), then a_i = a' + S qdd_i (``ab`` holds a' on entry)."""
-    for c in range(n):
-        s = u[c]
-        for k in range(6):
-            s -= U[k, c] * ab[k]
-        tmp[c] = s
-    for c in range(n):
-        s = 0.0
-        for l in range(n):
-            s += Dinv[c, l] * tmp[l]
-        qdd[vi + c] = s
-    for k in range(6):
-        s = 0.0
-        for c in range(n):
-            s += S[k, c] * qdd[vi + c]
-        ab[k] += s
+def urow(M6, i, c):
+    """Row c of body i's stored U^T."""
+    return (M6[i, 1, c, 0], M6[i, 1, c, 1], M6[i, 1, c, 2], M6[i, 1, c, 3], M6[i, 1, c, 4],
+            M6[i, 1, c, 5])
 
 
 @njit(cache=True)
-def minv_apply(M, W, M6, x, out):
-    """out = M^-1 x in full coordinates, reusing the factors of the last ``aba_core``."""
-    mi, mf = M[0], M[1]
-    nb = mi.shape[0]
-    pA = np.zeros((nb, 6))
-    ab = np.zeros((nb, 6))
-    u = np.empty((nb, 6))
-    S = np.empty((6, 6))
-    pa = np.empty(6)
-    tmp = np.empty(6)
-    for i in range(nb - 1, -1, -1):
+def udu(Ut, Dinv, W, i, off):
+    """U D^-1 u of a six-DOF joint, u at ``W[i, off:off+6]``."""
+    t = [0.0] * 6
+    for r in range(6):
+        s = 0.0
+        for k in range(6):
+            for l in range(6):
+                s += Ut[k, r] * Dinv[k, l] * W[i, off + l]
+        t[r] = s
+    return (t[0], t[1], t[2], t[3], t[4], t[5])
+
+
+@njit(cache=True)
+def joint_accel(jt, mf, i, M6, W, off, ab, qdd, vi):
+    """qdd_i = D^-1 (u - U^T a') with u at ``W[i, off:]``; returns a_i = a' + S qdd_i."""
+    if jt != JOINT_FREE:
+        qdd[vi] = (W[i, off] - dot6(urow(M6, i, 0), ab)) * M6[i, 2, 0, 0]
+        return add6(ab, scale6(qdd[vi], load6(mf, i, MF_S)))
+    t = [0.0] * 6
+    for c in range(6):
+        t[c] = W[i, off + c] - dot6(urow(M6, i, c), ab)
+    out = [ab[0], ab[1], ab[2], ab[3], ab[4], ab[5]]
+    for c in range(6):
+        s = 0.0
+        for k in range(6):
+            s += M6[i, 2, c, k] * t[k]
+        qdd[vi + c] = s
+        out[free_axis(c)] += s
+    return (out[0], out[1], out[2], out[3], out[4], out[5])
+
+
+@njit(cache=True)
+def minv_apply(mi, mf, W, M6, x, out, bodies):
+    """out = M^-1 x in full coordinates from the factors of the last ``aba_core``, computed
+    only for ``bodies`` (topologically sorted). Exact when x is zero outside ``bodies`` and
+    ``bodies`` holds every ancestor of its members: the entries of ``out`` at those bodies are
+    then right, the others untouched."""
+    n = bodies.shape[0]
+    zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    for t in range(n):
+        store(W, bodies[t], W_MP, zero)
+    for t in range(n - 1, -1, -1):
+        i = bodies[t]
         p = mi[i, 0]
         vi = mi[i, 3]
-        U = M6[i, 1]
-        Dinv = M6[i, 2]
-        n = motion_subspace(mi[i, 1], mf[i], S)
-        for c in range(n):
-            s = 0.0
-            for k in range(6):
-                s += S[k, c] * pA[i, k]
-            u[i, c] = x[vi + c] - s
+        pA = load6(W, i, W_MP)
+        if mi[i, 1] != JOINT_FREE:
+            u = x[vi] - dot6(load6(mf, i, MF_S), pA)
+            W[i, W_MU] = u
+            pa = add6(pA, scale6(u * M6[i, 2, 0, 0], urow(M6, i, 0)))
+        else:
+            for c in range(6):
+                W[i, W_MU + c] = x[vi + c] - pA[free_axis(c)]
+            pa = add6(pA, udu(M6[i, 1], M6[i, 2], W, i, W_MU))
         if p >= 0:
-            for r in range(6):
-                s = 0.0
-                for k in range(n):
-                    for l in range(n):
-                        s += U[r, k] * Dinv[k, l] * u[i, l]
-                pa[r] = pA[i, r] + s
-            xform_force_to_parent(W[i, W_X : W_X + 12], pa, pA[p], True)
-    for i in range(nb):
+            store(W, p, W_MP, add6(load6(W, p, W_MP), xforce_up(load12(W, i), pa)))
+    for t in range(n):
+        i = bodies[t]
         p = mi[i, 0]
-        if p >= 0:
-            xform_motion(W[i, W_X : W_X + 12], ab[p], ab[i])
-        n = motion_subspace(mi[i, 1], mf[i], S)
-        accel_step(M6[i, 1], M6[i, 2], u[i], S, n, ab[i], out, mi[i, 3], tmp)
+        ab = zero if p < 0 else xmotion(load12(W, i), load6(W, p, W_MA))
+        store(W, i, W_MA, joint_accel(mi[i, 1], mf, i, M6, W, W_MU, ab, out, mi[i, 3]))
 
 
 @njit(cache=True)
-def mimic_correction(M, W, M6, full, Y):
-    """Add the constraint forces that make every mimic joint follow its source exactly."""
-    mi, mf, qsrc, qlin, vsrc, vmul, vfull, mimic_rows, grav = M
-    qdd = full[AF]
+def mimic_correction(mi, mf, vsrc, vmul, vfull, mimic_rows, mimic_bodies, all_bodies, W, M6,
+                     qdd, x, y, rhs):
+    """Add the constraint forces that make every mimic joint follow its source exactly.
+
+    Constraint j reads ``qdd[row_j] - k_j qdd[src_j] = 0`` (row ``A_j = e_row - k e_src``).
+    ``K = A M^-1 A^T`` needs ``M^-1 A_j^T`` only at constrained joints, so each column is
+    computed only on the bodies between the root and those joints; the correction
+    ``M^-1 A^T lam`` takes one full sweep."""
     m = mimic_rows.shape[0]
-    x = np.zeros(qdd.shape[0])
-    # constraint j: qdd[row_j] - k_j qdd[src_j] = 0  (row A_j = e_row - k e_src)
+    K = np.empty((m, m))
+    Kinv = np.empty((m, m))
     for j in range(m):
         row = mimic_rows[j]
         src = vfull[vsrc[row]]
         x[:] = 0.0
         x[row] = 1.0
         x[src] -= vmul[row]
-        minv_apply(M, W, M6, x, Y[:, j])
-    K = np.empty((m, m))
-    rhs = np.empty(m)
-    for j in range(m):
-        row = mimic_rows[j]
-        src = vfull[vsrc[row]]
-        rhs[j] = -(qdd[row] - vmul[row] * qdd[src])
+        minv_apply(mi, mf, W, M6, x, y, mimic_bodies)
         for l in range(m):
-            K[j, l] = Y[row, l] - vmul[row] * Y[src, l]
-    # K = A M^-1 A^T is symmetric positive definite
-    Kinv = np.empty((m, m))
+            rl = mimic_rows[l]
+            K[l, j] = y[rl] - vmul[rl] * y[vfull[vsrc[rl]]]
+        rhs[j] = -(qdd[row] - vmul[row] * qdd[src])
     spd_inverse(K, m, Kinv, 0.0)
+    x[:] = 0.0
     for j in range(m):
         lam = 0.0
         for l in range(m):
             lam += Kinv[j, l] * rhs[l]
-        for k in range(qdd.shape[0]):
-            qdd[k] += Y[k, j] * lam
+        row = mimic_rows[j]
+        x[row] += lam
+        x[vfull[vsrc[row]]] -= vmul[row] * lam
+    minv_apply(mi, mf, W, M6, x, y, all_bodies)
+    for k in range(qdd.shape[0]):
+        qdd[k] += y[k]
 
 
 @njit(cache=True)
-def aba_one(M, q, v, tau, fext, fric, W, M6, full, Y):
-    mi, mf, qsrc, qlin, vsrc, vmul, vfull, mimic_rows, grav = M
-    for k in range(qsrc.shape[0]):
-        full[QF, k] = qlin[k, 0] * q[qsrc[k]] + qlin[k, 1]
-    for k in range(vsrc.shape[0]):
-        full[VF, k] = vmul[k] * v[vsrc[k]]
-    err = aba_core(M, tau, fext, fric, W, M6, full, Y)
+def aba_one(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
+    err = aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv)
+    vfull = map_views(maps, lin)[2]
+    qdd = work_vectors(maps, wv)[2]
     out = np.empty(vfull.shape[0])
     for r in range(vfull.shape[0]):
-        out[r] = full[AF, vfull[r]]
+        out[r] = qdd[vfull[r]]
     return out, err
 
 
 @njit(cache=True, parallel=True)
-def aba_many(M, Q, V, T, fric, W0, M60, full0, Y0):
-    mi, mf, qsrc, qlin, vsrc, vmul, vfull, mimic_rows, grav = M
+def aba_many(mi, mf, maps, lin, Q, V, T, fric, W0, M60, wv0):
+    vfull = map_views(maps, lin)[2]
     B = Q.shape[0]
     out = np.empty((B, V.shape[1]))
     errs = np.full(B, -1)
     nchunk = min(B, 64)
     fext = np.zeros((0, 6))
     for c in prange(nchunk):
-        W = np.empty_like(W0)
-        M6 = np.empty_like(M60)
-        full = np.empty_like(full0)
-        Y = np.empty_like(Y0)
+        W, M6, wv = np.empty_like(W0), np.empty_like(M60), np.empty_like(wv0)
+        qdd = work_vectors(maps, wv)[2]
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            for k in range(qsrc.shape[0]):
-                full[QF, k] = qlin[k, 0] * Q[b, qsrc[k]] + qlin[k, 1]
-            for k in range(vsrc.shape[0]):
-                full[VF, k] = vmul[k] * V[b, vsrc[k]]
-            errs[b] = aba_core(M, T[b], fext, fric, W, M6, full, Y)
+            errs[b] = aba_core(mi, mf, maps, lin, Q[b], V[b], T[b], fext, fric, W, M6, wv)
             for r in range(vfull.shape[0]):
-                out[b, r] = full[AF, vfull[r]]
+                out[b, r] = qdd[vfull[r]]
     return out, errs
 
 
@@ -326,8 +315,8 @@ def aba(
     v = model.check_vector(v, model.nv, "v")
     tau = model.check_vector(tau, model.nv, "tau")
     fext = model.check_fext(f_ext)
-    out, err = aba_one(model.arrays, q, v, tau, fext, friction, data.W, data.M6, data.full,
-                       data.mimic)
+    out, err = aba_one(model.mi, model.mf, model.maps, model.lin, q, v, tau, fext, friction,
+                       data.W, data.M6, data.wv)
     if err >= 0:
         raise _singular(model, err)
     return out
@@ -339,7 +328,8 @@ def aba_batch(model: Model, q: F64, v: F64, tau: F64, friction: bool = False) ->
     V = model.check_batch(v, model.nv, "v", Q.shape[0])
     T = model.check_batch(tau, model.nv, "tau", Q.shape[0])
     d = Data(model)
-    out, errs = aba_many(model.arrays, Q, V, T, friction, d.W, d.M6, d.full, d.mimic)
+    out, errs = aba_many(model.mi, model.mf, model.maps, model.lin, Q, V, T, friction, d.W, d.M6,
+                         d.wv)
     bad = np.flatnonzero(errs >= 0)
     if bad.size:
         raise _singular(model, int(errs[bad[0]]))

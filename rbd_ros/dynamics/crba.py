@@ -5,72 +5,74 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .model import F64, W_X, Data, Model
-from .rnea import QF
+from .aba import free_axis
+from .model import F64, MF_I, MF_S, W_X, Data, Model, map_views, work_vectors
 from .spatial import (
+    JOINT_FREE,
     congruence_add,
+    dot6,
     joint_transform,
-    motion_subspace,
-    plucker6,
-    xform_force_to_parent,
+    load6,
+    load12,
+    mat_mul6,
+    store,
+    xforce_up,
 )
 
 
 @njit(cache=True)
-def crba_core(M, W, M6, full, H, Hr):
-    """Full mass matrix into ``H``, reduced ``G^T H G`` into ``Hr``."""
-    mi, mf, qsrc, qlin, vsrc, vmul, vfull, mimic_rows, grav = M
+def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
+    """Mass matrix in reduced coordinates, ``G^T H G``, into ``Hr``."""
+    qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
+        map_views(maps, lin)
+    qf = work_vectors(maps, wv)[0]
+    for k in range(qsrc.shape[0]):
+        qf[k] = qmul[k] * q[qsrc[k]] + qoff[k]
     nb = mi.shape[0]
-    qf = full[QF]
-    S = np.empty((6, 6))
-    Sj = np.empty((6, 6))
-    F = np.empty((6, 6))
-    col = np.empty(6)
-    tmp66 = np.empty((6, 6))
+    mimic = mimic_rows.shape[0] > 0
+    H = np.empty((vsrc.shape[0], vsrc.shape[0])) if mimic else Hr
+    F, T = M6[nb, 0], M6[nb, 2]  # row c of F: the force IC S[:, c] carried towards the root
     for i in range(nb):
-        X = W[i, W_X : W_X + 12]
-        joint_transform(mi[i, 1], mf[i], qf, mi[i, 2], X)
-        plucker6(X, M6[i, 3])
-        M6[i, 0, :, :] = mf[i, 18:54].reshape(6, 6)
-    for i in range(nb - 1, -1, -1):
+        store(W, i, W_X, joint_transform(mi[i, 1], mf, i, qf, mi[i, 2]))
+        for r in range(6):
+            for c in range(6):
+                M6[i, 0, r, c] = mf[i, MF_I + 6 * r + c]
+    for i in range(nb - 1, -1, -1):  # composite inertias IC
         p = mi[i, 0]
         if p >= 0:
-            congruence_add(M6[i, 3], M6[i, 0], tmp66, M6[p, 0])
+            congruence_add(load12(W, i), M6[i, 0], T, M6[p, 0])
     H[:, :] = 0.0
     for i in range(nb):
         IC = M6[i, 0]
         vi = mi[i, 3]
-        n = motion_subspace(mi[i, 1], mf[i], S)
-        # F = IC S
-        for c in range(n):
-            for r in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += IC[r, k] * S[k, c]
-                F[r, c] = s
-        for r in range(n):
-            for c in range(n):
-                s = 0.0
-                for k in range(6):
-                    s += S[k, r] * F[k, c]
-                H[vi + r, vi + c] = s
+        n = 6 if mi[i, 1] == JOINT_FREE else 1
+        if n == 6:
+            for c in range(6):
+                for r in range(6):
+                    F[c, r] = IC[r, free_axis(c)]
+        else:
+            store(F, 0, 0, mat_mul6(IC, load6(mf, i, MF_S)))
         j = i
-        while mi[j, 0] >= 0:
-            X = W[j, W_X : W_X + 12]
-            for c in range(n):
-                for k in range(6):
-                    col[k] = F[k, c]
-                xform_force_to_parent(X, col, F[:, c], False)
-            j = mi[j, 0]
+        while True:  # H[i, j] = F^T S_j along the path to the root
             vj = mi[j, 3]
-            nj = motion_subspace(mi[j, 1], mf[j], Sj)
-            for r in range(n):
-                for c in range(nj):
-                    s = 0.0
-                    for k in range(6):
-                        s += F[k, r] * Sj[k, c]
-                    H[vi + r, vj + c] = s
-                    H[vj + c, vi + r] = s
+            for c in range(n):
+                f = load6(F, c, 0)
+                if mi[j, 1] == JOINT_FREE:
+                    for l in range(6):
+                        H[vi + c, vj + l] = f[free_axis(l)]
+                        H[vj + l, vi + c] = f[free_axis(l)]
+                else:
+                    s = dot6(f, load6(mf, j, MF_S))
+                    H[vi + c, vj] = s
+                    H[vj, vi + c] = s
+            if mi[j, 0] < 0:
+                break
+            X = load12(W, j)
+            for c in range(n):
+                store(F, c, 0, xforce_up(X, load6(F, c, 0)))
+            j = mi[j, 0]
+    if not mimic:
+        return
     Hr[:, :] = 0.0
     for a in range(vsrc.shape[0]):
         for b in range(vsrc.shape[0]):
@@ -78,42 +80,34 @@ def crba_core(M, W, M6, full, H, Hr):
 
 
 @njit(cache=True)
-def crba_one(M, q, W, M6, full, H):
-    mi, mf, qsrc, qlin, vsrc, vmul, vfull, mimic_rows, grav = M
-    for k in range(qsrc.shape[0]):
-        full[QF, k] = qlin[k, 0] * q[qsrc[k]] + qlin[k, 1]
-    Hr = np.empty((vfull.shape[0], vfull.shape[0]))
-    crba_core(M, W, M6, full, H, Hr)
+def crba_one(mi, mf, maps, lin, q, W, M6, wv):
+    nv = maps[2]
+    Hr = np.empty((nv, nv))
+    crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr)
     return Hr
 
 
 @njit(cache=True, parallel=True)
-def crba_many(M, Q, W0, M60, full0, H0):
-    mi, mf, qsrc, qlin, vsrc, vmul, vfull, mimic_rows, grav = M
-    nv = vfull.shape[0]
+def crba_many(mi, mf, maps, lin, Q, W0, M60, wv0):
     B = Q.shape[0]
+    nv = maps[2]
     out = np.empty((B, nv, nv))
     nchunk = min(B, 64)
     for c in prange(nchunk):
-        W = np.empty_like(W0)
-        M6 = np.empty_like(M60)
-        full = np.empty_like(full0)
-        H = np.empty_like(H0)
+        W, M6, wv = np.empty_like(W0), np.empty_like(M60), np.empty_like(wv0)
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            for k in range(qsrc.shape[0]):
-                full[QF, k] = qlin[k, 0] * Q[b, qsrc[k]] + qlin[k, 1]
-            crba_core(M, W, M6, full, H, out[b])
+            crba_core(mi, mf, maps, lin, Q[b], W, M6, wv, out[b])
     return out
 
 
 def crba(model: Model, data: Data, q: F64) -> F64:
     """Joint-space mass matrix ``M(q)`` (nv x nv, reduced coordinates, symmetric)."""
     q = model.check_vector(q, model.nq, "q")
-    return crba_one(model.arrays, q, data.W, data.M6, data.full, data.H)
+    return crba_one(model.mi, model.mf, model.maps, model.lin, q, data.W, data.M6, data.wv)
 
 
 def crba_batch(model: Model, q: F64) -> F64:
     """Mass matrices of B configurations: ``q`` (B, nq) -> (B, nv, nv)."""
     Q = model.check_batch(q, model.nq, "q")
     d = Data(model)
-    return crba_many(model.arrays, Q, d.W, d.M6, d.full, d.H)
+    return crba_many(model.mi, model.mf, model.maps, model.lin, Q, d.W, d.M6, d.wv)

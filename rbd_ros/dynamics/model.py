@@ -17,10 +17,10 @@ linear and the angular velocity expressed in the base frame (Pinocchio's convent
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 
 from .errors import ModelError
@@ -34,9 +34,10 @@ MF_S = 12
 MF_I = 18
 MF_DAMPING = 54
 MF_COULOMB = 55
-#: width of one row of ``Data.W``: X (12), v (6), a (6), f / pA (6), c (6), u (6)
-W_WIDTH = 42
-W_X, W_V, W_A, W_F, W_C, W_U = 0, 12, 18, 24, 30, 36
+#: one row of ``Data.W``: X (12), v (6), a (6), f / pA (6), c (6), u (6), and the bias
+#: force, acceleration and u of the M^-1 sweeps that enforce mimic joints in ABA (6 each)
+W_WIDTH = 60
+W_X, W_V, W_A, W_F, W_C, W_U, W_MP, W_MA, W_MU = 0, 12, 18, 24, 30, 36, 42, 48, 54
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Model:
     vmul: F64  # (nv_full,) multiplier
     vfull: I64  # (nv,) full index of each reduced velocity
     mimic_rows: I64  # full velocity indices of mimic joints
+    mimic_bodies: I64  # bodies from the root to any mimic joint or its source, sorted
     gravity: F64  # (3,)
     joints: tuple[Joint, ...]
     body_names: tuple[str, ...]  # the link each body stands for
@@ -92,16 +94,20 @@ class Model:
     frames: dict[str, Frame] = field(repr=False)
     has_free_flyer: bool = False
 
-    def __post_init__(self) -> None:
-        for a in (self.mi, self.mf, self.qsrc, self.qlin, self.vsrc, self.vmul, self.vfull,
-                  self.mimic_rows, self.gravity):
-            a.setflags(write=False)
+    maps: I64 = field(init=False, repr=False)  # the integer maps the kernels read, packed
+    lin: F64 = field(init=False, repr=False)  # gravity and the mimic maps' multipliers, packed
 
-    @functools.cached_property
-    def arrays(self) -> tuple[I64, F64, I64, F64, I64, F64, I64, I64, F64]:
-        """Everything the compiled kernels read, as one tuple (one argument to pass)."""
-        return (self.mi, self.mf, self.qsrc, self.qlin, self.vsrc, self.vmul, self.vfull,
-                self.mimic_rows, self.gravity)
+    def __post_init__(self) -> None:
+        header = [self.nq_full, self.nv_full, self.nv, len(self.mimic_rows),
+                  len(self.mimic_bodies), self.mi.shape[0]]
+        maps = np.concatenate([np.array(header), self.qsrc, self.vsrc, self.vfull,
+                               self.mimic_rows, self.mimic_bodies, np.arange(self.mi.shape[0])])
+        lin = np.concatenate([self.gravity, self.qlin[:, 0], self.qlin[:, 1], self.vmul])
+        object.__setattr__(self, "maps", maps.astype(np.int64))
+        object.__setattr__(self, "lin", lin.astype(np.float64))
+        for a in (self.mi, self.mf, self.qsrc, self.qlin, self.vsrc, self.vmul, self.vfull,
+                  self.mimic_rows, self.mimic_bodies, self.gravity, self.maps, self.lin):
+            a.setflags(write=False)
 
     # ------------------------------------------------------------------ derived views
     @property
@@ -210,6 +216,40 @@ class Model:
 _NO_FEXT = np.zeros((0, 6))
 
 
+@njit(cache=True)
+def map_views(maps, lin):
+    """Views into a model's packed ``maps`` and ``lin``: qsrc, vsrc, vfull, mimic_rows,
+    mimic_bodies, all_bodies, gravity, qmul, qoff, vmul (1-D slices only: cheap in numba)."""
+    nqf, nvf, nv, m, L, nb = maps[0], maps[1], maps[2], maps[3], maps[4], maps[5]
+    o = 6
+    qsrc = maps[o : o + nqf]
+    o += nqf
+    vsrc = maps[o : o + nvf]
+    o += nvf
+    vfull = maps[o : o + nv]
+    o += nv
+    mimic_rows = maps[o : o + m]
+    o += m
+    mimic_bodies = maps[o : o + L]
+    o += L
+    all_bodies = maps[o : o + nb]
+    grav = lin[0:3]
+    qmul = lin[3 : 3 + nqf]
+    qoff = lin[3 + nqf : 3 + 2 * nqf]
+    vmul = lin[3 + 2 * nqf : 3 + 2 * nqf + nvf]
+    return qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul
+
+
+@njit(cache=True)
+def work_vectors(maps, wv):
+    """Views into a ``Data.wv``: full q, v, a, tau (qf, vf, af, tf), then x, y, rhs."""
+    nqf, nvf, m = maps[0], maps[1], maps[3]
+    nf = max(nqf, nvf, 1)
+    return (wv[0:nf], wv[nf : 2 * nf], wv[2 * nf : 3 * nf], wv[3 * nf : 4 * nf],
+            wv[4 * nf : 4 * nf + nvf], wv[4 * nf + nvf : 4 * nf + 2 * nvf],
+            wv[4 * nf + 2 * nvf : 4 * nf + 2 * nvf + m])
+
+
 class Data:
     """Preallocated work arrays for one model; one ``Data`` per thread.
 
@@ -217,13 +257,10 @@ class Data:
     spatial velocity, acceleration and force (Featherstone order, body frame)."""
 
     def __init__(self, model: Model) -> None:
-        nb = model.nb
+        nb, nvf = model.nb, model.nv_full
         self.W = np.zeros((nb, W_WIDTH))
-        self.M6 = np.zeros((nb, 4, 6, 6))  # IA, U, Dinv, X6 per body
-        self.full = np.zeros((6, max(model.nq_full, model.nv_full, 1)))
-        self.tmp = np.zeros((4, 6, 6))
-        self.mimic = np.zeros((model.nv_full, max(len(model.mimic_rows), 1)))
-        self.H = np.zeros((model.nv_full, model.nv_full))
+        self.M6 = np.zeros((nb + 1, 4, 6, 6))  # per body IA, U^T, D^-1; the last: scratch
+        self.wv = np.zeros(4 * max(model.nq_full, nvf, 1) + 2 * nvf + len(model.mimic_rows))
 
     @property
     def Xup(self) -> F64:

@@ -5,141 +5,132 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .model import F64, W_A, W_F, W_V, W_X, Data, Model
+from .model import (
+    F64,
+    MF_COULOMB,
+    MF_DAMPING,
+    MF_S,
+    W_A,
+    W_F,
+    W_V,
+    W_X,
+    Data,
+    Model,
+    map_views,
+    work_vectors,
+)
 from .spatial import (
     JOINT_FREE,
-    crf_add,
+    add6,
+    crf,
     crm,
+    dot6,
+    inertia_mul,
     joint_transform,
-    matvec6,
-    xform_force_to_parent,
-    xform_motion,
+    load6,
+    load12,
+    scale6,
+    store,
+    xforce_up,
+    xmotion,
 )
-
-# indices of the rows of Data.full
-QF, VF, AF, TF = 0, 1, 2, 3
 
 
 @njit(cache=True)
-def expand(M, q, v, a, full):
-    """Full (mimic-included) q, v, a from reduced ones, into rows QF, VF, AF of ``full``."""
-    mi, mf, qsrc, qlin, vsrc, vmul, vfull, mimic_rows, grav = M
+def expand(qsrc, vsrc, qmul, qoff, vmul, q, v, qf, vf):
+    """Full (mimic-included) positions and velocities from reduced ones."""
     for k in range(qsrc.shape[0]):
-        full[QF, k] = qlin[k, 0] * q[qsrc[k]] + qlin[k, 1]
+        qf[k] = qmul[k] * q[qsrc[k]] + qoff[k]
     for k in range(vsrc.shape[0]):
-        full[VF, k] = vmul[k] * v[vsrc[k]]
-        full[AF, k] = vmul[k] * a[vsrc[k]]
+        vf[k] = vmul[k] * v[vsrc[k]]
 
 
 @njit(cache=True)
 def friction_torque(mf, qd, i):
     """Viscous plus Coulomb joint friction of 1-DOF body ``i`` at velocity ``qd``."""
-    return mf[i, 54] * qd + mf[i, 55] * np.sign(qd)
+    return mf[i, MF_DAMPING] * qd + mf[i, MF_COULOMB] * np.sign(qd)
 
 
 @njit(cache=True)
-def rnea_core(M, fext, fric, W, full, tau):
-    """RNEA on the full coordinates already in ``full``; writes reduced torques into ``tau``.
+def joint_motion(jt, mf, i, x, vi):
+    """S x for body i's joint: the spatial motion of joint rates ``x[vi:]``."""
+    if jt == JOINT_FREE:  # [v; w] -> [w; v]
+        return (x[vi + 3], x[vi + 4], x[vi + 5], x[vi], x[vi + 1], x[vi + 2])
+    return scale6(x[vi], load6(mf, i, MF_S))
+
+
+@njit(cache=True)
+def rnea_core(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau):
+    """RNEA (Table 5.1) for reduced q, v, a; reduced torques into ``tau``.
 
     ``fext`` is empty or (nb, 6) ``[force; torque]`` per body in the body frame."""
-    mi, mf, qsrc, qlin, vsrc, vmul, vfull, mimic_rows, grav = M
+    qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
+        map_views(maps, lin)
+    qf, vf, af, tf, x, y, rhs = work_vectors(maps, wv)
+    expand(qsrc, vsrc, qmul, qoff, vmul, q, v, qf, vf)
+    for k in range(vsrc.shape[0]):
+        af[k] = vmul[k] * a[vsrc[k]]
     nb = mi.shape[0]
-    vJ = np.empty(6)
-    aJ = np.empty(6)
-    tmp = np.empty(6)
-    a0 = np.zeros(6)
-    a0[3] = -grav[0]
-    a0[4] = -grav[1]
-    a0[5] = -grav[2]
-    zero = np.zeros(6)
-    qf = full[QF]
-    vf = full[VF]
-    af = full[AF]
-    tf = full[TF]
+    a0 = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
     has_fext = fext.shape[0] > 0
     for i in range(nb):
         p = mi[i, 0]
         jt = mi[i, 1]
         vi = mi[i, 3]
-        X = W[i, W_X : W_X + 12]
-        joint_transform(jt, mf[i], qf, mi[i, 2], X)
-        if jt == JOINT_FREE:
-            for k in range(3):
-                vJ[k] = vf[vi + 3 + k]
-                vJ[3 + k] = vf[vi + k]
-                aJ[k] = af[vi + 3 + k]
-                aJ[3 + k] = af[vi + k]
-        else:
-            for k in range(6):
-                s = mf[i, 12 + k]
-                vJ[k] = s * vf[vi]
-                aJ[k] = s * af[vi]
-        vb = W[i, W_V : W_V + 6]
-        ab = W[i, W_A : W_A + 6]
+        X = joint_transform(jt, mf, i, qf, mi[i, 2])
+        store(W, i, W_X, X)
+        vJ = joint_motion(jt, mf, i, vf, vi)
+        aJ = joint_motion(jt, mf, i, af, vi)
         if p < 0:
-            xform_motion(X, zero, vb)
-            xform_motion(X, a0, ab)
+            vb = vJ
+            ab = add6(xmotion(X, a0), aJ)
         else:
-            xform_motion(X, W[p, W_V : W_V + 6], vb)
-            xform_motion(X, W[p, W_A : W_A + 6], ab)
-        for k in range(6):
-            vb[k] += vJ[k]
-            ab[k] += aJ[k]
-        crm(vb, vJ, tmp)
-        for k in range(6):
-            ab[k] += tmp[k]
+            vb = add6(xmotion(X, load6(W, p, W_V)), vJ)
+            ab = add6(add6(xmotion(X, load6(W, p, W_A)), aJ), crm(vb, vJ))
         # f = I a + v x* I v - f_ext
-        Ii = mf[i, 18:54].reshape(6, 6)
-        fb = W[i, W_F : W_F + 6]
-        matvec6(Ii, ab, fb)
-        matvec6(Ii, vb, tmp)
-        crf_add(vb, tmp, fb)
+        fb = add6(inertia_mul(mf, i, ab), crf(vb, inertia_mul(mf, i, vb)))
         if has_fext:
-            for k in range(3):
-                fb[k] -= fext[i, 3 + k]
-                fb[3 + k] -= fext[i, k]
+            fb = add6(fb, (-fext[i, 3], -fext[i, 4], -fext[i, 5], -fext[i, 0], -fext[i, 1],
+                           -fext[i, 2]))
+        store(W, i, W_V, vb)
+        store(W, i, W_A, ab)
+        store(W, i, W_F, fb)
     for i in range(nb - 1, -1, -1):
         vi = mi[i, 3]
-        fb = W[i, W_F : W_F + 6]
+        fb = load6(W, i, W_F)
         if mi[i, 1] == JOINT_FREE:
-            for k in range(3):
-                tf[vi + k] = fb[3 + k]
-                tf[vi + 3 + k] = fb[k]
+            tf[vi], tf[vi + 1], tf[vi + 2] = fb[3], fb[4], fb[5]
+            tf[vi + 3], tf[vi + 4], tf[vi + 5] = fb[0], fb[1], fb[2]
         else:
-            s = 0.0
-            for k in range(6):
-                s += mf[i, 12 + k] * fb[k]
+            s = dot6(load6(mf, i, MF_S), fb)
             if fric:
                 s += friction_torque(mf, vf[vi], i)
             tf[vi] = s
         p = mi[i, 0]
         if p >= 0:
-            xform_force_to_parent(W[i, W_X : W_X + 12], fb, W[p, W_F : W_F + 6], True)
+            store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(load12(W, i), fb)))
     tau[:] = 0.0
     for k in range(vsrc.shape[0]):
         tau[vsrc[k]] += vmul[k] * tf[k]
 
 
 @njit(cache=True)
-def rnea_one(M, q, v, a, fext, fric, W, full):
-    expand(M, q, v, a, full)
+def rnea_one(mi, mf, maps, lin, q, v, a, fext, fric, W, wv):
     tau = np.empty(v.shape[0])
-    rnea_core(M, fext, fric, W, full, tau)
+    rnea_core(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau)
     return tau
 
 
 @njit(cache=True, parallel=True)
-def rnea_many(M, Q, V, A, fric, W0, full0):
+def rnea_many(mi, mf, maps, lin, Q, V, A, fric, W0, wv0):
     B = Q.shape[0]
     tau = np.empty((B, V.shape[1]))
     nchunk = min(B, 64)
     fext = np.zeros((0, 6))
     for c in prange(nchunk):
-        W = np.empty_like(W0)
-        full = np.empty_like(full0)
+        W, wv = np.empty_like(W0), np.empty_like(wv0)
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
-            expand(M, Q[b], V[b], A[b], full)
-            rnea_core(M, fext, fric, W, full, tau[b])
+            rnea_core(mi, mf, maps, lin, Q[b], V[b], A[b], fext, fric, W, wv, tau[b])
     return tau
 
 
@@ -162,7 +153,8 @@ def rnea(
     v = model.check_vector(v, model.nv, "v")
     a = model.check_vector(a, model.nv, "a")
     fext = model.check_fext(f_ext)
-    return rnea_one(model.arrays, q, v, a, fext, friction, data.W, data.full)
+    return rnea_one(model.mi, model.mf, model.maps, model.lin, q, v, a, fext, friction,
+                    data.W, data.wv)
 
 
 def gravity(model: Model, data: Data, q: F64) -> F64:
@@ -184,4 +176,4 @@ def rnea_batch(model: Model, q: F64, v: F64, a: F64, friction: bool = False) -> 
     V = model.check_batch(v, model.nv, "v", Q.shape[0])
     A = model.check_batch(a, model.nv, "a", Q.shape[0])
     d = Data(model)
-    return rnea_many(model.arrays, Q, V, A, friction, d.W, d.full)
+    return rnea_many(model.mi, model.mf, model.maps, model.lin, Q, V, A, friction, d.W, d.wv)

@@ -76,30 +76,23 @@ def inertia_in_parent(inertia: F64, E: F64, r: F64) -> F64:
 
 
 # --------------------------------------------------------------------------- kernels
+# Small vectors travel as tuples of floats: they live in registers, where array views would
+# cost a reference count each. Arrays are read and written by index.
 
 
 @njit(cache=True)
-def joint_transform(jtype: int, mf_row: F64, q: F64, qi: int, X: F64) -> None:
-    """``X = X_J(q) X_T`` for one joint, written into the 12-number row ``X``.
+def joint_transform(jtype, mf, i, q, qi):
+    """``X = X_J(q) X_T`` of body ``i`` as a 12-tuple (E row-major, then r).
 
-    ``mf_row`` holds ``E_T`` (0:9), ``r_T`` (9:12) and the motion subspace ``S`` (12:18)."""
-    # rotation E_J^T (child axes in the joint frame) and translation r_J of the joint motion
-    R00 = 1.0
-    R01 = 0.0
-    R02 = 0.0
-    R10 = 0.0
-    R11 = 1.0
-    R12 = 0.0
-    R20 = 0.0
-    R21 = 0.0
-    R22 = 1.0
-    t0 = 0.0
-    t1 = 0.0
-    t2 = 0.0
+    ``mf[i]`` holds ``E_T`` (0:9), ``r_T`` (9:12) and the motion subspace ``S`` (12:18)."""
+    # rotation R (child axes in the joint frame) and translation t of the joint motion
+    R00 = R11 = R22 = 1.0
+    R01 = R02 = R10 = R12 = R20 = R21 = 0.0
+    t0 = t1 = t2 = 0.0
     if jtype == JOINT_REVOLUTE:
-        x = mf_row[12]
-        y = mf_row[13]
-        z = mf_row[14]
+        x = mf[i, 12]
+        y = mf[i, 13]
+        z = mf[i, 14]
         c = np.cos(q[qi])
         s = np.sin(q[qi])
         k = 1.0 - c
@@ -113,9 +106,9 @@ def joint_transform(jtype: int, mf_row: F64, q: F64, qi: int, X: F64) -> None:
         R21 = k * y * z + s * x
         R22 = c + k * z * z
     elif jtype == JOINT_PRISMATIC:
-        t0 = mf_row[15] * q[qi]
-        t1 = mf_row[16] * q[qi]
-        t2 = mf_row[17] * q[qi]
+        t0 = mf[i, 15] * q[qi]
+        t1 = mf[i, 16] * q[qi]
+        t2 = mf[i, 17] * q[qi]
     else:  # free flyer: position then unit quaternion (x, y, z, w)
         t0 = q[qi]
         t1 = q[qi + 1]
@@ -139,143 +132,145 @@ def joint_transform(jtype: int, mf_row: F64, q: F64, qi: int, X: F64) -> None:
         R21 = 2.0 * (qy * qz + qx * qw)
         R22 = 1.0 - 2.0 * (qx * qx + qy * qy)
     # E = R^T E_T ;  r = r_T + E_T^T t
-    for j in range(3):
-        e0 = mf_row[j]
-        e1 = mf_row[3 + j]
-        e2 = mf_row[6 + j]
-        X[j] = R00 * e0 + R10 * e1 + R20 * e2
-        X[3 + j] = R01 * e0 + R11 * e1 + R21 * e2
-        X[6 + j] = R02 * e0 + R12 * e1 + R22 * e2
-        X[9 + j] = mf_row[9 + j] + e0 * t0 + e1 * t1 + e2 * t2
+    T00, T01, T02 = mf[i, 0], mf[i, 1], mf[i, 2]
+    T10, T11, T12 = mf[i, 3], mf[i, 4], mf[i, 5]
+    T20, T21, T22 = mf[i, 6], mf[i, 7], mf[i, 8]
+    return (
+        R00 * T00 + R10 * T10 + R20 * T20,
+        R00 * T01 + R10 * T11 + R20 * T21,
+        R00 * T02 + R10 * T12 + R20 * T22,
+        R01 * T00 + R11 * T10 + R21 * T20,
+        R01 * T01 + R11 * T11 + R21 * T21,
+        R01 * T02 + R11 * T12 + R21 * T22,
+        R02 * T00 + R12 * T10 + R22 * T20,
+        R02 * T01 + R12 * T11 + R22 * T21,
+        R02 * T02 + R12 * T12 + R22 * T22,
+        mf[i, 9] + T00 * t0 + T10 * t1 + T20 * t2,
+        mf[i, 10] + T01 * t0 + T11 * t1 + T21 * t2,
+        mf[i, 11] + T02 * t0 + T12 * t1 + T22 * t2,
+    )
 
 
 @njit(cache=True)
-def xform_motion(X: F64, m: F64, out: F64) -> None:
-    """out = X m (parent motion expressed in the child frame)."""
-    w0 = m[0]
-    w1 = m[1]
-    w2 = m[2]
+def load6(A, row, off):
+    return (A[row, off], A[row, off + 1], A[row, off + 2], A[row, off + 3], A[row, off + 4],
+            A[row, off + 5])
+
+
+@njit(cache=True)
+def load12(A, row):
+    return (A[row, 0], A[row, 1], A[row, 2], A[row, 3], A[row, 4], A[row, 5], A[row, 6],
+            A[row, 7], A[row, 8], A[row, 9], A[row, 10], A[row, 11])
+
+
+@njit(cache=True)
+def store(A, row, off, t):
+    for k in range(len(t)):
+        A[row, off + k] = t[k]
+
+
+@njit(cache=True)
+def add6(a, b):
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5])
+
+
+@njit(cache=True)
+def scale6(s, a):
+    return (s * a[0], s * a[1], s * a[2], s * a[3], s * a[4], s * a[5])
+
+
+@njit(cache=True)
+def dot6(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@njit(cache=True)
+def xmotion(X, m):
+    """X m: a parent's motion vector expressed in the child frame."""
+    w0, w1, w2 = m[0], m[1], m[2]
     u0 = m[3] - (X[10] * w2 - X[11] * w1)
     u1 = m[4] - (X[11] * w0 - X[9] * w2)
     u2 = m[5] - (X[9] * w1 - X[10] * w0)
-    for j in range(3):
-        out[j] = X[3 * j] * w0 + X[3 * j + 1] * w1 + X[3 * j + 2] * w2
-        out[3 + j] = X[3 * j] * u0 + X[3 * j + 1] * u1 + X[3 * j + 2] * u2
+    return (X[0] * w0 + X[1] * w1 + X[2] * w2, X[3] * w0 + X[4] * w1 + X[5] * w2,
+            X[6] * w0 + X[7] * w1 + X[8] * w2, X[0] * u0 + X[1] * u1 + X[2] * u2,
+            X[3] * u0 + X[4] * u1 + X[5] * u2, X[6] * u0 + X[7] * u1 + X[8] * u2)
 
 
 @njit(cache=True)
-def xform_force_to_parent(X: F64, f: F64, out: F64, add: bool) -> None:
-    """out (+)= X^T f (child force expressed in the parent frame)."""
-    n0 = X[0] * f[0] + X[3] * f[1] + X[6] * f[2]
-    n1 = X[1] * f[0] + X[4] * f[1] + X[7] * f[2]
-    n2 = X[2] * f[0] + X[5] * f[1] + X[8] * f[2]
+def xforce_up(X, f):
+    """X^T f: a child's force vector expressed in the parent frame."""
     g0 = X[0] * f[3] + X[3] * f[4] + X[6] * f[5]
     g1 = X[1] * f[3] + X[4] * f[4] + X[7] * f[5]
     g2 = X[2] * f[3] + X[5] * f[4] + X[8] * f[5]
-    n0 += X[10] * g2 - X[11] * g1
-    n1 += X[11] * g0 - X[9] * g2
-    n2 += X[9] * g1 - X[10] * g0
-    if not add:
-        out[:] = 0.0
-    out[0] += n0
-    out[1] += n1
-    out[2] += n2
-    out[3] += g0
-    out[4] += g1
-    out[5] += g2
+    return (X[0] * f[0] + X[3] * f[1] + X[6] * f[2] + X[10] * g2 - X[11] * g1,
+            X[1] * f[0] + X[4] * f[1] + X[7] * f[2] + X[11] * g0 - X[9] * g2,
+            X[2] * f[0] + X[5] * f[1] + X[8] * f[2] + X[9] * g1 - X[10] * g0, g0, g1, g2)
 
 
 @njit(cache=True)
-def crm(v: F64, m: F64, out: F64) -> None:
-    """out = v x m (motion cross product)."""
-    out[0] = v[1] * m[2] - v[2] * m[1]
-    out[1] = v[2] * m[0] - v[0] * m[2]
-    out[2] = v[0] * m[1] - v[1] * m[0]
-    out[3] = v[1] * m[5] - v[2] * m[4] + v[4] * m[2] - v[5] * m[1]
-    out[4] = v[2] * m[3] - v[0] * m[5] + v[5] * m[0] - v[3] * m[2]
-    out[5] = v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0]
+def crm(v, m):
+    """v x m (motion cross product)."""
+    return (v[1] * m[2] - v[2] * m[1], v[2] * m[0] - v[0] * m[2], v[0] * m[1] - v[1] * m[0],
+            v[1] * m[5] - v[2] * m[4] + v[4] * m[2] - v[5] * m[1],
+            v[2] * m[3] - v[0] * m[5] + v[5] * m[0] - v[3] * m[2],
+            v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0])
 
 
 @njit(cache=True)
-def crf_add(v: F64, f: F64, out: F64) -> None:
-    """out += v x* f (force cross product)."""
-    out[0] += v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]
-    out[1] += v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5]
-    out[2] += v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3]
-    out[3] += v[1] * f[5] - v[2] * f[4]
-    out[4] += v[2] * f[3] - v[0] * f[5]
-    out[5] += v[0] * f[4] - v[1] * f[3]
+def crf(v, f):
+    """v x* f (force cross product)."""
+    return (v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4],
+            v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5],
+            v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3],
+            v[1] * f[5] - v[2] * f[4], v[2] * f[3] - v[0] * f[5], v[0] * f[4] - v[1] * f[3])
 
 
 @njit(cache=True)
-def matvec6(M: F64, x: F64, out: F64) -> None:
+def inertia_mul(mf, i, x):
+    """I x for body i's spatial inertia, stored row-major at ``mf[i, 18:54]``."""
+    return (_row(mf, i, 18, x), _row(mf, i, 24, x), _row(mf, i, 30, x), _row(mf, i, 36, x),
+            _row(mf, i, 42, x), _row(mf, i, 48, x))
+
+
+@njit(cache=True)
+def _row(mf, i, o, x):
+    return (mf[i, o] * x[0] + mf[i, o + 1] * x[1] + mf[i, o + 2] * x[2] + mf[i, o + 3] * x[3]
+            + mf[i, o + 4] * x[4] + mf[i, o + 5] * x[5])
+
+
+@njit(cache=True)
+def mat_mul6(A, x):
+    """A x for a 6x6 array A."""
+    return (A[0, 0] * x[0] + A[0, 1] * x[1] + A[0, 2] * x[2] + A[0, 3] * x[3] + A[0, 4] * x[4]
+            + A[0, 5] * x[5],
+            A[1, 0] * x[0] + A[1, 1] * x[1] + A[1, 2] * x[2] + A[1, 3] * x[3] + A[1, 4] * x[4]
+            + A[1, 5] * x[5],
+            A[2, 0] * x[0] + A[2, 1] * x[1] + A[2, 2] * x[2] + A[2, 3] * x[3] + A[2, 4] * x[4]
+            + A[2, 5] * x[5],
+            A[3, 0] * x[0] + A[3, 1] * x[1] + A[3, 2] * x[2] + A[3, 3] * x[3] + A[3, 4] * x[4]
+            + A[3, 5] * x[5],
+            A[4, 0] * x[0] + A[4, 1] * x[1] + A[4, 2] * x[2] + A[4, 3] * x[3] + A[4, 4] * x[4]
+            + A[4, 5] * x[5],
+            A[5, 0] * x[0] + A[5, 1] * x[1] + A[5, 2] * x[2] + A[5, 3] * x[3] + A[5, 4] * x[4]
+            + A[5, 5] * x[5])
+
+
+@njit(cache=True)
+def congruence_add(X, Ia, T, out):
+    """out += X^T Ia X: a symmetric inertia moved from a child frame into its parent's.
+
+    Row r of ``T = Ia X`` is ``X^T`` applied to row r of ``Ia`` (Ia is symmetric), and row k of
+    the (symmetric) result is ``X^T`` applied to column k of T: twelve force transforms."""
     for r in range(6):
-        s = 0.0
-        for c in range(6):
-            s += M[r, c] * x[c]
-        out[r] = s
-
-
-@njit(cache=True)
-def plucker6(X: F64, out: F64) -> None:
-    """The 6x6 matrix of a 12-number transform row."""
-    out[:] = 0.0
-    for r in range(3):
-        for c in range(3):
-            e = X[3 * r + c]
-            out[r, c] = e
-            out[3 + r, 3 + c] = e
-    # lower-left block: -E r^
-    x = X[9]
-    y = X[10]
-    z = X[11]
-    for r in range(3):
-        e0 = X[3 * r]
-        e1 = X[3 * r + 1]
-        e2 = X[3 * r + 2]
-        out[3 + r, 0] = -(e1 * z - e2 * y)
-        out[3 + r, 1] = -(e2 * x - e0 * z)
-        out[3 + r, 2] = -(e0 * y - e1 * x)
-
-
-@njit(cache=True)
-def congruence_add(X6: F64, Ia: F64, tmp: F64, out: F64) -> None:
-    """out += X6^T Ia X6 (an inertia moved from a child frame into its parent's)."""
-    for r in range(6):
-        for c in range(6):
-            s = 0.0
-            for k in range(6):
-                s += Ia[r, k] * X6[k, c]
-            tmp[r, c] = s
-    for r in range(6):
-        for c in range(r, 6):
-            s = 0.0
-            for k in range(6):
-                s += X6[k, r] * tmp[k, c]
-            out[r, c] += s
-            if c != r:
-                out[c, r] += s
-
-
-@njit(cache=True)
-def motion_subspace(jtype: int, mf_row: F64, S: F64) -> int:
-    """Fill the 6 x nv motion subspace ``S`` (in the child frame) and return nv.
-
-    A free flyer's velocity is ``[v; omega]`` (linear first, as in ROS and Pinocchio), so its
-    ``S`` is the permutation that swaps the halves."""
-    if jtype == JOINT_FREE:
-        S[:, :] = 0.0
-        for k in range(3):
-            S[3 + k, k] = 1.0
-            S[k, 3 + k] = 1.0
-        return 6
+        store(T, r, 0, xforce_up(X, load6(Ia, r, 0)))
     for k in range(6):
-        S[k, 0] = mf_row[12 + k]
-    return 1
+        g = xforce_up(X, (T[0, k], T[1, k], T[2, k], T[3, k], T[4, k], T[5, k]))
+        for c in range(6):
+            out[k, c] += g[c]
 
 
 @njit(cache=True)
-def spd_inverse(A: F64, n: int, out: F64, tol: float) -> bool:
+def spd_inverse(A, n, out, tol):
     """Inverse of the symmetric positive definite leading n x n block of ``A`` (Cholesky).
     Returns False if a pivot is not above ``tol`` (singular or indefinite)."""
     L = np.zeros((n, n))

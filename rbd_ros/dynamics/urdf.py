@@ -382,6 +382,14 @@ class _Builder:
         mi[:, 0] = self.parent
         mi[:, 1] = self.jtype
         mi[:, 2:] = qv
+        # every body from the root to a mimic joint or its source (ABA's constraint sweeps)
+        body_of_v = {int(mi[b, 3]): b for b in range(nb)}
+        path: set[int] = set()
+        for row in mimic_rows:
+            for b in (body_of_v[row], body_of_v[int(vfull[vsrc[row]])]):
+                while b >= 0:
+                    path.add(b)
+                    b = self.parent[b]
         return Model(
             name=self.robot.name or "robot",
             nq=nq,
@@ -396,6 +404,7 @@ class _Builder:
             vmul=vmul,
             vfull=vfull,
             mimic_rows=np.array(mimic_rows, dtype=np.int64),
+            mimic_bodies=np.array(sorted(path), dtype=np.int64),
             gravity=np.array(GRAVITY),
             joints=tuple(joints),
             body_names=tuple(self.body_names),
