@@ -205,6 +205,9 @@ def minv_apply(mi, mf, W, M6, x, out, bodies):
         vi = mi[i, 3]
         pA = load6(W, i, W_MP)
         if mi[i, 1] != JOINT_FREE:
+            if x[vi] == 0.0 and pA == zero:  # off the constrained joints' paths to the root
+                W[i, W_MU] = 0.0
+                continue
             u = x[vi] - dot6(load6(mf, i, MF_S), pA)
             W[i, W_MU] = u
             pa = add6(pA, scale6(u * M6[i, 2, 0, 0], urow(M6, i, 0)))
@@ -270,10 +273,9 @@ def aba_one(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
 
 
 @njit(cache=True, parallel=True)
-def aba_many(mi, mf, maps, lin, Q, V, T, fric, W0, M60, wv0):
+def aba_many(mi, mf, maps, lin, Q, V, T, fric, W0, M60, wv0, out):
     vfull = map_views(maps, lin)[2]
     B = Q.shape[0]
-    out = np.empty((B, V.shape[1]))
     errs = np.full(B, -1)
     nchunk = min(B, 64)
     fext = np.zeros((0, 6))
@@ -322,14 +324,16 @@ def aba(
     return out
 
 
-def aba_batch(model: Model, q: F64, v: F64, tau: F64, friction: bool = False) -> F64:
-    """ABA for B states at once: ``q`` (B, nq), ``v`` and ``tau`` (B, nv) -> (B, nv)."""
+def aba_batch(model: Model, q: F64, v: F64, tau: F64, friction: bool = False,
+              out: F64 | None = None) -> F64:
+    """ABA for B states at once: ``q`` (B, nq), ``v`` and ``tau`` (B, nv) -> (B, nv);
+    ``out`` as in :func:`rnea_batch`."""
     Q = model.check_batch(q, model.nq, "q")
     V = model.check_batch(v, model.nv, "v", Q.shape[0])
     T = model.check_batch(tau, model.nv, "tau", Q.shape[0])
     d = Data(model)
     out, errs = aba_many(model.mi, model.mf, model.maps, model.lin, Q, V, T, friction, d.W, d.M6,
-                         d.wv)
+                         d.wv, model.batch_out(out, (Q.shape[0], model.nv)))
     bad = np.flatnonzero(errs >= 0)
     if bad.size:
         raise _singular(model, int(errs[bad[0]]))

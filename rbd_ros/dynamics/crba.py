@@ -88,10 +88,8 @@ def crba_one(mi, mf, maps, lin, q, W, M6, wv):
 
 
 @njit(cache=True, parallel=True)
-def crba_many(mi, mf, maps, lin, Q, W0, M60, wv0):
+def crba_many(mi, mf, maps, lin, Q, W0, M60, wv0, out):
     B = Q.shape[0]
-    nv = maps[2]
-    out = np.empty((B, nv, nv))
     nchunk = min(B, 64)
     for c in prange(nchunk):
         W, M6, wv = np.empty_like(W0), np.empty_like(M60), np.empty_like(wv0)
@@ -106,8 +104,10 @@ def crba(model: Model, data: Data, q: F64) -> F64:
     return crba_one(model.mi, model.mf, model.maps, model.lin, q, data.W, data.M6, data.wv)
 
 
-def crba_batch(model: Model, q: F64) -> F64:
-    """Mass matrices of B configurations: ``q`` (B, nq) -> (B, nv, nv)."""
+def crba_batch(model: Model, q: F64, out: F64 | None = None) -> F64:
+    """Mass matrices of B configurations: ``q`` (B, nq) -> (B, nv, nv); ``out`` as in
+    :func:`rnea_batch`."""
     Q = model.check_batch(q, model.nq, "q")
     d = Data(model)
-    return crba_many(model.mi, model.mf, model.maps, model.lin, Q, d.W, d.M6, d.wv)
+    return crba_many(model.mi, model.mf, model.maps, model.lin, Q, d.W, d.M6, d.wv,
+                     model.batch_out(out, (Q.shape[0], model.nv, model.nv)))

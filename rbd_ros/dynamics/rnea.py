@@ -122,9 +122,8 @@ def rnea_one(mi, mf, maps, lin, q, v, a, fext, fric, W, wv):
 
 
 @njit(cache=True, parallel=True)
-def rnea_many(mi, mf, maps, lin, Q, V, A, fric, W0, wv0):
+def rnea_many(mi, mf, maps, lin, Q, V, A, fric, W0, wv0, tau):
     B = Q.shape[0]
-    tau = np.empty((B, V.shape[1]))
     nchunk = min(B, 64)
     fext = np.zeros((0, 6))
     for c in prange(nchunk):
@@ -168,12 +167,16 @@ def nonlinear_effects(model: Model, data: Data, q: F64, v: F64) -> F64:
     return rnea(model, data, q, v, np.zeros(model.nv))
 
 
-def rnea_batch(model: Model, q: F64, v: F64, a: F64, friction: bool = False) -> F64:
+def rnea_batch(model: Model, q: F64, v: F64, a: F64, friction: bool = False,
+               out: F64 | None = None) -> F64:
     """RNEA for B states at once: ``q`` (B, nq), ``v`` and ``a`` (B, nv) -> (B, nv).
 
-    Runs compiled over all cores; no ``Data`` needed (each worker has its own)."""
+    Runs compiled over all cores; no ``Data`` needed (each worker has its own). ``out``: an
+    array to write into, reused across calls to avoid allocating (and page-faulting) big
+    results on every chunk."""
     Q = model.check_batch(q, model.nq, "q")
     V = model.check_batch(v, model.nv, "v", Q.shape[0])
     A = model.check_batch(a, model.nv, "a", Q.shape[0])
     d = Data(model)
-    return rnea_many(model.mi, model.mf, model.maps, model.lin, Q, V, A, friction, d.W, d.wv)
+    return rnea_many(model.mi, model.mf, model.maps, model.lin, Q, V, A, friction, d.W, d.wv,
+                     model.batch_out(out, (Q.shape[0], model.nv)))

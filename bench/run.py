@@ -1,0 +1,177 @@
+"""rbd_ros benchmarks: every table an issue asks for, measured side by side in one run.
+
+    .venv/bin/python bench/run.py [--quick]
+
+Needs the test requirements (Pinocchio, example-robot-data). Times are the best of several
+repeats; compare the ratios, since these machines are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import timeit
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "test"))
+
+import pinocchio as pin  # noqa: E402
+from pinref import PinRef, random_state, robot_path  # noqa: E402
+
+from rbd_ros.dynamics import (  # noqa: E402
+    Data,
+    aba,
+    aba_batch,
+    crba,
+    crba_batch,
+    load_urdf,
+    rnea,
+    rnea_batch,
+)
+
+ROBOTS = {  # label -> (URDF, free flyer)
+    "panda (7 arm + 2 finger joints, 1 mimic)": (robot_path("panda"), False),
+    "talos full, free flyer (nv 50, 12 mimic)": (robot_path("talos"), True),
+    "talos reduced, free flyer (nv 38, no mimic)": (
+        str(Path(robot_path("talos")).with_name("talos_reduced.urdf")), True),
+}
+
+
+def best(f, number: int, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
+    """Best time of one call, in microseconds."""
+    return min(timeit.repeat(f, number=number, repeat=repeat)) / number * 1e6
+
+
+def table(title: str, rows: list[tuple[str, str, float, float]]) -> None:
+    print(title)
+    print(f"{'robot':<46} {'algo':<5} {'rbd_ros':>9} {'pinocchio':>10} {'ratio':>7}")
+    for label, algo, t_o, t_p in rows:
+        print(f"{label:<46} {algo:<5} {t_o:9.2f} {t_p:10.2f} {t_o / t_p:6.2f}x")
+
+
+def per_call_robot(label: str, path: str, ff: bool, n: int) -> list[tuple[str, str, float, float]]:
+    m = load_urdf(path, floating_base=ff)
+    d = Data(m)
+    ref = PinRef(m, path, ff)
+    pm, pd, G = ref.pm, ref.pd, ref.G
+    q, v, a, tau = random_state(m, np.random.default_rng(0))
+    qp, vp, ap, tp = ref.q(q), G @ v, G @ a, G @ tau
+
+    def reduced_solve() -> None:
+        """The exact mimic answer Pinocchio can give: (G^T M G) qdd = G^T (tau_p - h)."""
+        M = pin.crba(pm, pd, qp)
+        M = np.triu(M) + np.triu(M, 1).T
+        h = pin.nonLinearEffects(pm, pd, qp, vp)
+        np.linalg.solve(G.T @ M @ G, tau - G.T @ h)
+
+    cases = [
+        ("rnea", lambda: rnea(m, d, q, v, a), lambda: pin.rnea(pm, pd, qp, vp, ap)),
+        ("aba", lambda: aba(m, d, q, v, tau), lambda: pin.aba(pm, pd, qp, vp, tp)),
+        ("crba", lambda: crba(m, d, q), lambda: pin.crba(pm, pd, qp)),
+    ]
+    if m.mimic_joint_names:
+        cases.append(("aba*", lambda: aba(m, d, q, v, tau), reduced_solve))
+    out = []
+    for algo, ours, theirs in cases:
+        ours()
+        out.append((label, algo, best(ours, n), best(theirs, n)))
+    return out
+
+
+def per_call(quick: bool) -> None:
+    n = 2000 if quick else 20000
+    rows = [r for label, (path, ff) in ROBOTS.items() for r in per_call_robot(label, path, ff, n)]
+    table("\n## Per call, one state (us); Pinocchio 4.1 through its Python API on the same state\n"
+          "   (Pinocchio's ABA treats mimic joints as independent; aba* = mimic exact on both "
+          "sides,\n   Pinocchio by the reduced mass-matrix solve the tests compare against)", rows)
+
+
+def batched_robot(label: str, path: str, ff: bool, B: int) -> list[tuple[str, str, float, float]]:
+    m = load_urdf(path, floating_base=ff)
+    ref = PinRef(m, path, ff)
+    pm, pd = ref.pm, ref.pd
+    rng = np.random.default_rng(1)
+    Q, V, A, T = (np.array(x) for x in zip(*(random_state(m, rng) for _ in range(B)),
+                                           strict=True))
+    QP = np.array([ref.q(q) for q in Q])
+    VP, AP, TP = V @ ref.G.T, A @ ref.G.T, T @ ref.G.T
+
+    def loop(fn, *arrays):  # type: ignore[no-untyped-def]
+        def run() -> None:
+            for row in zip(*arrays, strict=True):
+                fn(pm, pd, *row)
+        return run
+
+    out_v, out_m = np.empty((B, m.nv)), np.empty((B, m.nv, m.nv))
+    cases = [
+        ("rnea", lambda: rnea_batch(m, Q, V, A, out=out_v), loop(pin.rnea, QP, VP, AP)),
+        ("aba", lambda: aba_batch(m, Q, V, T, out=out_v), loop(pin.aba, QP, VP, TP)),
+        ("crba", lambda: crba_batch(m, Q, out=out_m), loop(pin.crba, QP)),
+    ]
+    out = []
+    for algo, ours, theirs in cases:
+        ours()
+        out.append((label, algo, best(ours, 1, 3) / B, best(theirs, 1, 3) / B))
+    return out
+
+
+def batched(quick: bool) -> None:
+    B = 2000 if quick else 10000
+    rows = [r for label, (path, ff) in ROBOTS.items() for r in batched_robot(label, path, ff, B)]
+    table(f"\n## Batch of B = {B} states: time per state (us); rbd_ros *_batch (compiled, "
+          f"{os.cpu_count()} cores,\n   writing into a reused output array) vs Pinocchio called "
+          "in a Python loop", rows)
+
+
+FIRST_CALL = textwrap.dedent("""
+    import time
+    t0 = time.perf_counter()
+    import numpy as np
+    from rbd_ros.dynamics import Data, aba, crba, load_urdf, rnea
+    from rbd_ros.robots import ARM
+    m = load_urdf(ARM)
+    d = Data(m)
+    z = np.zeros(m.nv)
+    t1 = time.perf_counter()
+    rnea(m, d, z, z, z); aba(m, d, z, z, z); crba(m, d, z)
+    t2 = time.perf_counter()
+    print(f"{t1 - t0:.3f} {t2 - t1:.3f}")
+""")
+
+
+def first_call() -> None:
+    print("\n## First call (s): import + model load, then the first rnea + aba + crba")
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("new process, empty numba cache (compiles)",
+                      "second process, numba cache filled by the first"):
+            out = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, text=True,
+                                 capture_output=True, check=True).stdout.split()
+            print(f"  {label:<52} import+load {float(out[0]):6.3f}   first calls "
+                  f"{float(out[1]):7.3f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and states")
+    args = parser.parse_args()
+    t0 = time.time()
+    print(f"rbd_ros benchmarks, {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
+          f"numpy {np.__version__}, pinocchio {pin.__version__}")
+    first_call()
+    per_call(args.quick)
+    batched(args.quick)
+    print(f"\n(done in {time.time() - t0:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
