@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything rbd_ros needs in ./.venv (idempotent): the ROS 2 wheels, the core's
-# dependencies and rbd_ros itself. With --test, also the test tools and the reference library.
+# dependencies, rbd_ros itself and its interface package rbd_ros_interfaces. With --test,
+# also the test tools and the reference library.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${RBD_VENV:-.venv}"
@@ -12,11 +13,23 @@ pip_install() {
     # quiet; pip's notes about unreachable extra indexes on some machines are noise
     "$VENV/bin/python" -m pip install -q "$@" 2> >(grep -v "is ignored: it is neither" >&2)
 }
-reqs=(-r requirements.txt)
+reqs=(-r requirements.txt -r requirements-build.txt)
 if [ "${1:-}" = "--test" ]; then
     reqs+=(-r requirements-test.txt)
 fi
 pip_install --upgrade pip==25.3 setuptools==80.9.0 wheel==0.45.1
 pip_install "${reqs[@]}"
 pip_install --no-deps --no-build-isolation -e .
-"$VENV/bin/python" -c "import rbd_ros.dynamics" || { echo "error: set-up failed" >&2; exit 1; }
+# the service definitions: an ament_cmake package, built against the wheels (about 20 s),
+# again only when its sources changed
+prefix="$(cd "$VENV" && pwd)"
+stamp="$prefix/.rbd_ros_interfaces.sha"
+sha="$(cat rbd_ros_interfaces/CMakeLists.txt rbd_ros_interfaces/package.xml \
+        rbd_ros_interfaces/pyproject.toml rbd_ros_interfaces/srv/* | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$sha" ]; then
+    AMENT_PREFIX_PATH="$prefix" CMAKE_PREFIX_PATH="$prefix" \
+        pip_install --no-deps --no-build-isolation --force-reinstall ./rbd_ros_interfaces
+    echo "$sha" > "$stamp"
+fi
+"$VENV/bin/python" -c "import rbd_ros.dynamics, rbd_ros_interfaces.srv" \
+    || { echo "error: set-up failed" >&2; exit 1; }
