@@ -28,6 +28,7 @@ setup(
     entry_points={
         "console_scripts": [
             "rbd-ros = rbd_ros.cli:main",
+            "dynamics_node = rbd_ros.nodes.dynamics_node:main",
         ],
     },
 )

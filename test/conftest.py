@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# Every ROS participant of the test run, here and in the processes it starts, stays on this
+# machine and in a domain of its own, so parallel runs do not see each other.
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ["ROS_DOMAIN_ID"] = str(20 + os.getpid() % 150)

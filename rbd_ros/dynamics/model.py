@@ -219,6 +219,27 @@ class Model:
             )
         return a
 
+    def link_wrenches(self, wrenches: dict[str, F64]) -> F64:
+        """External forces per body (the ``f_ext`` of the algorithms) from wrenches
+        ``[force; torque]`` acting at a link's origin, expressed in that link's frame.
+
+        A wrench on a link fixed to the world moves nothing and is dropped."""
+        f = np.zeros((self.nb, 6))
+        for link, w in wrenches.items():
+            frame = self.frames.get(link)
+            if frame is None:
+                raise ModelError(f"model '{self.name}' has no link '{link}'; links: "
+                                 f"{sorted(self.frames)}")
+            w = np.asarray(w, dtype=np.float64)
+            if w.shape != (6,) or not np.all(np.isfinite(w)):
+                raise ModelError(f"the wrench on link '{link}' must be 6 finite numbers")
+            if frame.body < 0:
+                continue
+            force = frame.rotation @ w[:3]
+            f[frame.body, :3] += force
+            f[frame.body, 3:] += frame.rotation @ w[3:] + np.cross(frame.translation, force)
+        return f
+
     def require_free_flyer(self) -> None:
         if not self.has_free_flyer:
             raise ModelError(f"model '{self.name}' has no free-flyer root: load it with "

@@ -1,0 +1,446 @@
+"""The dynamics node: live gravity, feed-forward and external torques and predicted
+accelerations from ``/joint_states``, and dynamics services on the live model.
+
+Topics (relative names: remap them to your driver's; ``~/`` is under the node's name):
+
+- in ``joint_states`` (sensor_msgs/JointState, sensor-data QoS): the measured state, by name
+- in ``robot_description`` (std_msgs/String, transient local): the URDF
+- in ``effort_commands`` (std_msgs/Float64MultiArray): commanded efforts in ``joints`` order,
+  as a ros2_control JointGroupEffortController takes them
+- in ``effort_command_states`` (sensor_msgs/JointState): commanded efforts by name
+- in ``desired_trajectory`` (trajectory_msgs/JointTrajectory): the motion to feed forward
+- out ``~/gravity_torques`` (sensor_msgs/JointState, effort): g(q)
+- out ``~/gravity_command`` (std_msgs/Float64MultiArray): g(q) in ``joints`` order
+- out ``~/feedforward_torques`` (sensor_msgs/JointState, effort): RNEA at the desired state
+- out ``~/feedforward_command`` (std_msgs/Float64MultiArray): the same in ``joints`` order
+- out ``~/predicted_accelerations`` (trajectory_msgs/JointTrajectory, one point): ABA for the
+  last commanded efforts, with the positions and velocities it was computed at
+- out ``~/external_torques`` (sensor_msgs/JointState, effort): measured effort minus the
+  model's torque at the measured motion
+
+Every output is stamped with the stamp of the joint state it was computed from.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import Wrench
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import (
+    DurabilityPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+    qos_profile_sensor_data,
+)
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from rbd_ros_interfaces.srv import (  # type: ignore[attr-defined]
+    ForwardDynamics,
+    GravityTorques,
+    InverseDynamics,
+    MassMatrix,
+)
+
+from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
+from .joint_states import JointStateError, JointStateMerger
+from .trajectory import Trajectory
+
+THROTTLE_S = 5.0
+QOS_CHOICES = ("sensor_data", "reliable")
+
+
+def _stamp_seconds(stamp: Any) -> float:
+    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
+
+
+class Live:
+    """Everything that depends on the model; replaced whole when the model changes."""
+
+    def __init__(self, model: Model, joints: Sequence[str]) -> None:
+        self.model = model
+        self.data = Data(model)
+        self.merger = JointStateMerger(model)
+        self.index = self.merger.joints
+        self.names = list(self.index.names)  # output order of the JointState topics
+        self.out_v = np.array([self.index.index[n] for n in self.names], dtype=np.int64)
+        self.joints = list(joints) or self.names  # order of the Float64MultiArray topics
+        self.joints_v = np.array(self.index.order(self.joints), dtype=np.int64)
+        self.command = np.full(model.nv, np.nan)
+        if model.has_free_flyer:
+            self.command[:6] = 0.0  # an unactuated base
+        self.trajectory: Trajectory | None = None
+
+
+class DynamicsNode(Node):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("rbd_dynamics", **kwargs)
+        self.live: Live | None = None
+        self._last_warn: dict[str, float] = {}
+        d = self.declare_parameter
+        d("robot_description", "", ParameterDescriptor(
+            type=ParameterType.PARAMETER_STRING,
+            description="URDF of the robot; empty: wait for the robot_description topic"))
+        d("floating_base", False, ParameterDescriptor(
+            type=ParameterType.PARAMETER_BOOL,
+            description="add a free-flyer root (base at the origin, at rest)", read_only=True))
+        d("joints", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
+            type=ParameterType.PARAMETER_STRING_ARRAY,
+            description="order of the Float64MultiArray topics; empty: the model's joints"))
+        d("gravity", [0.0, 0.0, -9.81], ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+            description="gravity in the root frame, m/s^2"))
+        d("publish_rate", 0.0, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE,
+            description="Hz; 0 publishes once per joint-state message"))
+        d("joint_states_qos", "sensor_data", ParameterDescriptor(
+            type=ParameterType.PARAMETER_STRING, read_only=True,
+            description="QoS of joint_states: sensor_data (best effort) or reliable"))
+        d("friction", False, ParameterDescriptor(
+            type=ParameterType.PARAMETER_BOOL,
+            description="add the URDF's joint friction to every torque the node computes"))
+        self._check_startup()
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+
+        qos_in = (qos_profile_sensor_data if self._p("joint_states_qos") == "sensor_data"
+                  else QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.create_subscription(JointState, "joint_states", self._on_joint_states, qos_in)
+        self.create_subscription(String, "robot_description", self._on_description, latched)
+        self.create_subscription(Float64MultiArray, "effort_commands", self._on_command_array, 10)
+        self.create_subscription(JointState, "effort_command_states", self._on_command_states, 10)
+        self.create_subscription(JointTrajectory, "desired_trajectory", self._on_trajectory, 10)
+        self.pub_gravity = self.create_publisher(JointState, "~/gravity_torques", 10)
+        self.pub_gravity_cmd = self.create_publisher(Float64MultiArray, "~/gravity_command", 10)
+        self.pub_ff = self.create_publisher(JointState, "~/feedforward_torques", 10)
+        self.pub_ff_cmd = self.create_publisher(Float64MultiArray, "~/feedforward_command", 10)
+        self.pub_accel = self.create_publisher(JointTrajectory, "~/predicted_accelerations", 10)
+        self.pub_external = self.create_publisher(JointState, "~/external_torques", 10)
+        self.create_service(InverseDynamics, "~/inverse_dynamics", self._srv_inverse)
+        self.create_service(ForwardDynamics, "~/forward_dynamics", self._srv_forward)
+        self.create_service(MassMatrix, "~/mass_matrix", self._srv_mass_matrix)
+        self.create_service(GravityTorques, "~/gravity_torques", self._srv_gravity)
+        self.timer: rclpy.timer.Timer | None = None
+        self._set_rate(self._p("publish_rate"))
+        self._last_stamp = None
+        if self._p("robot_description"):
+            self._install(self._p("robot_description"), "the robot_description parameter")
+
+    # ------------------------------------------------------------------ parameters
+    def _p(self, name: str) -> Any:
+        try:
+            return self.get_parameter(name).value
+        except ParameterUninitializedException:  # `joints` until someone sets it
+            return None
+
+    def _check_startup(self) -> None:
+        for name in ("gravity", "publish_rate", "joint_states_qos"):
+            reason = self._invalid(Parameter(name, value=self._p(name)))
+            if reason:
+                raise ValueError(f"parameter {name}: {reason}")
+
+    def _invalid(self, p: Parameter[Any]) -> str:
+        """Why parameter ``p`` cannot be set, or '' if it can."""
+        v = p.value
+        if p.name == "gravity":
+            if len(v) != 3 or not all(math.isfinite(x) for x in v):
+                return f"gravity must be 3 finite numbers, got {list(v)}"
+        elif p.name == "publish_rate":
+            if not (math.isfinite(v) and v >= 0):
+                return f"publish_rate must be >= 0 Hz (0: per message), got {v}"
+        elif p.name == "joint_states_qos" and v not in QOS_CHOICES:
+            return f"joint_states_qos must be one of {QOS_CHOICES}, got '{v}'"
+        elif p.name == "joints" and self.live is not None:
+            try:
+                self.live.index.order(list(v or []))
+            except JointStateError as e:
+                return str(e)
+        return ""
+
+    def _on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
+        for p in params:
+            reason = self._invalid(p)
+            if reason:
+                return SetParametersResult(successful=False, reason=reason)
+        for p in params:
+            if p.name == "robot_description" and p.value:
+                try:
+                    self._install(p.value, "the robot_description parameter", strict=True)
+                except RbdError as e:
+                    return SetParametersResult(successful=False, reason=f"rejected URDF: {e}")
+            elif p.name == "gravity" and self.live is not None:
+                self._swap(self.live.model.with_gravity(list(p.value)), None)
+            elif p.name == "joints" and self.live is not None:
+                self._swap(self.live.model, list(p.value or []))
+            elif p.name == "publish_rate":
+                self._set_rate(p.value)
+        return SetParametersResult(successful=True)
+
+    def _set_rate(self, hz: float) -> None:
+        if self.timer is not None:
+            self.destroy_timer(self.timer)
+            self.timer = None
+        if hz > 0:
+            self.timer = self.create_timer(1.0 / hz, self._on_timer)
+
+    # ------------------------------------------------------------------ the model
+    def _install(self, urdf: str, source: str, strict: bool = False) -> None:
+        """Load a new model; a bad one is rejected and the last good model stays."""
+        try:
+            model = load_urdf_string(urdf, floating_base=self._p("floating_base"))
+            model = model.with_gravity(list(self._p("gravity")))
+            joints = self.live.joints if self.live is not None else list(self._p("joints") or [])
+            known = [j for j in joints if j in {x.name for x in model.joints}]
+            self._swap(model, known)
+        except (RbdError, JointStateError) as e:
+            if strict:
+                raise
+            self.get_logger().error(f"rejected the URDF from {source}; keeping "
+                                    f"{'the last good model' if self.live else 'no model'}: {e}")
+            return
+        self.get_logger().info(f"model from {source}: {model.summary().splitlines()[0]}")
+
+    def _swap(self, model: Model, joints: list[str] | None) -> None:
+        old = self.live
+        live = Live(model, joints if joints is not None else (old.joints if old else []))
+        if old is not None and old.model.nv == model.nv and old.names == live.names:
+            live.merger = old.merger  # keep the measured state across a gravity change
+            live.command, live.trajectory = old.command, old.trajectory
+        self.live = live  # one assignment: callbacks see the old or the new model, whole
+
+    def _on_description(self, msg: String) -> None:
+        self._install(msg.data, "the robot_description topic")
+
+    # ------------------------------------------------------------------ inputs
+    def _warn(self, key: str, text: str) -> None:
+        """A warning at most every THROTTLE_S seconds per kind."""
+        now = self.get_clock().now().nanoseconds * 1e-9
+        if now - self._last_warn.get(key, -math.inf) >= THROTTLE_S:
+            self._last_warn[key] = now
+            self.get_logger().warning(text)
+
+    def _on_joint_states(self, msg: JointState) -> None:
+        live = self.live
+        if live is None:
+            self._warn("no_model", "ignoring joint_states: no robot_description yet")
+            return
+        try:
+            update = live.merger.update(_stamp_seconds(msg.header.stamp), msg.name,
+                                        msg.position, msg.velocity, msg.effort)
+        except JointStateError as e:
+            self._warn("bad_state", f"dropped a joint_states message: {e}")
+            return
+        if update.unknown:
+            self._warn("unknown", f"joint_states names joints the model does not have, "
+                                  f"ignored: {update.unknown}")
+        self._last_stamp = msg.header.stamp
+        if self.timer is None:
+            self._publish(live, msg.header.stamp)
+
+    def _on_timer(self) -> None:
+        if self.live is not None and self._last_stamp is not None:
+            self._publish(self.live, self._last_stamp)
+
+    def _on_command_array(self, msg: Float64MultiArray) -> None:
+        live = self.live
+        if live is None:
+            return
+        data = np.asarray(msg.data, dtype=np.float64)
+        if data.shape != (len(live.joints),) or not np.all(np.isfinite(data)):
+            self._warn("bad_command", f"dropped effort_commands: expected {len(live.joints)} "
+                                      f"finite efforts in the order {live.joints}, got "
+                                      f"{len(data)}")
+            return
+        live.command[live.joints_v] = data
+
+    def _on_command_states(self, msg: JointState) -> None:
+        live = self.live
+        if live is None:
+            return
+        try:
+            idx = live.index.order(msg.name)
+            if len(msg.effort) != len(idx):
+                raise JointStateError(f"{len(msg.effort)} efforts for {len(idx)} names")
+            eff = np.asarray(msg.effort, dtype=np.float64)
+            if not np.all(np.isfinite(eff)):
+                raise JointStateError("an effort is NaN or inf")
+        except JointStateError as e:
+            self._warn("bad_command", f"dropped effort_command_states: {e}")
+            return
+        live.command[idx] = eff
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        live = self.live
+        if live is None:
+            return
+        try:
+            idx = live.index.order(msg.joint_names)
+            n, pts = len(idx), msg.points
+            if not pts:
+                live.trajectory = None  # an empty trajectory stops the feed-forward
+                return
+            arr = {f: np.zeros((len(pts), n)) for f in ("positions", "velocities",
+                                                          "accelerations")}
+            for k, pt in enumerate(pts):
+                for f, out in arr.items():
+                    vals = getattr(pt, f)
+                    if len(vals) not in (0, n):
+                        raise JointStateError(f"point {k} has {len(vals)} {f} for {n} joints")
+                    if len(vals):
+                        out[k] = vals
+                    elif f == "positions":  # hold the measured (or the previous) position
+                        out[k] = live.merger.q[live.index.q_index(np.array(idx))] if k == 0 \
+                            else out[k - 1]
+            times = [_stamp_seconds(pt.time_from_start) for pt in pts]
+            if not all(np.isfinite(x).all() for x in arr.values()) or \
+                    any(b <= a for a, b in itertools.pairwise(times)):
+                raise JointStateError("values must be finite and times strictly increasing")
+        except JointStateError as e:
+            self._warn("bad_trajectory", f"dropped desired_trajectory: {e}")
+            return
+        start = _stamp_seconds(msg.header.stamp)
+        if start == 0.0:
+            start = self.get_clock().now().nanoseconds * 1e-9
+        live.trajectory = Trajectory(idx, times, arr["positions"], arr["velocities"],
+                                     arr["accelerations"], start)
+
+    # ------------------------------------------------------------------ outputs
+    def _publish(self, live: Live, stamp: Any) -> None:
+        if not live.merger.ready:
+            self._warn("waiting", f"waiting for joint_states of {live.merger.missing()}")
+            return
+        m, d, st = live.model, live.data, live.merger
+        fric = bool(self._p("friction"))
+        g = gravity(m, d, st.q)
+        self._emit(live, stamp, self.pub_gravity, self.pub_gravity_cmd, g)
+        if np.all(np.isfinite(live.command)):
+            qdd = aba(m, d, st.q, st.v, live.command, friction=fric)
+            msg = JointTrajectory(joint_names=live.names)
+            msg.header.stamp = stamp
+            msg.points = [JointTrajectoryPoint(
+                positions=st.q[live.out_v + (1 if m.has_free_flyer else 0)].tolist(),
+                velocities=st.v[live.out_v].tolist(), accelerations=qdd[live.out_v].tolist())]
+            self.pub_accel.publish(msg)
+        if np.all(np.isfinite(st.effort[live.out_v])):
+            tau = rnea(m, d, st.q, st.v, st.a, friction=fric)
+            ext = np.zeros(m.nv)
+            ext[live.out_v] = st.effort[live.out_v] - tau[live.out_v]
+            self._emit(live, stamp, self.pub_external, None, ext)
+        if live.trajectory is not None:
+            t = _stamp_seconds(stamp)
+            pd, vd, ad = live.trajectory.sample(t)
+            q, v, a = st.q.copy(), np.zeros(m.nv), np.zeros(m.nv)
+            idx = np.array(live.trajectory.v_index)
+            q[idx + (1 if m.has_free_flyer else 0)] = pd
+            v[idx], a[idx] = vd, ad
+            self._emit(live, stamp, self.pub_ff, self.pub_ff_cmd, rnea(m, d, q, v, a,
+                                                                        friction=fric))
+
+    def _emit(self, live: Live, stamp: Any, pub: Any, pub_cmd: Any, tau: np.ndarray) -> None:
+        msg = JointState(name=live.names, effort=tau[live.out_v].tolist())
+        msg.header.stamp = stamp
+        pub.publish(msg)
+        if pub_cmd is not None:
+            pub_cmd.publish(Float64MultiArray(data=tau[live.joints_v].tolist()))
+
+    # ------------------------------------------------------------------ services
+    def _request_state(self, live: Live, names: Sequence[str], positions: Sequence[float],
+                       *rest: Sequence[float]) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+        """q, the other per-joint arrays of a request in model order, and the request's
+        joints' velocity indices. A free-flyer base stays at the origin, at rest."""
+        pos, *others = live.index.full_state(names, positions, *rest)
+        q = live.model.neutral()
+        if live.model.has_free_flyer:
+            q[7:] = pos[6:]
+        else:
+            q = pos
+        return q, others, live.index.order(names)
+
+    def _serve(self, response: Any, compute: Callable[[Live, Any], None]) -> Any:
+        live = self.live
+        if live is None:
+            response.success, response.message = False, "no model yet: the node has not " \
+                "received a robot_description"
+            return response
+        try:
+            compute(live, response)
+        except (JointStateError, RbdError) as e:
+            response.success, response.message = False, str(e)
+            return response
+        response.success, response.message = True, ""
+        return response
+
+    def _srv_inverse(self, req: Any, res: Any) -> Any:
+        def compute(live: Live, res: Any) -> None:
+            q, (v, a), idx = self._request_state(live, req.joint_names, req.positions,
+                                                 req.velocities, req.accelerations)
+            if len(req.wrench_links) != len(req.wrenches):
+                raise JointStateError(f"{len(req.wrench_links)} wrench_links for "
+                                      f"{len(req.wrenches)} wrenches")
+            f_ext = live.model.link_wrenches({
+                link: _wrench(w) for link, w in zip(req.wrench_links, req.wrenches,
+                                                    strict=True)}) if req.wrenches else None
+            tau = rnea(live.model, live.data, q, v, a, f_ext, friction=req.include_friction)
+            res.joint_names, res.efforts = list(req.joint_names), tau[idx].tolist()
+        return self._serve(res, compute)
+
+    def _srv_forward(self, req: Any, res: Any) -> Any:
+        def compute(live: Live, res: Any) -> None:
+            q, (v, tau), idx = self._request_state(live, req.joint_names, req.positions,
+                                                   req.velocities, req.efforts)
+            qdd = aba(live.model, live.data, q, v, tau, friction=req.include_friction)
+            res.joint_names, res.accelerations = list(req.joint_names), qdd[idx].tolist()
+        return self._serve(res, compute)
+
+    def _srv_mass_matrix(self, req: Any, res: Any) -> Any:
+        def compute(live: Live, res: Any) -> None:
+            q, _, idx = self._request_state(live, req.joint_names, req.positions)
+            M = crba(live.model, live.data, q)
+            res.joint_names = list(req.joint_names)
+            res.mass_matrix = M[np.ix_(idx, idx)].reshape(-1).tolist()
+        return self._serve(res, compute)
+
+    def _srv_gravity(self, req: Any, res: Any) -> Any:
+        def compute(live: Live, res: Any) -> None:
+            q, _, idx = self._request_state(live, req.joint_names, req.positions)
+            res.joint_names = list(req.joint_names)
+            res.efforts = gravity(live.model, live.data, q)[idx].tolist()
+        return self._serve(res, compute)
+
+
+def _wrench(w: Wrench) -> np.ndarray:
+    return np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args if args is not None else sys.argv)
+    try:
+        node = DynamicsNode()
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""Joint states by name: messages in, model-ordered arrays out. No ROS types in here.
+
+``/joint_states`` may come in pieces from several publishers, in any order, and may carry
+mimic joints (derived, so ignored) and joints the model does not know (ignored, reported).
+A message with a NaN or inf, repeated names, or arrays whose lengths do not match its names is
+rejected whole: nothing of it is kept.
+
+Velocities: when a message carries none, each joint's velocity is estimated as the backward
+difference of its last two positions over their stamps (zero until there are two). The
+measured acceleration used for external-torque estimates is the backward difference of
+velocities in the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..dynamics import Model
+from ..dynamics.model import F64
+
+
+class JointStateError(ValueError):
+    """A joint-state message or request that cannot be used; the text says why."""
+
+
+@dataclass
+class Update:
+    """What a message changed: the joints it set and the names it did not use."""
+
+    updated: list[int]
+    unknown: list[str]
+    mimic: list[str]
+
+
+def _values(name: str, values: Sequence[float], n: int) -> F64 | None:
+    if len(values) == 0:
+        return None
+    if len(values) != n:
+        raise JointStateError(f"{name} has {len(values)} entries for {n} joint names; "
+                              f"give one per name or none")
+    a = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(a)):
+        raise JointStateError(f"{name} contains NaN or inf")
+    return a
+
+
+class JointIndex:
+    """Maps joint names to the model's velocity indices (1-DOF independent joints)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.index = {j.name: j.idx_v for j in model.joints
+                      if j.idx_v >= 0 and j.nv == 1}
+        self.offset = 6 if model.has_free_flyer else 0  # q index = v index + 1 with a base
+        self.mimic = {j.name for j in model.joints if j.mimic is not None}
+        self.names = list(self.index)
+
+    def order(self, names: Sequence[str]) -> list[int]:
+        """Velocity indices of ``names``, which must be known and distinct."""
+        unknown = [n for n in names if n not in self.index]
+        if unknown:
+            raise JointStateError(
+                f"unknown joints {unknown}; the model's joints are {self.names}"
+                + (f" (mimic joints {sorted(self.mimic)} follow their source)" if self.mimic
+                   else ""))
+        if len(set(names)) != len(names):
+            raise JointStateError(f"joint names repeat: {list(names)}")
+        return [self.index[n] for n in names]
+
+    def full_state(self, names: Sequence[str], *arrays: Sequence[float]) -> list[F64]:
+        """Arrays given per name (for a service request) as model-ordered vectors of length
+        nv. Every independent joint must be named; an empty array means zeros."""
+        missing = [n for n in self.names if n not in set(names)]
+        idx = self.order(names)
+        if missing:
+            raise JointStateError(f"missing joints {missing}: give every independent joint")
+        out = []
+        for k, arr in enumerate(arrays):
+            vals = _values(f"array {k + 1}", arr, len(names))
+            x = np.zeros(self.model.nv)
+            if vals is not None:
+                x[idx] = vals
+            out.append(x)
+        return out
+
+    def q_index(self, v_index: Any) -> Any:
+        """Position index of a 1-DOF joint's velocity index (int or array)."""
+        return v_index + (1 if self.model.has_free_flyer else 0)
+
+
+class JointStateMerger:
+    """The latest position, velocity and effort of every joint, merged from messages."""
+
+    def __init__(self, model: Model) -> None:
+        self.joints = JointIndex(model)
+        self.model = model
+        self.q = model.neutral()
+        self.v = np.zeros(model.nv)
+        self.a = np.zeros(model.nv)
+        self.effort = np.full(model.nv, np.nan)
+        self.stamp = np.full(model.nv, np.nan)  # per joint, seconds
+        self.seen = np.zeros(model.nv, dtype=bool)
+        if model.has_free_flyer:
+            self.seen[:6] = True  # the base comes from elsewhere (odometry)
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.seen.all())
+
+    def missing(self) -> list[str]:
+        return [n for n, i in self.joints.index.items() if not self.seen[i]]
+
+    def update(self, stamp: float, names: Sequence[str], positions: Sequence[float],
+               velocities: Sequence[float], efforts: Sequence[float]) -> Update:
+        """Merge one message; raises JointStateError (and keeps nothing) if it is unusable."""
+        n = len(names)
+        if len(set(names)) != n:
+            raise JointStateError("joint names repeat within the message")
+        pos = _values("position", positions, n)
+        vel = _values("velocity", velocities, n)
+        eff = _values("effort", efforts, n)
+        if not np.isfinite(stamp):
+            raise JointStateError("the stamp is not a finite time")
+        known = [(k, self.joints.index[name]) for k, name in enumerate(names)
+                 if name in self.joints.index]
+        update = Update([i for _, i in known],
+                        [m for m in names if m not in self.joints.index and
+                         m not in self.joints.mimic],
+                        [m for m in names if m in self.joints.mimic])
+        if not known:
+            return update
+        ks = np.array([k for k, _ in known])
+        idx = np.array([i for _, i in known])
+        qi = idx + (1 if self.model.has_free_flyer else 0)
+        dt = stamp - self.stamp[idx]
+        has_prev = self.seen[idx] & np.isfinite(dt) & (dt > 0)
+        if vel is not None:
+            v_new = vel[ks]
+        elif pos is not None:
+            v_new = np.where(has_prev, (pos[ks] - self.q[qi]) / np.where(has_prev, dt, 1.0),
+                             0.0)
+        else:
+            v_new = self.v[idx]
+        self.a[idx] = np.where(has_prev, (v_new - self.v[idx]) / np.where(has_prev, dt, 1.0),
+                               0.0)
+        self.v[idx] = v_new
+        if pos is not None:
+            self.q[qi] = pos[ks]
+            self.seen[idx] = True
+        if eff is not None:
+            self.effort[idx] = eff[ks]
+        self.stamp[idx] = stamp
+        return update
+
+    def set_base(self, position: Sequence[float], quaternion_xyzw: Sequence[float],
+                 twist_body: Sequence[float]) -> None:
+        """Free-flyer pose (world) and twist ``[v; w]`` in the base frame."""
+        x = np.r_[position, quaternion_xyzw, twist_body].astype(np.float64)
+        if x.shape != (13,) or not np.all(np.isfinite(x)):
+            raise JointStateError("the base pose and twist must be finite")
+        n = np.linalg.norm(x[3:7])
+        if not 0.5 < n < 2.0:
+            raise JointStateError(f"the base orientation quaternion has norm {n:.3g}, not 1")
+        self.q[:3] = x[:3]
+        self.q[3:7] = x[3:7] / n
+        self.v[:6] = x[7:]

@@ -1,0 +1,35 @@
+"""A desired joint trajectory sampled in time (no ROS types in here).
+
+Between two points positions, velocities and accelerations are interpolated linearly; before
+the first point the first is held, after the last the last position is held at rest. Fields a
+point leaves empty are zero (positions: the first point's, or the measured position)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..dynamics.model import F64
+
+
+class Trajectory:
+    def __init__(self, v_index: list[int], times: Sequence[float],
+                 positions: F64, velocities: F64, accelerations: F64, start: float) -> None:
+        self.v_index = v_index  # model velocity index of each trajectory joint
+        self.times = np.asarray(times, dtype=np.float64)  # time_from_start of each point
+        self.p, self.v, self.a = positions, velocities, accelerations  # (points, joints)
+        self.start = start
+
+    def sample(self, t: float) -> tuple[F64, F64, F64]:
+        """Desired (position, velocity, acceleration) of the trajectory joints at time t."""
+        s = t - self.start
+        times = self.times
+        if s <= times[0]:
+            return self.p[0], self.v[0], self.a[0]
+        if s >= times[-1]:
+            z = np.zeros_like(self.p[-1])
+            return self.p[-1], z, z
+        k = int(np.searchsorted(times, s, side="right")) - 1
+        w = (s - times[k]) / (times[k + 1] - times[k])
+        return tuple((1 - w) * x[k] + w * x[k + 1] for x in (self.p, self.v, self.a))

@@ -1,0 +1,243 @@
+"""The dynamics node in its own process, driven by a probe node over real DDS (loopback)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rclpy
+from builtin_interfaces.msg import Duration, Time
+from geometry_msgs.msg import Wrench
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rosutil import LATCHED, SENSOR, NodeProcess, Probe, params_file
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from rbd_ros.dynamics import Data, aba, crba, gravity, load_urdf, rnea
+from rbd_ros.robots import ARM
+from rbd_ros_interfaces.srv import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
+
+NAMES = [f"joint{k}" for k in range(1, 8)]
+JOINTS = list(reversed(NAMES))  # the node's `joints` parameter: a different order on purpose
+MODEL = load_urdf(ARM)
+DATA = Data(MODEL)
+Q = np.array([0.1, 0.5, -0.2, -1.1, 0.3, 0.8, -0.4])
+V = np.array([0.2, -0.1, 0.3, 0.05, -0.2, 0.1, 0.4])
+EFFORT = np.array([1.0, -20.0, 0.5, 12.0, -0.2, -1.0, 0.1])
+NODE = "/rbd_dynamics"
+
+
+@pytest.fixture(scope="module")
+def ros() -> Iterator[None]:
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+@pytest.fixture(scope="module")
+def node(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
+    params = params_file(tmp_path_factory.mktemp("p") / "p.yaml", "rbd_dynamics",
+                         {"robot_description": ARM.read_text(), "joints": JOINTS})
+    proc = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params))
+    yield proc
+    out = proc.stop()
+    print(out)
+
+
+@pytest.fixture
+def probe(ros: None) -> Iterator[Probe]:
+    p = Probe()
+    yield p
+    p.close()
+
+
+def joint_state(stamp_s: float, names=NAMES, q=Q, v=V, effort=EFFORT) -> JointState:  # type: ignore[no-untyped-def]
+    msg = JointState(name=list(names), position=list(q), velocity=list(v), effort=list(effort))
+    msg.header.stamp = Time(sec=int(stamp_s), nanosec=round((stamp_s % 1) * 1e9))
+    return msg
+
+
+def by_name(msg: JointState) -> np.ndarray:
+    return np.array([msg.effort[msg.name.index(n)] for n in NAMES])
+
+
+def drive(probe: Probe, msgs: list[JointState], done) -> bool:  # type: ignore[no-untyped-def]
+    """Publish the messages (again and again, since discovery takes a moment) until done()."""
+    pub = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+
+    def publish_then_check() -> bool:
+        for m in msgs:
+            pub.publish(m)
+        return bool(done())
+
+    ok = probe.spin_until(publish_then_check, 15.0)
+    probe.node.destroy_publisher(pub)
+    return ok
+
+
+def test_topics_carry_the_models_torques_and_accelerations(node: NodeProcess,
+                                                           probe: Probe) -> None:
+    grav = probe.listen(JointState, f"{NODE}/gravity_torques")
+    grav_cmd = probe.listen(Float64MultiArray, f"{NODE}/gravity_command")
+    accel = probe.listen(JointTrajectory, f"{NODE}/predicted_accelerations")
+    ext = probe.listen(JointState, f"{NODE}/external_torques")
+    ff = probe.listen(JointState, f"{NODE}/feedforward_torques")
+    ff_cmd = probe.listen(Float64MultiArray, f"{NODE}/feedforward_command")
+    cmd = np.array([3.0, -25.0, 1.0, 10.0, 0.5, -1.5, 0.2])  # in NAMES order
+    cmd_pub = probe.node.create_publisher(Float64MultiArray, "/effort_commands", 10)
+    traj_pub = probe.node.create_publisher(JointTrajectory, "/desired_trajectory", 10)
+    pd, vd, ad = Q + 0.1, V * 2, np.linspace(-1, 1, 7)
+    traj = JointTrajectory(joint_names=NAMES, points=[JointTrajectoryPoint(
+        positions=list(pd), velocities=list(vd), accelerations=list(ad),
+        time_from_start=Duration(sec=0))])
+
+    def send_inputs() -> None:
+        cmd_pub.publish(Float64MultiArray(data=list(cmd[[NAMES.index(j) for j in JOINTS]])))
+        traj_pub.publish(traj)
+
+    probe.spin_until(lambda: cmd_pub.get_subscription_count() > 0
+                     and traj_pub.get_subscription_count() > 0)
+    send_inputs()
+    probe.spin_for(0.3)
+    assert drive(probe, [joint_state(100.5)], lambda: bool(grav and accel and ext and ff
+                                                            and grav_cmd and ff_cmd))
+    g = gravity(MODEL, DATA, Q)
+    np.testing.assert_allclose(by_name(grav[-1]), g, atol=1e-9)
+    assert grav[-1].header.stamp.sec == 100 and grav[-1].header.stamp.nanosec == 500_000_000
+    np.testing.assert_allclose(grav_cmd[-1].data, g[[NAMES.index(j) for j in JOINTS]], atol=1e-9)
+    pt = accel[-1].points[0]
+    want = aba(MODEL, DATA, Q, V, cmd)
+    np.testing.assert_allclose([pt.accelerations[accel[-1].joint_names.index(n)] for n in NAMES],
+                               want, atol=1e-9)
+    # the same velocities every time: the measured acceleration is zero
+    np.testing.assert_allclose(by_name(ext[-1]), EFFORT - rnea(MODEL, DATA, Q, V, 0 * V),
+                               atol=1e-9)
+    tau_ff = rnea(MODEL, DATA, pd, vd, ad)
+    np.testing.assert_allclose(by_name(ff[-1]), tau_ff, atol=1e-9)
+    np.testing.assert_allclose(ff_cmd[-1].data, tau_ff[[NAMES.index(j) for j in JOINTS]],
+                               atol=1e-9)
+
+
+def test_partial_and_reordered_messages_from_several_publishers(node: NodeProcess,
+                                                                probe: Probe) -> None:
+    grav = probe.listen(JointState, f"{NODE}/gravity_torques")
+    q2 = Q + 0.3
+    first, second = NAMES[:3][::-1], NAMES[3:]
+    msgs = [joint_state(200.0, first, q2[[NAMES.index(n) for n in first]], [], []),
+            joint_state(200.001, [*second, "some_other_robot_joint"],
+                        [*q2[3:], 1.0], [], [])]
+    want = gravity(MODEL, DATA, q2)
+    assert drive(probe, msgs, lambda: bool(grav) and np.allclose(by_name(grav[-1]), want,
+                                                                 atol=1e-9))
+
+
+def test_services_answer_and_reject_with_reasons(node: NodeProcess, probe: Probe) -> None:
+    order = [NAMES[k] for k in (3, 0, 6, 1, 5, 2, 4)]
+    perm = [NAMES.index(n) for n in order]
+    a = np.linspace(0.5, -0.5, 7)
+    w = Wrench()
+    w.force.z, w.torque.x = -20.0, 0.5
+    res = probe.call(InverseDynamics, f"{NODE}/inverse_dynamics", InverseDynamics.Request(
+        joint_names=order, positions=list(Q[perm]), velocities=list(V[perm]),
+        accelerations=list(a[perm]), wrench_links=["tool"], wrenches=[w]))
+    assert res.success, res.message
+    f_ext = MODEL.link_wrenches({"tool": np.array([0, 0, -20.0, 0.5, 0, 0])})
+    np.testing.assert_allclose(res.efforts, rnea(MODEL, DATA, Q, V, a, f_ext)[perm], atol=1e-9)
+    assert list(res.joint_names) == order
+
+    tau = np.linspace(-3, 3, 7)
+    res = probe.call(ForwardDynamics, f"{NODE}/forward_dynamics", ForwardDynamics.Request(
+        joint_names=order, positions=list(Q[perm]), velocities=list(V[perm]),
+        efforts=list(tau[perm]), include_friction=True))
+    assert res.success, res.message
+    np.testing.assert_allclose(res.accelerations,
+                               aba(MODEL, DATA, Q, V, tau, friction=True)[perm], atol=1e-9)
+
+    res = probe.call(MassMatrix, f"{NODE}/mass_matrix", MassMatrix.Request(
+        joint_names=NAMES, positions=list(Q)))
+    assert res.success
+    np.testing.assert_allclose(np.reshape(res.mass_matrix, (7, 7)), crba(MODEL, DATA, Q),
+                               atol=1e-12)
+    res = probe.call(GravityTorques, f"{NODE}/gravity_torques", GravityTorques.Request(
+        joint_names=NAMES, positions=list(Q)))
+    assert res.success
+    np.testing.assert_allclose(res.efforts, gravity(MODEL, DATA, Q), atol=1e-12)
+
+    bad = [
+        (GravityTorques.Request(joint_names=NAMES, positions=list(Q[:6])), "6 entries for 7"),
+        (GravityTorques.Request(joint_names=[*NAMES, "elbow"], positions=[*Q, 0.0]),
+         "unknown joints ['elbow']"),
+        (GravityTorques.Request(joint_names=NAMES[:6], positions=list(Q[:6])),
+         "missing joints ['joint7']"),
+        (GravityTorques.Request(joint_names=NAMES, positions=[*Q[:6], float("nan")]),
+         "NaN or inf"),
+    ]
+    for req, reason in bad:
+        res = probe.call(GravityTorques, f"{NODE}/gravity_torques", req)
+        assert not res.success and reason in res.message, res.message
+    res = probe.call(InverseDynamics, f"{NODE}/inverse_dynamics", InverseDynamics.Request(
+        joint_names=NAMES, positions=list(Q), wrench_links=["no_such_link"], wrenches=[w]))
+    assert not res.success and "no link 'no_such_link'" in res.message
+
+
+def test_bad_input_is_dropped_and_the_node_keeps_running(node: NodeProcess,
+                                                         probe: Probe) -> None:
+    grav = probe.listen(JointState, f"{NODE}/gravity_torques")
+    bad_urdf = probe.node.create_publisher(String, "/robot_description", LATCHED)
+    probe.spin_until(lambda: bad_urdf.get_subscription_count() > 0)
+    bad_urdf.publish(String(data="<robot name='broken'><link name='a'>"))
+    nan_q = Q.copy()
+    nan_q[2] = np.nan
+    inf_v = V.copy()
+    inf_v[0] = np.inf
+    bad = [joint_state(300.0, q=nan_q), joint_state(300.1, v=inf_v),
+           joint_state(300.2, q=Q[:5])]  # 5 positions for 7 names
+    probe.spin_for(0.5)
+    pub = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+    for _ in range(20):
+        for m in bad:
+            pub.publish(m)
+        probe.spin_for(0.02)
+    probe.spin_for(0.5)
+    assert node.alive()
+    assert all(np.all(np.isfinite(m.effort)) for m in grav)
+    assert not any(m.header.stamp.sec == 300 for m in grav), "a bad message was used"
+    # the last good model answers, for a good message
+    q3 = Q - 0.2
+    want = gravity(MODEL, DATA, q3)
+    assert drive(probe, [joint_state(301.0, q=q3)],
+                 lambda: bool(grav) and np.allclose(by_name(grav[-1]), want, atol=1e-9))
+    # a bad URDF set as a parameter is refused with a reason
+    value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="<robot")
+    res = probe.call(SetParameters, f"{NODE}/set_parameters", SetParameters.Request(
+        parameters=[ParameterMsg(name="robot_description", value=value)]))
+    assert not res.results[0].successful
+    assert "not well-formed XML" in res.results[0].reason
+    value = ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY,
+                           string_array_value=["joint1", "wrist"])
+    res = probe.call(SetParameters, f"{NODE}/set_parameters", SetParameters.Request(
+        parameters=[ParameterMsg(name="joints", value=value)]))
+    assert not res.results[0].successful and "wrist" in res.results[0].reason
+    assert node.alive()
+
+
+def test_description_published_after_start_up_is_picked_up(ros: None, probe: Probe,
+                                                            tmp_path: Path) -> None:
+    late = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/late")
+    try:
+        req = GravityTorques.Request(joint_names=NAMES, positions=list(Q))
+        res = probe.call(GravityTorques, "/late/rbd_dynamics/gravity_torques", req)
+        assert not res.success and "no model yet" in res.message
+        pub = probe.node.create_publisher(String, "/late/robot_description", LATCHED)
+        pub.publish(String(data=ARM.read_text()))
+        assert probe.spin_until(lambda: probe.call(
+            GravityTorques, "/late/rbd_dynamics/gravity_torques", req).success, 15.0)
+        res = probe.call(GravityTorques, "/late/rbd_dynamics/gravity_torques", req)
+        np.testing.assert_allclose(res.efforts, gravity(MODEL, DATA, Q), atol=1e-12)
+    finally:
+        print(late.stop())
