@@ -29,6 +29,7 @@ setup(
         "console_scripts": [
             "rbd-ros = rbd_ros.cli:main",
             "dynamics_node = rbd_ros.nodes.dynamics_node:main",
+            "simulator_node = rbd_ros.nodes.simulator_node:main",
         ],
     },
 )

@@ -36,9 +36,19 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run
+
+    return run(args.seconds)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rbd-ros", description=__doc__)
     sub = parser.add_subparsers(dest="command")
+    demo = sub.add_parser("demo", help="the live demo (the default): simulator, dynamics node "
+                                       "and a PD controller with and without feed-forward")
+    demo.add_argument("--seconds", type=float, default=4.0, help="length of each run")
+    demo.set_defaults(func=_demo)
     info = sub.add_parser("info", help="load a URDF, print its model and gravity torques")
     info.add_argument("urdf", nargs="?", default="arm",
                       help="a URDF file, or a bundled robot: arm (default), quadruped")
@@ -46,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     info.set_defaults(func=_info)
     args = parser.parse_args(argv)
     if args.command is None:
-        args = parser.parse_args(["info", *(argv or [])])
+        args = parser.parse_args(["demo"])
     try:
         return int(args.func(args))
     except RbdError as e:

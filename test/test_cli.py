@@ -17,8 +17,8 @@ def rbd_ros(*args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=300)
 
 
-def test_default_prints_the_arm_and_its_gravity_torques() -> None:
-    r = rbd_ros()
+def test_info_prints_the_arm_and_its_gravity_torques() -> None:
+    r = rbd_ros("info")
     assert r.returncode == 0, r.stderr
     assert "model 'arm7'" in r.stdout and "nv=7" in r.stdout
     printed = [float(x) for x in re.findall(r"joint\d\s+([+-]\d+\.\d+) N m", r.stdout)]
@@ -41,3 +41,12 @@ def test_bad_urdf_prints_an_error_not_a_traceback(tmp_path) -> None:
     assert r.returncode == 2
     assert r.stderr.startswith("error: the URDF is not well-formed XML")
     assert "Traceback" not in r.stderr
+
+
+def test_demo_tracks_better_with_feed_forward_and_exits() -> None:
+    r = rbd_ros("demo", "--seconds", "2")
+    assert r.returncode == 0, r.stdout + r.stderr
+    gain = float(re.search(r"reduces the mean tracking error ([\d.]+) times", r.stdout).group(1))
+    assert gain > 2.0, r.stdout
+    p50 = float(re.search(r"p50 ([\d.]+) ms", r.stdout).group(1))
+    assert 0.0 < p50 < 100.0, r.stdout

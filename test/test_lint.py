@@ -15,7 +15,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff() -> None:
-    r = run("ruff", "check", "rbd_ros", "test", "bench", "scripts")
+    r = run("ruff", "check", "rbd_ros", "test", "bench", "scripts", "launch")
     assert r.returncode == 0, r.stdout + r.stderr
 
 

@@ -289,7 +289,10 @@ def aba_many(mi, mf, maps, lin, Q, V, T, fric, W0, M60, wv0, out):
     return out, errs
 
 
-def _singular(model: Model, body: int) -> ModelError:
+def _singular(model: Model, body: int, *inputs: F64) -> ModelError:
+    if not all(np.all(np.isfinite(x)) for x in inputs):
+        return ModelError("q, v or tau contains NaN or inf: forward dynamics needs a finite "
+                          "state and finite torques")
     name = model.body_joints[body]
     return ModelError(
         f"joint '{name}' drives a subtree with no inertia about its axis in model "
@@ -320,7 +323,7 @@ def aba(
     out, err = aba_one(model.mi, model.mf, model.maps, model.lin, q, v, tau, fext, friction,
                        data.W, data.M6, data.wv)
     if err >= 0:
-        raise _singular(model, err)
+        raise _singular(model, err, q, v, tau)
     return out
 
 
@@ -336,5 +339,6 @@ def aba_batch(model: Model, q: F64, v: F64, tau: F64, friction: bool = False,
                          d.wv, model.batch_out(out, (Q.shape[0], model.nv)))
     bad = np.flatnonzero(errs >= 0)
     if bad.size:
-        raise _singular(model, int(errs[bad[0]]))
+        b = int(bad[0])
+        raise _singular(model, int(errs[b]), Q[b], V[b], T[b])
     return out

@@ -1,0 +1,68 @@
+"""Joint states merged by name, without ROS: partial messages, estimates, rejections."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbd_ros.dynamics import load_urdf
+from rbd_ros.nodes.joint_states import JointStateError, JointStateMerger
+from rbd_ros.nodes.trajectory import Trajectory
+from rbd_ros.robots import ARM, QUADRUPED
+
+NAMES = [f"joint{k}" for k in range(1, 8)]
+
+
+def test_partial_messages_merge_and_missing_velocities_are_differentiated() -> None:
+    m = JointStateMerger(load_urdf(ARM))
+    m.update(1.0, NAMES[:4], [0.1, 0.2, 0.3, 0.4], [], [])
+    assert not m.ready and m.missing() == NAMES[4:]
+    m.update(1.0, NAMES[4:][::-1], [0.7, 0.6, 0.5], [], [1.0, 2.0, 3.0])
+    assert m.ready
+    np.testing.assert_allclose(m.q, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
+    np.testing.assert_allclose(m.v, 0.0)  # nothing to difference yet
+    m.update(1.01, NAMES, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8], [], [])
+    np.testing.assert_allclose(m.v, [0, 0, 0, 0, 0, 0, 10.0], atol=1e-9)
+    np.testing.assert_allclose(m.a, [0, 0, 0, 0, 0, 0, 1000.0], atol=1e-6)
+    np.testing.assert_allclose(m.effort[4:], [3.0, 2.0, 1.0])
+
+
+def test_bad_messages_change_nothing() -> None:
+    m = JointStateMerger(load_urdf(ARM))
+    m.update(1.0, NAMES, np.arange(7.0), [], [])
+    before = m.q.copy()
+    for names, pos, vel, reason in [
+        (NAMES, [np.nan] * 7, [], "NaN or inf"),
+        (NAMES, list(range(6)), [], "6 entries for 7"),
+        (NAMES, list(range(7)), [np.inf] * 7, "NaN or inf"),
+        (["joint1", "joint1"], [0.0, 1.0], [], "repeat"),
+    ]:
+        with pytest.raises(JointStateError, match=reason):
+            m.update(2.0, names, pos, vel, [])
+    np.testing.assert_array_equal(m.q, before)
+    up = m.update(3.0, ["joint1", "gripper"], [5.0, 1.0], [], [])
+    assert up.unknown == ["gripper"] and m.q[0] == 5.0
+
+
+def test_floating_base_joints_follow_the_base_coordinates() -> None:
+    model = load_urdf(QUADRUPED, floating_base=True)
+    m = JointStateMerger(model)
+    names = [j.name for j in model.joints if j.kind == "revolute"]
+    m.update(0.0, names, np.arange(12.0), [], [])
+    assert m.ready
+    np.testing.assert_allclose(m.q[7:], np.arange(12.0))
+    m.set_base([1, 2, 3], [0, 0, 0, 1.5], [0.1] * 6)  # normalised
+    np.testing.assert_allclose(m.q[:7], [1, 2, 3, 0, 0, 0, 1])
+    with pytest.raises(JointStateError, match="norm"):
+        m.set_base([0, 0, 0], [0, 0, 0, 0], [0] * 6)
+
+
+def test_trajectory_sampling_interpolates_and_holds() -> None:
+    p = np.array([[0.0, 1.0], [1.0, 3.0]])
+    v = np.array([[1.0, 2.0], [1.0, 2.0]])
+    t = Trajectory([0, 1], [0.0, 1.0], p, v, np.zeros_like(p), start=10.0)
+    np.testing.assert_allclose(t.sample(10.5)[0], [0.5, 2.0])
+    np.testing.assert_allclose(t.sample(9.0)[0], [0.0, 1.0])
+    end = t.sample(12.0)
+    np.testing.assert_allclose(end[0], [1.0, 3.0])
+    np.testing.assert_allclose(end[1], 0.0)
