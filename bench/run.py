@@ -22,8 +22,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 import pinocchio as pin  # noqa: E402
+from latency import latency  # noqa: E402
 from pinref import PinRef, random_state, robot_path  # noqa: E402
 
 from rbd_ros.dynamics import (  # noqa: E402
@@ -169,6 +171,7 @@ def main() -> int:
     first_call()
     per_call(args.quick)
     batched(args.quick)
+    latency(1000 if args.quick else 5000)
     print(f"\n(done in {time.time() - t0:.0f} s)")
     return 0
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import sys
+from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -81,6 +82,14 @@ class Live:
         if model.has_free_flyer:
             self.command[:6] = 0.0  # an unactuated base
         self.trajectory: Trajectory | None = None
+        self.messages: dict[int, Any] = {}  # output message per publisher, names filled in
+
+    def prepare(self, *publishers: Any) -> None:
+        for pub in publishers:
+            if pub.msg_type is JointState:
+                self.messages[id(pub)] = JointState(name=self.names)
+            else:
+                self.messages[id(pub)] = pub.msg_type()
 
 
 class DynamicsNode(Node):
@@ -111,6 +120,7 @@ class DynamicsNode(Node):
             type=ParameterType.PARAMETER_BOOL,
             description="add the URDF's joint friction to every torque the node computes"))
         self._check_startup()
+        self.friction = bool(self._p("friction"))
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         qos_in = (qos_profile_sensor_data if self._p("joint_states_qos") == "sensor_data"
@@ -186,6 +196,8 @@ class DynamicsNode(Node):
                 self._swap(self.live.model, list(p.value or []))
             elif p.name == "publish_rate":
                 self._set_rate(p.value)
+            elif p.name == "friction":
+                self.friction = bool(p.value)
         return SetParametersResult(successful=True)
 
     def _set_rate(self, hz: float) -> None:
@@ -218,6 +230,8 @@ class DynamicsNode(Node):
         if old is not None and old.model.nv == model.nv and old.names == live.names:
             live.merger = old.merger  # keep the measured state across a gravity change
             live.command, live.trajectory = old.command, old.trajectory
+        live.prepare(self.pub_gravity, self.pub_gravity_cmd, self.pub_ff, self.pub_ff_cmd,
+                     self.pub_external)
         self.live = live  # one assignment: callbacks see the old or the new model, whole
 
     def _on_description(self, msg: String) -> None:
@@ -322,7 +336,7 @@ class DynamicsNode(Node):
             self._warn("waiting", f"waiting for joint_states of {live.merger.missing()}")
             return
         m, d, st = live.model, live.data, live.merger
-        fric = bool(self._p("friction"))
+        fric = self.friction
         g = gravity(m, d, st.q)
         self._emit(live, stamp, self.pub_gravity, self.pub_gravity_cmd, g)
         if np.all(np.isfinite(live.command)):
@@ -349,11 +363,14 @@ class DynamicsNode(Node):
                                                                         friction=fric))
 
     def _emit(self, live: Live, stamp: Any, pub: Any, pub_cmd: Any, tau: np.ndarray) -> None:
-        msg = JointState(name=live.names, effort=tau[live.out_v].tolist())
+        msg = live.messages[id(pub)]  # reused: publish() serialises at once
         msg.header.stamp = stamp
+        msg.effort = array("d", tau[live.out_v].tobytes())
         pub.publish(msg)
         if pub_cmd is not None:
-            pub_cmd.publish(Float64MultiArray(data=tau[live.joints_v].tolist()))
+            cmd = live.messages[id(pub_cmd)]
+            cmd.data = array("d", tau[live.joints_v].tobytes())
+            pub_cmd.publish(cmd)
 
     # ------------------------------------------------------------------ services
     def _request_state(self, live: Live, names: Sequence[str], positions: Sequence[float],

@@ -13,6 +13,8 @@ velocities in the same way.
 
 from __future__ import annotations
 
+import math
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,8 +44,10 @@ def _values(name: str, values: Sequence[float], n: int) -> F64 | None:
     if len(values) != n:
         raise JointStateError(f"{name} has {len(values)} entries for {n} joint names; "
                               f"give one per name or none")
-    a = np.asarray(values, dtype=np.float64)
-    if not np.all(np.isfinite(a)):
+    # message arrays arrive as array('d'): viewed, not copied
+    a = (np.frombuffer(values, dtype=np.float64) if isinstance(values, array)
+         else np.asarray(values, dtype=np.float64))
+    if not np.isfinite(a).all():
         raise JointStateError(f"{name} contains NaN or inf")
     return a
 
@@ -104,6 +108,7 @@ class JointStateMerger:
         self.effort = np.full(model.nv, np.nan)
         self.stamp = np.full(model.nv, np.nan)  # per joint, seconds
         self.seen = np.zeros(model.nv, dtype=bool)
+        self._plans: dict[tuple[str, ...], tuple[Update, F64, F64, F64]] = {}
         if model.has_free_flyer:
             self.seen[:6] = True  # the base comes from elsewhere (odometry)
 
@@ -114,39 +119,47 @@ class JointStateMerger:
     def missing(self) -> list[str]:
         return [n for n, i in self.joints.index.items() if not self.seen[i]]
 
+    def _plan(self, names: Sequence[str]) -> tuple[Update, F64, F64, F64]:
+        """How a message with these names maps to the model (cached: drivers repeat them)."""
+        key = tuple(names)
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(set(key)) != len(key):
+                raise JointStateError("joint names repeat within the message")
+            index, mimic = self.joints.index, self.joints.mimic
+            known = [(k, index[n]) for k, n in enumerate(key) if n in index]
+            update = Update([i for _, i in known],
+                            [n for n in key if n not in index and n not in mimic],
+                            [n for n in key if n in mimic])
+            ks = np.array([k for k, _ in known], dtype=np.int64)
+            idx = np.array([i for _, i in known], dtype=np.int64)
+            plan = (update, ks, idx, self.joints.q_index(idx))
+            if len(self._plans) < 64:
+                self._plans[key] = plan
+        return plan
+
     def update(self, stamp: float, names: Sequence[str], positions: Sequence[float],
                velocities: Sequence[float], efforts: Sequence[float]) -> Update:
         """Merge one message; raises JointStateError (and keeps nothing) if it is unusable."""
+        update, ks, idx, qi = self._plan(names)
         n = len(names)
-        if len(set(names)) != n:
-            raise JointStateError("joint names repeat within the message")
         pos = _values("position", positions, n)
         vel = _values("velocity", velocities, n)
         eff = _values("effort", efforts, n)
-        if not np.isfinite(stamp):
+        if not math.isfinite(stamp):
             raise JointStateError("the stamp is not a finite time")
-        known = [(k, self.joints.index[name]) for k, name in enumerate(names)
-                 if name in self.joints.index]
-        update = Update([i for _, i in known],
-                        [m for m in names if m not in self.joints.index and
-                         m not in self.joints.mimic],
-                        [m for m in names if m in self.joints.mimic])
-        if not known:
+        if idx.size == 0:
             return update
-        ks = np.array([k for k, _ in known])
-        idx = np.array([i for _, i in known])
-        qi = idx + (1 if self.model.has_free_flyer else 0)
         dt = stamp - self.stamp[idx]
-        has_prev = self.seen[idx] & np.isfinite(dt) & (dt > 0)
+        prev = self.seen[idx] & (dt > 0)  # NaN stamps (never seen) compare False
+        step = np.where(prev, dt, 1.0)
         if vel is not None:
             v_new = vel[ks]
         elif pos is not None:
-            v_new = np.where(has_prev, (pos[ks] - self.q[qi]) / np.where(has_prev, dt, 1.0),
-                             0.0)
+            v_new = np.where(prev, (pos[ks] - self.q[qi]) / step, 0.0)
         else:
             v_new = self.v[idx]
-        self.a[idx] = np.where(has_prev, (v_new - self.v[idx]) / np.where(has_prev, dt, 1.0),
-                               0.0)
+        self.a[idx] = np.where(prev, (v_new - self.v[idx]) / step, 0.0)
         self.v[idx] = v_new
         if pos is not None:
             self.q[qi] = pos[ks]

@@ -1,0 +1,145 @@
+"""Latency of the dynamics node at 1 kHz, measured from outside it, beside a do-nothing echo.
+
+A driver (this process) stamps each joint state with the time it publishes it and receives the
+node's ``~/gravity_torques``, stamped with the same stamp; latency is receive time - stamp.
+The echo node republishes each joint state unchanged: the limit of rclpy on this machine.
+All on loopback, in a domain of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ECHO = """
+import sys, rclpy
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+rclpy.init()
+node = rclpy.create_node("echo")
+pub = node.create_publisher(JointState, "echo", 10)
+node.create_subscription(JointState, "joint_states", pub.publish, qos_profile_sensor_data)
+try:
+    rclpy.spin(node)
+except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+    pass
+"""
+
+
+def _start(args: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def _stop(p: subprocess.Popen[bytes]) -> None:
+    p.send_signal(signal.SIGINT)
+    try:
+        p.wait(10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+
+
+def measure(node, names: list[str], topic: str, n: int, rate: float = 1000.0):  # type: ignore[no-untyped-def]
+    """Publish n joint states at ``rate`` and time the answers on ``topic``."""
+    import rclpy
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import JointState
+
+    received: dict[tuple[int, int], float] = {}
+
+    def on_answer(msg: JointState) -> None:
+        received[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = time.time()
+
+    sub = node.create_subscription(JointState, topic, on_answer, 10)
+    pub = node.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
+    rng = np.random.default_rng(0)
+    q = rng.uniform(-0.5, 0.5, len(names)).tolist()
+    # warm up until answers flow (discovery, first calls)
+    deadline = time.monotonic() + 30
+    while not received and time.monotonic() < deadline:
+        msg = JointState(name=names, position=q, velocity=[0.0] * len(names))
+        msg.header.stamp = node.get_clock().now().to_msg()
+        pub.publish(msg)
+        rclpy.spin_once(node, timeout_sec=0.01)
+    received.clear()
+    sent: list[tuple[int, int, float]] = []
+    period = 1.0 / rate
+    t0 = time.monotonic()
+    for k in range(n):
+        while time.monotonic() < t0 + k * period:
+            rclpy.spin_once(node, timeout_sec=0)
+        now = time.time()
+        msg = JointState(name=names, position=q, velocity=[0.0] * len(names))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = int(now), int((now % 1) * 1e9)
+        pub.publish(msg)
+        sent.append((msg.header.stamp.sec, msg.header.stamp.nanosec, now))
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        rclpy.spin_once(node, timeout_sec=0.01)
+    node.destroy_subscription(sub)
+    node.destroy_publisher(pub)
+    lat = np.array([received[(s, ns)] - t for s, ns, t in sent if (s, ns) in received]) * 1e3
+    return n - lat.size, lat
+
+
+def latency(n: int) -> None:
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 50))
+    import rclpy
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
+    from pinref import robot_path
+
+    from rbd_ros.dynamics import load_urdf
+    from rbd_ros.robots import ARM
+
+    talos = robot_path("talos")
+    cases = [
+        ("echo (rclpy limit)", None, [f"joint{k}" for k in range(1, 8)], "echo"),
+        ("dynamics node, bundled arm (7)", (str(ARM), False), None, "rbd_dynamics/gravity_torques"),
+        ("dynamics node, talos free flyer (nv 38)", (talos, True), None,
+         "rbd_dynamics/gravity_torques"),
+    ]
+    print(f"\n## Dynamics node at 1 kHz joint_states, {n} messages, sensor-data QoS; latency = "
+          "answer received - joint state stamped (ms)")
+    print(f"{'node':<42} {'dropped':>8} {'p50':>7} {'p99':>7} {'max':>7}")
+    rclpy.init()
+    driver = rclpy.create_node("latency_driver")
+    results = {}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for label, robot, names, topic in cases:
+                if robot is None:
+                    proc = _start(["-c", ECHO])
+                else:
+                    path, ff = robot
+                    model = load_urdf(path, floating_base=ff)
+                    names = [j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1]
+                    urdf = "\n".join("      " + x for x in Path(path).read_text().splitlines())
+                    params = Path(tmp) / "p.yaml"
+                    params.write_text("rbd_dynamics:\n  ros__parameters:\n"
+                                      f"    floating_base: {'true' if ff else 'false'}\n"
+                                      f"    robot_description: |\n{urdf}\n")
+                    proc = _start(["-m", "rbd_ros.nodes.dynamics_node", "--ros-args",
+                                   "--params-file", str(params), "--log-level", "error"])
+                try:
+                    dropped, lat = measure(driver, names, topic, n)
+                finally:
+                    _stop(proc)
+                results[label] = lat
+                print(f"{label:<42} {dropped:8d} {np.percentile(lat, 50):7.3f} "
+                      f"{np.percentile(lat, 99):7.3f} {lat.max():7.3f}")
+    finally:
+        driver.destroy_node()
+        rclpy.try_shutdown()
+    echo99 = np.percentile(results["echo (rclpy limit)"], 99)
+    for label, lat in results.items():
+        if label.startswith("dynamics"):
+            print(f"  {label}: p99 = {np.percentile(lat, 99) / echo99:.2f} x the echo's")
