@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 
 from ..dynamics import Model
-from ..dynamics.model import F64
+from ..dynamics.model import F64, I64
+
+Plan = tuple["Update", I64, I64, I64]  # names seen, message rows, v indices, q indices
 
 
 class JointStateError(ValueError):
@@ -108,7 +110,7 @@ class JointStateMerger:
         self.effort = np.full(model.nv, np.nan)
         self.stamp = np.full(model.nv, np.nan)  # per joint, seconds
         self.seen = np.zeros(model.nv, dtype=bool)
-        self._plans: dict[tuple[str, ...], tuple[Update, F64, F64, F64]] = {}
+        self._plans: dict[tuple[str, ...], Plan] = {}
         if model.has_free_flyer:
             self.seen[:6] = True  # the base comes from elsewhere (odometry)
 
@@ -119,23 +121,24 @@ class JointStateMerger:
     def missing(self) -> list[str]:
         return [n for n, i in self.joints.index.items() if not self.seen[i]]
 
-    def _plan(self, names: Sequence[str]) -> tuple[Update, F64, F64, F64]:
+    def _plan(self, names: Sequence[str]) -> Plan:
         """How a message with these names maps to the model (cached: drivers repeat them)."""
         key = tuple(names)
-        plan = self._plans.get(key)
-        if plan is None:
-            if len(set(key)) != len(key):
-                raise JointStateError("joint names repeat within the message")
-            index, mimic = self.joints.index, self.joints.mimic
-            known = [(k, index[n]) for k, n in enumerate(key) if n in index]
-            update = Update([i for _, i in known],
-                            [n for n in key if n not in index and n not in mimic],
-                            [n for n in key if n in mimic])
-            ks = np.array([k for k, _ in known], dtype=np.int64)
-            idx = np.array([i for _, i in known], dtype=np.int64)
-            plan = (update, ks, idx, self.joints.q_index(idx))
-            if len(self._plans) < 64:
-                self._plans[key] = plan
+        cached = self._plans.get(key)
+        if cached is not None:
+            return cached
+        if len(set(key)) != len(key):
+            raise JointStateError("joint names repeat within the message")
+        index, mimic = self.joints.index, self.joints.mimic
+        known = [(k, index[n]) for k, n in enumerate(key) if n in index]
+        update = Update([i for _, i in known],
+                        [n for n in key if n not in index and n not in mimic],
+                        [n for n in key if n in mimic])
+        ks = np.array([k for k, _ in known], dtype=np.int64)
+        idx = np.array([i for _, i in known], dtype=np.int64)
+        plan: Plan = (update, ks, idx, self.joints.q_index(idx))
+        if len(self._plans) < 64:
+            self._plans[key] = plan
         return plan
 
     def update(self, stamp: float, names: Sequence[str], positions: Sequence[float],
