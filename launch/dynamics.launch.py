@@ -18,11 +18,13 @@ def _nodes(context):
     description_file = LaunchConfiguration("description_file").perform(context)
     params = [LaunchConfiguration("params_file"),
               {"use_sim_time": LaunchConfiguration("use_sim_time")}]
-    if description_file:
-        # xacro expands macros and passes plain URDF through unchanged
-        import xacro  # only needed when a file is given
+    if description_file.endswith(".xacro"):
+        import xacro  # only needed for a xacro file
 
         params.append({"robot_description": xacro.process_file(description_file).toxml()})
+    elif description_file:
+        with open(description_file) as f:
+            params.append({"robot_description": f.read()})
     return [Node(
         package="rbd_ros",
         executable="dynamics_node",

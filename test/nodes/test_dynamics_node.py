@@ -67,16 +67,18 @@ def by_name(msg: JointState) -> np.ndarray:
 
 
 def drive(probe: Probe, msgs: list[JointState], done) -> bool:  # type: ignore[no-untyped-def]
-    """Publish the messages (again and again, since discovery takes a moment) until done()."""
-    pub = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+    """Publish the messages, each from a publisher of its own (as several drivers would),
+    again and again since discovery takes a moment, until done()."""
+    pubs = [probe.node.create_publisher(JointState, "/joint_states", SENSOR) for _ in msgs]
 
     def publish_then_check() -> bool:
-        for m in msgs:
+        for pub, m in zip(pubs, msgs, strict=True):
             pub.publish(m)
         return bool(done())
 
     ok = probe.spin_until(publish_then_check, 15.0)
-    probe.node.destroy_publisher(pub)
+    for pub in pubs:
+        probe.node.destroy_publisher(pub)
     return ok
 
 
@@ -241,3 +243,31 @@ def test_description_published_after_start_up_is_picked_up(ros: None, probe: Pro
         np.testing.assert_allclose(res.efforts, gravity(MODEL, DATA, Q), atol=1e-12)
     finally:
         print(late.stop())
+
+
+def test_floating_base_robot(ros: None, probe: Probe, tmp_path: Path) -> None:
+    """A quadruped with a free-flyer root: the base stays at the origin, at rest."""
+    from rbd_ros.robots import QUADRUPED
+
+    model = load_urdf(QUADRUPED, floating_base=True)
+    names = [j.name for j in model.joints if j.kind == "revolute"]
+    params = params_file(tmp_path / "p.yaml", "/quad/rbd_dynamics", {
+        "robot_description": QUADRUPED.read_text(), "floating_base": True})
+    quad = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/quad", "--params-file",
+                       str(params))
+    try:
+        grav = probe.listen(JointState, "/quad/rbd_dynamics/gravity_torques")
+        q = np.linspace(-0.5, 0.5, 12)
+        pub = probe.node.create_publisher(JointState, "/quad/joint_states", SENSOR)
+        msg = JointState(name=names, position=list(q))
+
+        def publish_then_check() -> bool:
+            pub.publish(msg)
+            return bool(grav)
+
+        assert probe.spin_until(publish_then_check, 15.0)
+        want = gravity(model, Data(model), np.r_[model.neutral()[:7], q])[6:]
+        got = np.array([grav[-1].effort[grav[-1].name.index(n)] for n in names])
+        np.testing.assert_allclose(got, want, atol=1e-9)
+    finally:
+        print(quad.stop())
