@@ -1,0 +1,85 @@
+"""Where the bodies are: world placements, link frames, centre of mass, momentum."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .model import F64, MF_I, W_X, Data, Model, map_views, work_vectors
+from .spatial import joint_transform, store
+
+
+@njit(cache=True)
+def placements_kernel(mi, mf, maps, lin, q, W, wv, out):
+    """out[i] = (R row-major, p): body i's axes and origin in the world (the root's parent)."""
+    qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
+        map_views(maps, lin)
+    qf = work_vectors(maps, wv)[0]
+    for k in range(qsrc.shape[0]):
+        qf[k] = qmul[k] * q[qsrc[k]] + qoff[k]
+    for i in range(mi.shape[0]):
+        X = joint_transform(mi[i, 1], mf, i, qf, mi[i, 2])
+        store(W, i, W_X, X)
+        p = mi[i, 0]
+        for r in range(3):
+            for c in range(3):
+                # R_i = R_p E_i^T
+                s = 0.0
+                for k in range(3):
+                    Rp = (1.0 if r == k else 0.0) if p < 0 else out[p, 3 * r + k]
+                    s += Rp * X[3 * c + k]
+                out[i, 3 * r + c] = s
+            # p_i = p_p + R_p r_i
+            s = 0.0 if p < 0 else out[p, 9 + r]
+            for k in range(3):
+                Rp = (1.0 if r == k else 0.0) if p < 0 else out[p, 3 * r + k]
+                s += Rp * X[9 + k]
+            out[i, 9 + r] = s
+
+
+def placements(model: Model, data: Data, q: F64) -> F64:
+    """(nb, 12): each body's rotation (row-major) and origin in the world frame."""
+    q = model.check_vector(q, model.nq, "q")
+    out = np.empty((model.nb, 12))
+    placements_kernel(model.mi, model.mf, model.maps, model.lin, q, data.W, data.wv, out)
+    return out
+
+
+def link_placement(model: Model, body_placements: F64, link: str) -> tuple[F64, F64]:
+    """(rotation, origin) of a URDF link in the world frame."""
+    frame = model.frames[link]
+    if frame.body < 0:
+        return frame.rotation, frame.translation
+    R = body_placements[frame.body, :9].reshape(3, 3)
+    return R @ frame.rotation, body_placements[frame.body, 9:] + R @ frame.translation
+
+
+def body_mass_com(model: Model) -> tuple[F64, F64]:
+    """Mass and centre of mass (body frame) of every body, from its spatial inertia."""
+    I6 = model.mf[:, MF_I : MF_I + 36].reshape(-1, 6, 6)
+    m = I6[:, 3, 3]
+    safe = np.where(m > 0, m, 1.0)
+    com = np.stack([I6[:, 2, 4], I6[:, 0, 5], I6[:, 1, 3]], axis=1) / safe[:, None]
+    return m, com
+
+
+def center_of_mass(model: Model, body_placements: F64) -> F64:
+    """Centre of mass of the moving bodies in the world frame."""
+    m, com = body_mass_com(model)
+    R = body_placements[:, :9].reshape(-1, 3, 3)
+    world = body_placements[:, 9:] + np.einsum("bij,bj->bi", R, com)
+    return np.asarray((m[:, None] * world).sum(axis=0) / m.sum(), dtype=np.float64)
+
+
+def spatial_momentum(model: Model, data: Data, body_placements: F64) -> F64:
+    """Total momentum ``[linear; angular about the world origin]`` in world axes, from the
+    body velocities left in ``data`` by the last rnea/aba call."""
+    h = np.zeros(6)
+    for i in range(model.nb):
+        I6 = model.mf[i, MF_I : MF_I + 36].reshape(6, 6)
+        hb = I6 @ data.v[i]  # [angular about the body origin; linear], body axes
+        R, p = body_placements[i, :9].reshape(3, 3), body_placements[i, 9:]
+        lin = R @ hb[3:]
+        h[:3] += lin
+        h[3:] += R @ hb[:3] + np.cross(p, lin)
+    return h

@@ -1,0 +1,125 @@
+"""Contact reactions of standing robots, impossible motions, and momentum in flight."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pinref import random_state, robot_path
+
+from rbd_ros.dynamics import Data, ModelError, aba, integrate, load_urdf
+from rbd_ros.dynamics.contacts import Contact, check_contacts, solve
+from rbd_ros.dynamics.kinematics import center_of_mass, link_placement, placements, spatial_momentum
+from rbd_ros.robots import QUADRUPED
+
+G = 9.81
+SOLE = dict(half_length=0.1, half_width=0.05)  # Talos's sole is about 0.21 m x 0.13 m
+
+
+@pytest.fixture(scope="module")
+def talos():  # type: ignore[no-untyped-def]
+    m = load_urdf(robot_path("talos"), floating_base=True)
+    return m, Data(m)
+
+
+def standing(m, d, q, contacts, mu=0.7):  # type: ignore[no-untyped-def]
+    z = np.zeros(m.nv)
+    return solve(m, d, q, z, z, contacts, mu)
+
+
+def test_both_feet_carry_the_weight_evenly_when_symmetric(talos) -> None:  # type: ignore[no-untyped-def]
+    m, d = talos
+    feet = [Contact("left_sole_link", **SOLE), Contact("right_sole_link", **SOLE)]
+    r = standing(m, d, m.neutral(), feet)
+    assert r.feasible, r.reason
+    fl, fr = r.wrenches["left_sole_link"], r.wrenches["right_sole_link"]
+    np.testing.assert_allclose(fl[:3] + fr[:3], [0, 0, m.total_mass * G], atol=1e-6)
+    assert abs(fl[2] - fr[2]) < 0.02 * m.total_mass * G  # Talos is nearly left-right symmetric
+    # the joint torques are consistent: the base needs no wrench once the contacts push
+    assert np.all(np.isfinite(r.tau))
+    for link, cop in r.cop.items():
+        R, p = link_placement(m, placements(m, d, m.neutral()), link)
+        local = R.T @ (cop - p)
+        assert abs(local[0]) <= 0.1 + 1e-9 and abs(local[1]) <= 0.05 + 1e-9
+
+
+def test_load_moves_to_the_foot_under_the_centre_of_mass(talos) -> None:  # type: ignore[no-untyped-def]
+    m, d = talos
+    q = m.neutral()
+    # lean both legs sideways (hip roll): the feet move, the centre of mass stays
+    for name in ("leg_left_2_joint", "leg_right_2_joint"):
+        q[m.joint(name).idx_q] = 0.08
+    feet = [Contact("left_sole_link", **SOLE), Contact("right_sole_link", **SOLE)]
+    r = standing(m, d, q, feet)
+    assert r.feasible, r.reason
+    X = placements(m, d, q)
+    com = center_of_mass(m, X)
+    y = {f.link: link_placement(m, X, f.link)[1][1] for f in feet}
+    near = min(y, key=lambda k: abs(y[k] - com[1]))
+    far = max(y, key=lambda k: abs(y[k] - com[1]))
+    assert r.wrenches[near][2] > r.wrenches[far][2] + 10.0
+
+
+def test_one_foot_takes_all_the_weight(talos) -> None:  # type: ignore[no-untyped-def]
+    m, d = talos
+    big = Contact("left_sole_link", half_length=0.3, half_width=0.3)  # reaches under the CoM
+    r = standing(m, d, m.neutral(), [big])
+    assert r.feasible, r.reason
+    np.testing.assert_allclose(r.wrenches["left_sole_link"][:3], [0, 0, m.total_mass * G],
+                               atol=1e-6)
+    # with its real sole the centre of pressure would have to leave the foot
+    r = standing(m, d, m.neutral(), [Contact("left_sole_link", **SOLE)])
+    assert not r.feasible and "off the soles" in r.reason
+
+
+def test_impossible_motions_are_reported(talos) -> None:  # type: ignore[no-untyped-def]
+    m, d = talos
+    feet = [Contact("left_sole_link", **SOLE), Contact("right_sole_link", **SOLE)]
+    q, v = m.neutral(), np.zeros(m.nv)
+    a = np.zeros(m.nv)
+    a[2] = -15.0  # falling faster than gravity: the feet would have to pull
+    r = solve(m, d, q, v, a, feet, 0.7)
+    assert not r.feasible and "pull on the ground" in r.reason
+    a = np.zeros(m.nv)
+    a[0] = 12.0  # sideways harder than mu * g allows
+    r = solve(m, d, q, v, a, feet, 0.7)
+    assert not r.feasible and "friction cone" in r.reason
+    assert not solve(m, d, q, v, np.zeros(m.nv), [], 0.7).feasible
+
+
+def test_quadruped_point_feet(talos) -> None:  # type: ignore[no-untyped-def]
+    m = load_urdf(QUADRUPED, floating_base=True)
+    d = Data(m)
+    q = m.neutral()
+    feet = [Contact(f"{leg}_foot") for leg in ("LF", "RF", "LH", "RH")]
+    r = standing(m, d, q, feet)
+    assert r.feasible, r.reason
+    fz = np.array([r.wrenches[f.link][2] for f in feet])
+    np.testing.assert_allclose(fz.sum(), 21.0 * G, rtol=1e-9)
+    np.testing.assert_allclose(fz, fz.mean(), rtol=1e-6)  # symmetric robot, symmetric split
+    with pytest.raises(ModelError, match="contact link 'LF_toe'"):
+        check_contacts(m, [Contact("LF_toe")], 0.5)
+
+
+def test_momentum_is_conserved_in_flight_without_gravity() -> None:
+    m = load_urdf(QUADRUPED, floating_base=True).with_gravity([0, 0, 0])
+    d = Data(m)
+    q, v, _, _ = random_state(m, np.random.default_rng(3))
+    zero = np.zeros(m.nv)
+
+    def momentum(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        aba(m, d, q, v, zero)  # leaves the body velocities in d
+        return spatial_momentum(m, d, placements(m, d, q))
+
+    h0 = momentum(q, v)
+    dt = 1e-3
+    for _ in range(500):  # RK4
+        k1v, k1a = v, aba(m, d, q, v, zero)
+        k2v = v + 0.5 * dt * k1a
+        k2a = aba(m, d, integrate(m, q, k1v, 0.5 * dt), k2v, zero)
+        k3v = v + 0.5 * dt * k2a
+        k3a = aba(m, d, integrate(m, q, k2v, 0.5 * dt), k3v, zero)
+        k4v = v + dt * k3a
+        k4a = aba(m, d, integrate(m, q, k3v, dt), k4v, zero)
+        q = integrate(m, q, (k1v + 2 * k2v + 2 * k3v + k4v) / 6, dt)
+        v = v + dt * (k1a + 2 * k2a + 2 * k3a + k4a) / 6
+    np.testing.assert_allclose(momentum(q, v), h0, atol=1e-7 * max(1.0, np.abs(h0).max()))
