@@ -25,7 +25,7 @@ pip_install --no-deps --no-build-isolation -e .
 prefix="$(cd "$VENV" && pwd)"
 stamp="$prefix/.rbd_ros_interfaces.sha"
 sha="$(cat rbd_ros_interfaces/CMakeLists.txt rbd_ros_interfaces/package.xml \
-        rbd_ros_interfaces/pyproject.toml rbd_ros_interfaces/srv/* | sha256sum | cut -d' ' -f1)"
+        rbd_ros_interfaces/pyproject.toml rbd_ros_interfaces/srv/* rbd_ros_interfaces/msg/* | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$sha" ]; then
     AMENT_PREFIX_PATH="$prefix" CMAKE_PREFIX_PATH="$prefix" \
         pip_install --no-deps --no-build-isolation --force-reinstall ./rbd_ros_interfaces

@@ -34,11 +34,8 @@ import numpy as np
 import rclpy
 from geometry_msgs.msg import Wrench
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
-from rclpy.exceptions import ParameterUninitializedException
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import (
-    DurabilityPolicy,
     QoSProfile,
     ReliabilityPolicy,
     qos_profile_sensor_data,
@@ -55,15 +52,11 @@ from rbd_ros_interfaces.srv import (  # type: ignore[attr-defined]
 )
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
+from .common import LATCHED, NodeBase, run, stamp_seconds
 from .joint_states import JointStateError, JointStateMerger
 from .trajectory import Trajectory
 
-THROTTLE_S = 5.0
 QOS_CHOICES = ("sensor_data", "reliable")
-
-
-def _stamp_seconds(stamp: Any) -> float:
-    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
 
 
 class Live:
@@ -92,11 +85,10 @@ class Live:
                 self.messages[id(pub)] = pub.msg_type()
 
 
-class DynamicsNode(Node):
+class DynamicsNode(NodeBase):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("rbd_dynamics", **kwargs)
         self.live: Live | None = None
-        self._last_warn: dict[str, float] = {}
         d = self.declare_parameter
         d("robot_description", "", ParameterDescriptor(
             type=ParameterType.PARAMETER_STRING,
@@ -120,15 +112,13 @@ class DynamicsNode(Node):
             type=ParameterType.PARAMETER_BOOL,
             description="add the URDF's joint friction to every torque the node computes"))
         self._check_startup()
-        self.friction = bool(self._p("friction"))
+        self.friction = bool(self.param("friction"))
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
-        qos_in = (qos_profile_sensor_data if self._p("joint_states_qos") == "sensor_data"
+        qos_in = (qos_profile_sensor_data if self.param("joint_states_qos") == "sensor_data"
                   else QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
-        latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, qos_in)
-        self.create_subscription(String, "robot_description", self._on_description, latched)
+        self.create_subscription(String, "robot_description", self._on_description, LATCHED)
         self.create_subscription(Float64MultiArray, "effort_commands", self._on_command_array, 10)
         self.create_subscription(JointState, "effort_command_states", self._on_command_states, 10)
         self.create_subscription(JointTrajectory, "desired_trajectory", self._on_trajectory, 10)
@@ -143,21 +133,15 @@ class DynamicsNode(Node):
         self.create_service(MassMatrix, "~/mass_matrix", self._srv_mass_matrix)
         self.create_service(GravityTorques, "~/gravity_torques", self._srv_gravity)
         self.timer: rclpy.timer.Timer | None = None
-        self._set_rate(self._p("publish_rate"))
+        self._set_rate(self.param("publish_rate"))
         self._last_stamp = None
-        if self._p("robot_description"):
-            self._install(self._p("robot_description"), "the robot_description parameter")
+        if self.param("robot_description"):
+            self._install(self.param("robot_description"), "the robot_description parameter")
 
     # ------------------------------------------------------------------ parameters
-    def _p(self, name: str) -> Any:
-        try:
-            return self.get_parameter(name).value
-        except ParameterUninitializedException:  # `joints` until someone sets it
-            return None
-
     def _check_startup(self) -> None:
         for name in ("gravity", "publish_rate", "joint_states_qos"):
-            reason = self._invalid(Parameter(name, value=self._p(name)))
+            reason = self._invalid(Parameter(name, value=self.param(name)))
             if reason:
                 raise ValueError(f"parameter {name}: {reason}")
 
@@ -211,9 +195,9 @@ class DynamicsNode(Node):
     def _install(self, urdf: str, source: str, strict: bool = False) -> None:
         """Load a new model; a bad one is rejected and the last good model stays."""
         try:
-            model = load_urdf_string(urdf, floating_base=self._p("floating_base"))
-            model = model.with_gravity(list(self._p("gravity")))
-            joints = self.live.joints if self.live is not None else list(self._p("joints") or [])
+            model = load_urdf_string(urdf, floating_base=self.param("floating_base"))
+            model = model.with_gravity(list(self.param("gravity")))
+            joints = self.live.joints if self.live is not None else list(self.param("joints") or [])
             known = [j for j in joints if j in {x.name for x in model.joints}]
             self._swap(model, known)
         except (RbdError, JointStateError) as e:
@@ -238,26 +222,19 @@ class DynamicsNode(Node):
         self._install(msg.data, "the robot_description topic")
 
     # ------------------------------------------------------------------ inputs
-    def _warn(self, key: str, text: str) -> None:
-        """A warning at most every THROTTLE_S seconds per kind."""
-        now = self.get_clock().now().nanoseconds * 1e-9
-        if now - self._last_warn.get(key, -math.inf) >= THROTTLE_S:
-            self._last_warn[key] = now
-            self.get_logger().warning(text)
-
     def _on_joint_states(self, msg: JointState) -> None:
         live = self.live
         if live is None:
-            self._warn("no_model", "ignoring joint_states: no robot_description yet")
+            self.warn("no_model", "ignoring joint_states: no robot_description yet")
             return
         try:
-            update = live.merger.update(_stamp_seconds(msg.header.stamp), msg.name,
+            update = live.merger.update(stamp_seconds(msg.header.stamp), msg.name,
                                         msg.position, msg.velocity, msg.effort)
         except JointStateError as e:
-            self._warn("bad_state", f"dropped a joint_states message: {e}")
+            self.warn("bad_state", f"dropped a joint_states message: {e}")
             return
         if update.unknown:
-            self._warn("unknown", f"joint_states names joints the model does not have, "
+            self.warn("unknown", f"joint_states names joints the model does not have, "
                                   f"ignored: {update.unknown}")
         self._last_stamp = msg.header.stamp
         if self.timer is None:
@@ -273,7 +250,7 @@ class DynamicsNode(Node):
             return
         data = np.asarray(msg.data, dtype=np.float64)
         if data.shape != (len(live.joints),) or not np.all(np.isfinite(data)):
-            self._warn("bad_command", f"dropped effort_commands: expected {len(live.joints)} "
+            self.warn("bad_command", f"dropped effort_commands: expected {len(live.joints)} "
                                       f"finite efforts in the order {live.joints}, got "
                                       f"{len(data)}")
             return
@@ -291,7 +268,7 @@ class DynamicsNode(Node):
             if not np.all(np.isfinite(eff)):
                 raise JointStateError("an effort is NaN or inf")
         except JointStateError as e:
-            self._warn("bad_command", f"dropped effort_command_states: {e}")
+            self.warn("bad_command", f"dropped effort_command_states: {e}")
             return
         live.command[idx] = eff
 
@@ -317,14 +294,14 @@ class DynamicsNode(Node):
                     elif f == "positions":  # hold the measured (or the previous) position
                         out[k] = live.merger.q[live.index.q_index(np.array(idx))] if k == 0 \
                             else out[k - 1]
-            times = [_stamp_seconds(pt.time_from_start) for pt in pts]
+            times = [stamp_seconds(pt.time_from_start) for pt in pts]
             if not all(np.isfinite(x).all() for x in arr.values()) or \
                     any(b <= a for a, b in itertools.pairwise(times)):
                 raise JointStateError("values must be finite and times strictly increasing")
         except JointStateError as e:
-            self._warn("bad_trajectory", f"dropped desired_trajectory: {e}")
+            self.warn("bad_trajectory", f"dropped desired_trajectory: {e}")
             return
-        start = _stamp_seconds(msg.header.stamp)
+        start = stamp_seconds(msg.header.stamp)
         if start == 0.0:
             start = self.get_clock().now().nanoseconds * 1e-9
         live.trajectory = Trajectory(idx, times, arr["positions"], arr["velocities"],
@@ -333,7 +310,7 @@ class DynamicsNode(Node):
     # ------------------------------------------------------------------ outputs
     def _publish(self, live: Live, stamp: Any) -> None:
         if not live.merger.ready:
-            self._warn("waiting", f"waiting for joint_states of {live.merger.missing()}")
+            self.warn("waiting", f"waiting for joint_states of {live.merger.missing()}")
             return
         m, d, st = live.model, live.data, live.merger
         fric = self.friction
@@ -353,7 +330,7 @@ class DynamicsNode(Node):
             ext[live.out_v] = st.effort[live.out_v] - tau[live.out_v]
             self._emit(live, stamp, self.pub_external, None, ext)
         if live.trajectory is not None:
-            t = _stamp_seconds(stamp)
+            t = stamp_seconds(stamp)
             pd, vd, ad = live.trajectory.sample(t)
             q, v, a = st.q.copy(), np.zeros(m.nv), np.zeros(m.nv)
             idx = np.array(live.trajectory.v_index)
@@ -442,21 +419,7 @@ def _wrench(w: Wrench) -> np.ndarray:
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args if args is not None else sys.argv)
-    try:
-        node = DynamicsNode()
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 2
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run(DynamicsNode, args)
 
 
 if __name__ == "__main__":

@@ -14,21 +14,19 @@ import sys
 from typing import Any
 
 import numpy as np
-import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
-from rclpy.exceptions import ParameterUninitializedException
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..dynamics import Data, RbdError, aba, integrate, load_urdf_string
-from .joint_states import JointIndex, JointStateError
+from .common import NodeBase, run
+from .joint_states import JointIndex
 
 MAX_CATCH_UP = 50  # steps per tick at most; beyond that the simulation slows down instead
 
 
-class SimulatorNode(Node):
+class SimulatorNode(NodeBase):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("rbd_simulator", **kwargs)
         d = self.declare_parameter
@@ -45,16 +43,16 @@ class SimulatorNode(Node):
         d("command_timeout", 0.1, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, read_only=True,
             description="seconds after which an effort command is dropped to zero"))
-        self.model = load_urdf_string(self._p("robot_description"))
+        self.model = load_urdf_string(self.param("robot_description"))
         if self.model.has_free_flyer:
             raise RbdError("the simulator handles fixed-base robots only")
         self.data = Data(self.model)
         index = JointIndex(self.model)
         self.names = index.names
-        self.joints = list(self._p("joints") or self.names)
+        self.joints = list(self.param("joints") or self.names)
         self.joints_v = index.order(self.joints)
         self.q = self.model.neutral()
-        init = self._p("initial_positions")
+        init = self.param("initial_positions")
         if init:
             if len(init) != len(self.joints) or not all(math.isfinite(x) for x in init):
                 raise RbdError(f"initial_positions needs {len(self.joints)} finite values")
@@ -62,19 +60,13 @@ class SimulatorNode(Node):
         self.q0 = self.q.copy()
         self.v = np.zeros(self.model.nv)
         self.tau = np.zeros(self.model.nv)
-        self.dt = 1.0 / float(self._p("rate"))
-        self.timeout = float(self._p("command_timeout"))
+        self.dt = 1.0 / float(self.param("rate"))
+        self.timeout = float(self.param("command_timeout"))
         self.t_sim = self._now()
         self.t_command = -math.inf
         self.pub = self.create_publisher(JointState, "joint_states", 10)
         self.create_subscription(Float64MultiArray, "effort_commands", self._on_command, 10)
         self.create_timer(self.dt, self._tick)
-
-    def _p(self, name: str) -> Any:
-        try:
-            return self.get_parameter(name).value
-        except ParameterUninitializedException:
-            return None
 
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -112,21 +104,7 @@ class SimulatorNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args if args is not None else sys.argv)
-    try:
-        node = SimulatorNode()
-    except (RbdError, JointStateError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        rclpy.try_shutdown()
-        return 2
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    return run(SimulatorNode, args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,62 @@
+"""What every rbd_ros node shares: parameters that may be unset, throttled warnings, QoS
+profiles, stamps, and the console entry point."""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import rclpy
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+THROTTLE_S = 5.0
+#: robot_description as robot_state_publisher publishes it
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def stamp_seconds(stamp: Any) -> float:
+    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
+
+
+class NodeBase(Node):
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self._last_warn: dict[str, float] = {}
+
+    def param(self, name: str) -> Any:
+        """A parameter's value; None for a typed parameter nobody has set."""
+        try:
+            return self.get_parameter(name).value
+        except ParameterUninitializedException:
+            return None
+
+    def warn(self, key: str, text: str) -> None:
+        """A warning at most every THROTTLE_S seconds per kind of problem."""
+        now = self.get_clock().now().nanoseconds * 1e-9
+        if now - self._last_warn.get(key, -math.inf) >= THROTTLE_S:
+            self._last_warn[key] = now
+            self.get_logger().warning(text)
+
+
+def run(node_class: Callable[[], Node], args: list[str] | None = None) -> int:
+    """Console entry point: spin the node until Ctrl-C; a bad configuration exits 2."""
+    rclpy.init(args=args if args is not None else sys.argv)
+    try:
+        node = node_class()
+    except ValueError as e:  # RbdError and friends: a configuration that cannot work
+        print(f"error: {e}", file=sys.stderr)
+        rclpy.try_shutdown()
+        return 2
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
