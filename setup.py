@@ -30,6 +30,7 @@ setup(
             "rbd-ros = rbd_ros.cli:main",
             "dynamics_node = rbd_ros.nodes.dynamics_node:main",
             "simulator_node = rbd_ros.nodes.simulator_node:main",
+            "floating_base_node = rbd_ros.nodes.floating_base_node:main",
         ],
     },
 )

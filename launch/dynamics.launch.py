@@ -6,25 +6,20 @@
 With description_file empty (the default) the node takes the URDF from the robot_description
 topic that robot_state_publisher publishes."""
 
+from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from launch import LaunchDescription
+from rbd_ros.launch_support import robot_description
 
 
 def _nodes(context):
     description_file = LaunchConfiguration("description_file").perform(context)
     params = [LaunchConfiguration("params_file"),
               {"use_sim_time": LaunchConfiguration("use_sim_time")}]
-    if description_file.endswith(".xacro"):
-        import xacro  # only needed for a xacro file
-
-        params.append({"robot_description": xacro.process_file(description_file).toxml()})
-    elif description_file:
-        with open(description_file) as f:
-            params.append({"robot_description": f.read()})
+    params += robot_description(description_file)
     return [Node(
         package="rbd_ros",
         executable="dynamics_node",

@@ -56,7 +56,8 @@ class Reaction:
     com_wrench: F64  # total contact wrench about the centre of mass, world axes
     com: F64  # centre of mass, world
     wrenches: dict[str, F64]  # per active contact: [force; torque] world axes at the contact
-    cop: dict[str, F64]  # per active foot: centre of pressure, world
+    cop: dict[str, F64]  # per active contact: centre of pressure, world (a point: itself)
+    rotation: dict[str, F64]  # per active contact: the link's axes in the world
     tau: F64  # joint torques consistent with the contact wrenches
 
 
@@ -81,7 +82,8 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
     Rb, pb = X[0, :9].reshape(3, 3), X[0, 9:]
     com = center_of_mass(model, X)
     need = np.r_[Rb @ base_wrench[:3], Rb @ base_wrench[3:]]  # world axes, about the base
-    empty = Reaction(False, "", base_wrench, np.zeros(6), com, {}, {}, np.zeros(model.nv - 6))
+    empty = Reaction(False, "", base_wrench, np.zeros(6), com, {}, {}, {},
+                     np.zeros(model.nv - 6))
     if not contacts:
         empty.reason = "no contact is active"
         return empty
@@ -124,18 +126,20 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
         w = quadprog.solve_qp(G + 1e-9 * np.eye(n), np.zeros(n), C, b, 6)[0]
     except ValueError:
         empty.reason = ("no contact wrenches can produce this motion: the ground would have "
-                        f"to push outside the friction cone (mu = {mu}) or off the soles")
+                        f"to push outside the friction cone (mu = {mu}) or with the centre of "
+                        "pressure off the support (the soles, or the line or polygon of the "
+                        "contact points)")
         return empty
     wrenches: dict[str, F64] = {}
     cop: dict[str, F64] = {}
+    rotation: dict[str, F64] = {}
     f_ext = np.zeros((model.nb, 6))
     com_wrench = np.zeros(6)
     o = 0
-    for c, (_, p), k in zip(contacts, frames, sizes, strict=True):
+    for c, (R, p), k in zip(contacts, frames, sizes, strict=True):
         wc = np.r_[w[o : o + 3], w[o + 3 : o + 6] if k == 6 else np.zeros(3)]
-        wrenches[c.link] = wc
-        if k == 6 and wc[2] > 1e-9:
-            cop[c.link] = p + np.array([-wc[4] / wc[2], wc[3] / wc[2], 0.0])
+        wrenches[c.link], rotation[c.link] = wc, R
+        cop[c.link] = p + np.array([-wc[4] / wc[2], wc[3] / wc[2], 0.0]) if wc[2] > 1e-9 else p
         com_wrench += np.r_[wc[:3], wc[3:] + np.cross(p - com, wc[:3])]
         body = model.frames[c.link].body
         Rbody, pbody = X[body, :9].reshape(3, 3), X[body, 9:]
@@ -143,4 +147,4 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
         f_ext[body, 3:] += Rbody.T @ (wc[3:] + np.cross(p - pbody, wc[:3]))
         o += k
     tau = rnea(model, data, q, v, a, f_ext)
-    return Reaction(True, "", base_wrench, com_wrench, com, wrenches, cop, tau[6:])
+    return Reaction(True, "", base_wrench, com_wrench, com, wrenches, cop, rotation, tau[6:])

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .aba import aba
+from .configuration import quat_matrix
 from .crba import crba
 from .model import F64, Data, Model
 from .rnea import rnea
@@ -56,3 +57,15 @@ def inverse_dynamics(model: Model, data: Data, q: F64, v: F64, qdd_joints: F64,
     H = crba(model, data, q)
     a_base = -np.linalg.solve(H[:6, :6], tau0[:6]).astype(np.float64)
     return a_base, tau0[6:] + H[6:, :6] @ a_base
+
+
+def base_acceleration_from_imu(model: Model, q: F64, v: F64, specific_force: F64,
+                               angular_acceleration: F64 | None = None) -> F64:
+    """The base acceleration ``[linear; angular]`` of the model's convention (the time
+    derivative of the base-frame twist) from an IMU in the base frame: its specific force
+    ``a - g`` and, if known, its angular acceleration (else zero)."""
+    model.require_free_flyer()
+    R = quat_matrix(q[3:7])
+    a_classical = np.asarray(specific_force, dtype=np.float64) + R.T @ model.gravity
+    alpha = np.zeros(3) if angular_acceleration is None else np.asarray(angular_acceleration)
+    return np.r_[a_classical - np.cross(v[3:6], v[:3]), alpha].astype(np.float64)

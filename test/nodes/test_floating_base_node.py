@@ -1,0 +1,176 @@
+"""The floating-base node in its own process, on the bundled quadruped, over loopback DDS."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rclpy
+from geometry_msgs.msg import AccelStamped, WrenchStamped
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rosutil import SENSOR, NodeProcess, Probe, params_file
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import String
+
+from rbd_ros.dynamics import Data, load_urdf
+from rbd_ros.dynamics.contacts import Contact, solve
+from rbd_ros.dynamics.floating import forward_dynamics
+from rbd_ros.robots import QUADRUPED
+from rbd_ros_interfaces.msg import ActiveContacts
+from rbd_ros_interfaces.srv import FloatingBaseDynamics
+
+CONFIG = Path(__file__).resolve().parents[2] / "config" / "floating_base.yaml"
+NODE = "/rbd_floating_base"
+MODEL = load_urdf(QUADRUPED, floating_base=True)
+DATA = Data(MODEL)
+NAMES = [j.name for j in MODEL.joints if j.kind == "revolute"]
+FEET = [f"{leg}_foot" for leg in ("LF", "RF", "LH", "RH")]
+Q_JOINTS = np.tile([0.0, 0.4, -0.8], 4)
+WEIGHT = 21.0 * 9.81
+
+
+@pytest.fixture(scope="module")
+def ros() -> Iterator[None]:
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+@pytest.fixture(scope="module")
+def node(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
+    urdf = params_file(tmp_path_factory.mktemp("p") / "urdf.yaml", "rbd_floating_base",
+                       {"robot_description": QUADRUPED.read_text()})
+    proc = NodeProcess("rbd_ros.nodes.floating_base_node", "--params-file", str(CONFIG),
+                       "--params-file", str(urdf))
+    yield proc
+    print(proc.stop())
+
+
+@pytest.fixture
+def probe(ros: None) -> Iterator[Probe]:
+    p = Probe()
+    yield p
+    p.close()
+
+
+def odom(z: float = 0.5, nan: bool = False) -> Odometry:
+    msg = Odometry()
+    msg.pose.pose.position.z = float("nan") if nan else z
+    msg.pose.pose.orientation.w = 1.0
+    return msg
+
+
+def states(stamp: int) -> JointState:
+    msg = JointState(name=NAMES, position=list(Q_JOINTS), velocity=[0.0] * 12)
+    msg.header.stamp.sec = stamp
+    return msg
+
+
+def run_until(probe: Probe, done, stamp: int, extra=()) -> bool:  # type: ignore[no-untyped-def]
+    js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+    od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
+
+    def step() -> bool:
+        for pub, msg in extra:
+            pub.publish(msg)
+        od.publish(odom())
+        js.publish(states(stamp))
+        return bool(done())
+
+    ok = probe.spin_until(step, 15.0)
+    probe.node.destroy_publisher(js)
+    probe.node.destroy_publisher(od)
+    return ok
+
+
+def q_full() -> np.ndarray:
+    return np.r_[0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0, Q_JOINTS]
+
+
+def test_standing_on_four_feet(node: NodeProcess, probe: Probe) -> None:
+    base = probe.listen(WrenchStamped, f"{NODE}/base_wrench")
+    feet = {f: probe.listen(WrenchStamped, f"{NODE}/contact/{f}/wrench") for f in FEET}
+    tau = probe.listen(JointState, f"{NODE}/joint_torques")
+    status = probe.listen(String, f"{NODE}/status")
+    assert run_until(probe, lambda: base and tau and status and all(feet.values()), 10)
+    assert status[-1].data == "ok"
+    assert base[-1].header.frame_id == "base" and base[-1].header.stamp.sec == 10
+    np.testing.assert_allclose(base[-1].wrench.force.z, WEIGHT, rtol=1e-9)
+    z = np.zeros(MODEL.nv)
+    want = solve(MODEL, DATA, q_full(), z, z, [Contact(f) for f in FEET], 0.7)
+    for f in FEET:  # published in the foot's own frame
+        w = feet[f][-1].wrench.force
+        np.testing.assert_allclose([w.x, w.y, w.z], want.rotation[f].T @ want.wrenches[f][:3],
+                                   atol=1e-7)
+    np.testing.assert_allclose(sum(want.wrenches[f][2] for f in FEET), WEIGHT, rtol=1e-9)
+    got = np.array([tau[-1].effort[tau[-1].name.index(n)] for n in NAMES])
+    np.testing.assert_allclose(got, want.tau, atol=1e-7)
+
+
+def test_active_contacts_flight_and_impossible_motion(node: NodeProcess, probe: Probe) -> None:
+    status = probe.listen(String, f"{NODE}/status")
+    flight = probe.listen(AccelStamped, f"{NODE}/flight/base_acceleration")
+    active = probe.node.create_publisher(ActiveContacts, "/active_contacts", 10)
+    probe.spin_until(lambda: active.get_subscription_count() > 0)
+    assert run_until(probe, lambda: bool(flight and status), 20,
+                     [(active, ActiveContacts(links=[]))])
+    a_base, _ = forward_dynamics(MODEL, DATA, q_full(), np.zeros(MODEL.nv), np.zeros(12))
+    got = flight[-1].accel
+    np.testing.assert_allclose([got.linear.x, got.linear.y, got.linear.z,
+                                got.angular.x, got.angular.y, got.angular.z], a_base, atol=1e-9)
+    assert status[-1].data == "flight"
+    # an IMU that says the base falls faster than gravity: the feet would have to pull
+    imu = probe.node.create_publisher(Imu, "/imu", SENSOR)
+    falling = Imu()
+    falling.linear_acceleration.z = -8.0
+    assert run_until(probe, lambda: status and "pull" in status[-1].data, 30,
+                     [(active, ActiveContacts(links=FEET)), (imu, falling)])
+    assert node.alive()
+
+
+def test_service_and_bad_input(node: NodeProcess, probe: Probe) -> None:
+    req = FloatingBaseDynamics.Request(joint_names=NAMES, positions=list(Q_JOINTS))
+    req.base_pose.position.z = 0.5
+    req.base_pose.orientation.w = 1.0
+    res = probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req)
+    assert res.success, res.message
+    z = np.zeros(MODEL.nv)
+    want = solve(MODEL, DATA, q_full(), z, z, [Contact(f) for f in FEET], 0.7)
+    np.testing.assert_allclose(res.efforts, want.tau, atol=1e-7)
+    assert list(res.contact_links) == FEET  # none named: all of them
+    np.testing.assert_allclose(sum(w.force.z for w in res.contact_wrenches), WEIGHT, rtol=1e-6)
+    req.contact_links = ["LF_foot", "RH_foot"]  # a diagonal pair cannot hold this posture
+    res = probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req)
+    assert not res.success and "off the support" in res.message
+    req.contact_links = ["LF_knee"]
+    res = probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req)
+    assert not res.success and "not contact links" in res.message
+    # unknown contact links are refused when set, with the reason
+    value = ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY,
+                           string_array_value=["LF_foot", "LF_toe", "LH_foot", "RH_foot"])
+    res = probe.call(SetParameters, f"{NODE}/set_parameters", SetParameters.Request(
+        parameters=[ParameterMsg(name="contact_links", value=value)]))
+    assert not res.results[0].successful and "LF_toe" in res.results[0].reason
+    value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=-1.0)
+    res = probe.call(SetParameters, f"{NODE}/set_parameters", SetParameters.Request(
+        parameters=[ParameterMsg(name="friction_coefficient", value=value)]))
+    assert not res.results[0].successful and "friction" in res.results[0].reason
+    # NaN in odometry and joint states: dropped, nothing non-finite published, still alive
+    base = probe.listen(WrenchStamped, f"{NODE}/base_wrench")
+    od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
+    js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+    bad = states(40)
+    bad.position = [float("nan")] * 12
+    for _ in range(20):
+        od.publish(odom(nan=True))
+        js.publish(bad)
+        probe.spin_for(0.02)
+    probe.spin_for(0.3)
+    assert node.alive()
+    assert not any(m.header.stamp.sec == 40 for m in base)
+    assert all(np.isfinite(m.wrench.force.z) for m in base)
