@@ -46,18 +46,20 @@ def _stop(p: subprocess.Popen[bytes]) -> None:
         p.kill()
 
 
-def measure(node, names: list[str], topic: str, n: int, rate: float = 1000.0):  # type: ignore[no-untyped-def]
-    """Publish n joint states at ``rate`` and time the answers on ``topic``."""
+def measure(node, names: list[str], topic: str, n: int, rate: float = 1000.0,  # type: ignore[no-untyped-def]
+            answer_type=None):
+    """Publish n joint states at ``rate`` and time the answers (stamped messages) on
+    ``topic``."""
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import JointState
 
     received: dict[tuple[int, int], float] = {}
 
-    def on_answer(msg: JointState) -> None:
+    def on_answer(msg) -> None:  # type: ignore[no-untyped-def]
         received[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = time.time()
 
-    sub = node.create_subscription(JointState, topic, on_answer, 10)
+    sub = node.create_subscription(answer_type or JointState, topic, on_answer, 10)
     pub = node.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
     rng = np.random.default_rng(0)
     q = rng.uniform(-0.5, 0.5, len(names)).tolist()
@@ -143,3 +145,50 @@ def latency(n: int) -> None:
     for label, lat in results.items():
         if label.startswith("dynamics"):
             print(f"  {label}: p99 = {np.percentile(lat, 99) / echo99:.2f} x the echo's")
+
+
+FLOATING = """rbd_floating_base:
+  ros__parameters:
+    contact_links: [left_sole_link, right_sole_link]
+    sole_half_lengths: [0.1, 0.1]
+    sole_half_widths: [0.05, 0.05]
+    robot_description: |
+{urdf}
+"""
+
+
+def floating_latency(n: int) -> None:
+    """The floating-base node on Talos (both feet in contact, QP every message) at 500 Hz."""
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 50))
+    import rclpy
+    from geometry_msgs.msg import WrenchStamped
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
+    from pinref import robot_path
+
+    from rbd_ros.dynamics import load_urdf
+
+    path = robot_path("talos")
+    model = load_urdf(path, floating_base=True)
+    names = [j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1]
+    print(f"\n## Floating-base node, Talos (nv 38, two flat feet), joint_states at 500 Hz, {n} "
+          "messages; latency to ~/base_wrench (ms)")
+    print(f"{'node':<42} {'dropped':>8} {'p50':>7} {'p99':>7} {'max':>7}")
+    rclpy.init()
+    driver = rclpy.create_node("latency_driver")
+    with tempfile.TemporaryDirectory() as tmp:
+        params = Path(tmp) / "p.yaml"
+        urdf = "\n".join("      " + x for x in Path(path).read_text().splitlines())
+        params.write_text(FLOATING.format(urdf=urdf))
+        proc = _start(["-m", "rbd_ros.nodes.floating_base_node", "--ros-args",
+                       "--params-file", str(params), "--log-level", "error"])
+        try:
+            dropped, lat = measure(driver, names, "rbd_floating_base/base_wrench", n, 500.0,
+                                   WrenchStamped)
+        finally:
+            _stop(proc)
+            driver.destroy_node()
+            rclpy.try_shutdown()
+    print(f"{'floating-base node, talos, 500 Hz':<42} {dropped:8d} {np.percentile(lat, 50):7.3f} "
+          f"{np.percentile(lat, 99):7.3f} {lat.max():7.3f}")

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "test"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import pinocchio as pin  # noqa: E402
-from latency import latency  # noqa: E402
+from latency import floating_latency, latency  # noqa: E402
 from pinref import PinRef, random_state, robot_path  # noqa: E402
 
 from rbd_ros.dynamics import (  # noqa: E402
@@ -172,6 +172,7 @@ def main() -> int:
     per_call(args.quick)
     batched(args.quick)
     latency(1000 if args.quick else 5000)
+    floating_latency(500 if args.quick else 2500)
     print(f"\n(done in {time.time() - t0:.0f} s)")
     return 0
 

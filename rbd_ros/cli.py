@@ -37,9 +37,9 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import run
+    from .demo import run, run_quadruped
 
-    return run(args.seconds)
+    return run_quadruped() if args.robot == "quadruped" else run(args.seconds)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -48,6 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="the live demo (the default): simulator, dynamics node "
                                        "and a PD controller with and without feed-forward")
     demo.add_argument("--seconds", type=float, default=4.0, help="length of each run")
+    demo.add_argument("--robot", choices=("arm", "quadruped"), default="arm",
+                      help="arm: computed-torque feed-forward (the default); quadruped: the "
+                           "floating-base node's foot loads through a scripted sequence")
     demo.set_defaults(func=_demo)
     info = sub.add_parser("info", help="load a URDF, print its model and gravity torques")
     info.add_argument("urdf", nargs="?", default="arm",

@@ -42,9 +42,31 @@ def _params(path: Path, node: str, urdf: str, extra: str = "") -> str:
     return str(path)
 
 
-def run(seconds: float = 4.0) -> int:
+def _local_ros() -> None:
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 60))
+
+
+def _start(tmp: str, module: str, node: str, urdf: str, extra: str = "",
+           params_files: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
+    params = _params(Path(tmp) / f"{node}.yaml", node, urdf, extra)
+    files = [a for f in (*params_files, params) for a in ("--params-file", f)]
+    return subprocess.Popen([sys.executable, "-m", f"rbd_ros.nodes.{module}", "--ros-args",
+                             *files, "--log-level", "error"])
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        p.send_signal(signal.SIGINT)
+    for p in procs:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def run(seconds: float = 4.0) -> int:
+    _local_ros()
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import JointState
@@ -55,12 +77,8 @@ def run(seconds: float = 4.0) -> int:
     init = "    initial_positions: [" + ", ".join(f"{x:.3f}" for x in Q0) + "]\n"
     procs: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for module, name, extra in (("simulator_node", "rbd_simulator", init),
-                                    ("dynamics_node", "rbd_dynamics", "")):
-            params = _params(Path(tmp) / f"{name}.yaml", name, urdf, extra)
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", f"rbd_ros.nodes.{module}", "--ros-args",
-                 "--params-file", params, "--log-level", "warn"]))
+        procs += [_start(tmp, "simulator_node", "rbd_simulator", urdf, init),
+                  _start(tmp, "dynamics_node", "rbd_dynamics", urdf)]
         rclpy.init()
         node = rclpy.create_node("rbd_demo_controller")
         state: dict[str, object] = {"ff": None, "mode": "wait"}
@@ -121,13 +139,7 @@ def run(seconds: float = 4.0) -> int:
         finally:
             node.destroy_node()
             rclpy.try_shutdown()
-            for p in procs:
-                p.send_signal(signal.SIGINT)
-            for p in procs:
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+            _stop(procs)
     return 0
 
 
@@ -156,3 +168,106 @@ def _report(errors: dict[str, list[float]], latency: list[float]) -> None:
     print(f"dynamics node latency, joint state stamped -> torques received: p50 "
           f"{np.percentile(lat, 50):.2f} ms, p99 {np.percentile(lat, 99):.2f} ms over "
           f"{lat.size} messages")
+
+
+#: (what happens, hip/knee angles per leg [HAA, HFE, KFE] x 4, active feet, IMU specific force)
+STAND_SCRIPT = [
+    ("standing on four feet", [0.0, 0.4, -0.8] * 4, None, None),
+    ("feet moved left (hips)", [0.15, 0.4, -0.8] * 4, None, None),
+    ("hind legs tucked under", [0.0, 0.4, -0.8] * 2 + [0.0, 0.9, -1.4] * 2, None, None),
+    ("right front foot lifted", [0.0, 0.4, -0.8] * 4, ["LF_foot", "LH_foot", "RH_foot"], None),
+    ("pushing off: IMU reads 2 g", [0.0, 0.4, -0.8] * 4, None, 19.62),
+    ("dropping faster than gravity", [0.0, 0.4, -0.8] * 4, None, -5.0),
+    ("in flight (no contact)", [0.0, 0.4, -0.8] * 4, [], None),
+]
+
+
+def run_quadruped() -> int:
+    """The floating-base node on the bundled quadruped: foot loads through a scripted
+    sequence of postures, contact sets and base accelerations, including impossible ones."""
+    _local_ros()
+    import rclpy
+    from geometry_msgs.msg import AccelStamped, WrenchStamped
+    from nav_msgs.msg import Odometry
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import Imu, JointState
+    from std_msgs.msg import String
+
+    from rbd_ros_interfaces.msg import ActiveContacts  # type: ignore[attr-defined]
+
+    from .robots import QUADRUPED
+
+    config = str(Path(__file__).resolve().parents[1] / "config" / "floating_base.yaml")
+    share = Path(sys.prefix) / "share" / "rbd_ros" / "config" / "floating_base.yaml"
+    config = config if Path(config).exists() else str(share)
+    feet = ["LF_foot", "RF_foot", "LH_foot", "RH_foot"]
+    names = [f"{leg}_{j}" for leg in ("LF", "RF", "LH", "RH") for j in ("HAA", "HFE", "KFE")]
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = [_start(tmp, "floating_base_node", "rbd_floating_base", QUADRUPED.read_text(),
+                        params_files=(config,))]
+        rclpy.init()
+        node = rclpy.create_node("rbd_demo_quadruped")
+        got: dict[str, object] = {}
+        for f in feet:
+            node.create_subscription(WrenchStamped, f"rbd_floating_base/contact/{f}/wrench",
+                                     lambda m, f=f: got.__setitem__(f, m), 10)
+        node.create_subscription(String, "rbd_floating_base/status",
+                                 lambda m: got.__setitem__("status", m.data), 10)
+        node.create_subscription(AccelStamped, "rbd_floating_base/flight/base_acceleration",
+                                 lambda m: got.__setitem__("flight", m), 10)
+        js = node.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
+        od = node.create_publisher(Odometry, "odom", qos_profile_sensor_data)
+        imu = node.create_publisher(Imu, "imu", qos_profile_sensor_data)
+        active = node.create_publisher(ActiveContacts, "active_contacts", 10)
+        odom = Odometry()
+        odom.pose.pose.position.z, odom.pose.pose.orientation.w = 0.5, 1.0
+        print("rbd_ros demo: the floating-base node on the bundled quadruped (21 kg, point feet, "
+              "mu 0.7)\n")
+        print(f"{'situation':<30} {'LF':>7} {'RF':>7} {'LH':>7} {'RH':>7}  (vertical foot "
+              "loads, N, in each foot's frame) / status")
+        try:
+            for k, (what, q, contacts, specific_force) in enumerate(STAND_SCRIPT):
+                stamp = 100 + k
+                m = Imu()
+                m.linear_acceleration.z = 9.81 if specific_force is None else specific_force
+
+                def send(with_state: bool, m: Imu = m, contacts: list[str] | None = contacts,
+                         q: list[float] = q, stamp: int = stamp) -> None:
+                    active.publish(ActiveContacts(links=feet if contacts is None else contacts))
+                    imu.publish(m)
+                    od.publish(odom)
+                    if with_state:
+                        msg = JointState(name=names, position=[float(x) for x in q])
+                        msg.header.stamp.sec = stamp
+                        js.publish(msg)
+                    end = time.monotonic() + 0.05
+                    while time.monotonic() < end:
+                        rclpy.spin_once(node, timeout_sec=0.01)
+
+                for _ in range(4):  # the situation first, so the node has it
+                    send(False)
+                got.clear()
+                expect = feet if contacts is None else contacts
+
+                def done(stamp: int = stamp, expect: list[str] = expect) -> bool:
+                    if got.get("status") != "ok":
+                        return "status" in got
+                    return all(f in got and got[f].header.stamp.sec == stamp  # type: ignore[attr-defined]
+                               for f in expect)
+
+                deadline = time.monotonic() + 15
+                while time.monotonic() < deadline and not done():
+                    send(True)
+                status = str(got.get("status", "no answer"))
+                loads = [f"{got[f].wrench.force.z:7.1f}" if f in got and  # type: ignore[attr-defined]
+                         got[f].header.stamp.sec == stamp else f"{'-':>7}"  # type: ignore[attr-defined]
+                         for f in feet]
+                if "flight" in got:
+                    a = got["flight"].accel.linear  # type: ignore[attr-defined]
+                    status += f": base falls at {a.z:.2f} m/s^2"
+                print(f"{what:<30} {' '.join(loads)}  {status}")
+        finally:
+            node.destroy_node()
+            rclpy.try_shutdown()
+            _stop(procs)
+    return 0

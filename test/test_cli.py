@@ -50,3 +50,15 @@ def test_demo_tracks_better_with_feed_forward_and_exits() -> None:
     assert gain > 2.0, r.stdout
     p50 = float(re.search(r"p50 ([\d.]+) ms", r.stdout).group(1))
     assert 0.0 < p50 < 100.0, r.stdout
+
+
+def test_quadruped_demo_reports_loads_impossible_motion_and_flight() -> None:
+    r = rbd_ros("demo", "--robot", "quadruped")
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = {line[:30].strip(): line[30:] for line in r.stdout.splitlines()}
+    loads = [float(x) for x in rows["standing on four feet"].split()[:4]]
+    # each foot's frame is tilted by the leg (0.4 rad): the loads are m g cos(0.4) in all
+    np.testing.assert_allclose(sum(loads), 21.0 * 9.81 * np.cos(0.4), rtol=1e-3)
+    assert "ok" in rows["standing on four feet"]
+    assert "pull on the ground" in rows["dropping faster than gravity"]
+    assert "base falls at -9.81" in rows["in flight (no contact)"]
