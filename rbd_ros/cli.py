@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
+from .bag.analyze import BagError
 from .dynamics import Data, RbdError, gravity, load_urdf
 from .robots import ARM, QUADRUPED
 
@@ -42,6 +44,24 @@ def _demo(args: argparse.Namespace) -> int:
     return run_quadruped() if args.robot == "quadruped" else run(args.seconds)
 
 
+def _analyze(args: argparse.Namespace) -> int:
+    from .bag.analyze import Options, analyze
+
+    paths: list[Path] = []
+    for p in map(Path, args.bags):
+        # a folder of recordings: every bag (a folder with metadata.yaml, or an .mcap/.db3)
+        bags = sorted({m.parent for m in p.glob("*/metadata.yaml")})
+        paths += bags if bags and not (p / "metadata.yaml").exists() else [p]
+    opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
+                   command_topic=args.command_topic, command_joints=args.command_joints,
+                   filter=args.filter, friction=args.friction, progress=not args.quiet)
+    for k, bag in enumerate(paths):
+        out = args.out if len(paths) == 1 else args.out / bag.name
+        summary = analyze([bag], out, opts)
+        print(f"{bag} -> {out}\n{summary.text()}" + ("\n" if k + 1 < len(paths) else ""))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rbd-ros", description=__doc__)
     sub = parser.add_subparsers(dest="command")
@@ -57,12 +77,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                       help="a URDF file, or a bundled robot: arm (default), quadruped")
     info.add_argument("--floating-base", action="store_true", help="add a free-flyer root")
     info.set_defaults(func=_info)
+    an = sub.add_parser("analyze", help="dynamics of recorded joint states (rosbag2: sqlite3 "
+                                         "or MCAP), written as an MCAP bag, CSV, Parquet, PNG")
+    an.add_argument("bags", nargs="+", help="bag folders or files, or folders of bags")
+    an.add_argument("--urdf", type=Path, help="URDF file (default: /robot_description in the bag)")
+    an.add_argument("--out", type=Path, default=Path("rbd_analysis"), help="output folder")
+    an.add_argument("--joint-states-topic", default="/joint_states")
+    an.add_argument("--command-topic", help="commanded efforts: Float64MultiArray or JointState")
+    an.add_argument("--command-joints", nargs="+", help="joint order of a Float64MultiArray")
+    an.add_argument("--filter", choices=("central", "backward"), default="central",
+                    help="accelerations by zero-phase central or causal backward differences")
+    an.add_argument("--friction", action="store_true", help="model the URDF's joint friction")
+    an.add_argument("--quiet", action="store_true", help="no progress bar")
+    an.set_defaults(func=_analyze)
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["demo"])
     try:
         return int(args.func(args))
-    except RbdError as e:
+    except (RbdError, BagError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

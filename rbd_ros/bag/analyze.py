@@ -1,0 +1,324 @@
+"""Offline dynamics of recorded joint states (rosbag2, sqlite3 or MCAP), without ROS.
+
+For every joint state: gravity torques, the inverse-dynamics torque of the measured motion,
+the residual ``measured effort - model torque`` (an external-torque estimate), and, when
+commanded efforts are recorded, the accelerations they should have produced (ABA).
+
+Accelerations (and velocities, when the recording has none) are estimated from the stamps by
+differences: ``central`` (zero-phase: each sample uses its two neighbours; the default) or
+``backward`` (causal: each sample uses the one before, as a live node would). Joints are
+matched by name; partial messages are merged by carrying each joint's last value forward.
+
+The recording is read in chunks, so memory stays bounded however long it is; the outputs are
+written as the chunks go: a new MCAP bag with the computed topics stamped with the source
+stamps, a CSV and a Parquet table, one PNG per joint, and a short text summary.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..dynamics import Model, aba_batch, load_urdf, load_urdf_string, rnea_batch
+from ..dynamics.model import F64
+from .cdr import decode
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
+COMMAND_ARRAY = "std_msgs/msg/Float64MultiArray"
+STRING = "std_msgs/msg/String"
+PLOT_POINTS = 20_000  # per series, at most
+
+
+class BagError(ValueError):
+    """A recording that cannot be analysed; the text says why and what to change."""
+
+
+@dataclass
+class Options:
+    urdf: Path | None = None  # None: the recording's /robot_description
+    joint_states_topic: str = "/joint_states"
+    command_topic: str | None = None  # Float64MultiArray (order: command_joints) or JointState
+    command_joints: list[str] | None = None  # None: the model's joint order
+    filter: str = "central"  # or "backward"
+    friction: bool = False
+    chunk: int = 100_000
+    outputs: tuple[str, ...] = ("mcap", "csv", "parquet", "png")
+    progress: bool = True
+
+
+@dataclass
+class Summary:
+    messages: int = 0
+    joints: list[str] = field(default_factory=list)
+    sum_sq: F64 = field(default_factory=lambda: np.zeros(0))
+    count: F64 = field(default_factory=lambda: np.zeros(0))
+    worst: list[tuple[float, float]] = field(default_factory=list)  # per joint (|r|, t)
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def rms(self) -> F64:
+        return np.sqrt(self.sum_sq / np.maximum(self.count, 1))
+
+    def text(self) -> str:
+        lines = [f"{self.messages} joint states analysed in {self.seconds:.1f} s",
+                 f"{'joint':<24} {'rms residual':>13} {'worst':>10} {'at (s)':>16}"]
+        for name, rms, (w, t) in zip(self.joints, self.rms(), self.worst, strict=True):
+            lines.append(f"{name:<24} {rms:13.4f} {w:10.4f} {t:16.4f}")
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+def _progress(done: int, total: int, start: float) -> None:
+    frac = done / max(total, 1)
+    rate = done / max(time.monotonic() - start, 1e-9)
+    bar = "#" * int(30 * frac)
+    print(f"\r[{bar:<30}] {100 * frac:5.1f}% {done}/{total} joint states, {rate:,.0f}/s",
+          end="", file=sys.stderr, flush=True)
+
+
+def differentiate(t: F64, x: F64, mode: str) -> F64:
+    """d x / d t along axis 0: central differences inside (zero-phase) or backward ones
+    (causal); one-sided at the ends. Rows with a non-increasing stamp get NaN."""
+    d = np.full_like(x, np.nan)
+    if len(t) < 2:
+        return np.zeros_like(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        back = (x[1:] - x[:-1]) / (t[1:] - t[:-1])[:, None]
+        if mode == "backward":
+            d[1:] = back
+            d[0] = back[0]
+        else:
+            d[1:-1] = (x[2:] - x[:-2]) / (t[2:] - t[:-2])[:, None]
+            d[0], d[-1] = back[0], back[-1]
+    d[~np.isfinite(d)] = np.nan
+    return d
+
+
+class Analysis:
+    """Streams chunks of joint states through the model and into the writers."""
+
+    def __init__(self, model: Model, out_dir: Path, opts: Options, total: int) -> None:
+        self.model, self.opts, self.total = model, opts, total
+        self.names = [j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1]
+        self.col = {n: i for i, n in enumerate(self.names)}
+        self.summary = Summary(joints=self.names, sum_sq=np.zeros(len(self.names)),
+                               count=np.zeros(len(self.names)),
+                               worst=[(0.0, math.nan)] * len(self.names))
+        self.carry: dict[str, F64] | None = None
+        self.first = True
+        self.last = np.full((3, len(self.names)), np.nan)  # last position, velocity, effort
+        self.stride = max(1, total // PLOT_POINTS)
+        self.plot: list[F64] = []
+        self.seen = np.zeros(len(self.names), dtype=bool)
+        from .writers import Writers
+
+        self.writers = Writers(out_dir, self.names, opts.outputs)
+        self.start = time.monotonic()
+
+    def add(self, raws: list[bytes], commands: F64) -> None:
+        """One chunk: raw JointState messages and the command in force at each (NaN: none)."""
+        n, nj = len(raws), len(self.names)
+        t = np.empty(n)
+        vals = np.full((3, n, nj), np.nan)
+        for g in decode(raws):
+            t[g.index] = g.stamps
+            cols = [self.col.get(x, -1) for x in g.names]
+            keep = [k for k, c in enumerate(cols) if c >= 0]
+            target = np.array([cols[k] for k in keep], dtype=np.int64)
+            for f, arr in enumerate((g.position, g.velocity, g.effort)):
+                if arr.shape[1]:
+                    vals[f][np.ix_(g.index, target)] = arr[:, keep]
+            if g.position.shape[1]:
+                self.seen[target] = True
+        # carry each joint's last value into messages that do not name it
+        for f in range(3):
+            v = np.vstack([self.last[f][None], vals[f]])
+            idx = np.where(np.isfinite(v), np.arange(n + 1)[:, None], 0)
+            np.maximum.accumulate(idx, axis=0, out=idx)
+            filled = v[idx, np.arange(nj)[None, :]]
+            vals[f] = filled[1:]
+            self.last[f] = filled[-1]
+        rows = {"t": t, "q": vals[0], "v": vals[1], "e": vals[2], "u": commands}
+        if self.carry is not None:
+            rows = {k: np.concatenate([self.carry[k], rows[k]]) for k in rows}
+        self._process(rows, final=False)
+
+    def _process(self, rows: dict[str, F64], final: bool) -> None:
+        L = len(rows["t"])
+        if L < 5 and not final:
+            self.carry = rows
+            return
+        t, q = rows["t"], rows["q"]
+        v = rows["v"]
+        missing_v = ~np.isfinite(v)
+        if missing_v.any():
+            v = np.where(missing_v, differentiate(t, q, self.opts.filter), v)
+        a = differentiate(t, v, self.opts.filter)
+        lo = 0 if self.first else 2
+        hi = L if final else L - 2
+        self.first = False
+        self.carry = None if final else {k: x[L - 4 :] for k, x in rows.items()}
+        sl = slice(lo, hi)
+        self._compute(t[sl], q[sl], v[sl], a[sl], rows["e"][sl], rows["u"][sl])
+
+    def _compute(self, t: F64, q: F64, v: F64, a: F64, e: F64, u: F64) -> None:
+        if not len(t):
+            return
+        m = self.model
+        ok = np.isfinite(q).all(axis=1) & np.isfinite(v).all(axis=1) & np.isfinite(a).all(axis=1)
+        n = len(t)
+        g = np.full((n, m.nv), np.nan)
+        tau = np.full((n, m.nv), np.nan)
+        qdd = np.full((n, m.nv), np.nan)
+        if ok.any():
+            Q, V, A = q[ok], v[ok], a[ok]
+            g[ok] = rnea_batch(m, Q, np.zeros_like(V), np.zeros_like(A))
+            tau[ok] = rnea_batch(m, Q, V, A, friction=self.opts.friction)
+            has_u = ok & np.isfinite(u).all(axis=1)
+            if has_u.any():
+                qdd[has_u] = aba_batch(m, q[has_u], v[has_u], u[has_u],
+                                       friction=self.opts.friction)
+        residual = e - tau
+        fin = np.isfinite(residual)
+        self.summary.sum_sq += np.where(fin, residual, 0.0).__pow__(2).sum(axis=0)
+        self.summary.count += fin.sum(axis=0)
+        absr = np.where(fin, np.abs(residual), -1.0)
+        k = absr.argmax(axis=0)
+        for j in range(len(self.names)):
+            if absr[k[j], j] > self.summary.worst[j][0]:
+                self.summary.worst[j] = (float(absr[k[j], j]), float(t[k[j]]))
+        self.summary.messages += n
+        cols = {"t": t, "q": q, "v": v, "a": a, "tau_measured": e, "tau_model": tau,
+                "gravity": g, "residual": residual, "qdd_predicted": qdd}
+        self.writers.write(cols)
+        take = np.arange(n)[(self.summary.messages - n + np.arange(n)) % self.stride == 0]
+        self.plot.append(np.column_stack([t[take], e[take], tau[take], residual[take]]))
+        if self.opts.progress:
+            _progress(self.summary.messages, self.total, self.start)
+
+    def finish(self, out_dir: Path) -> Summary:
+        if self.carry is not None:
+            self._process(self.carry, final=True)
+        if self.opts.progress:
+            print(file=sys.stderr)
+        self.summary.seconds = time.monotonic() - self.start
+        self.writers.close()
+        if "png" in self.opts.outputs and self.plot:
+            from .writers import plots
+
+            plots(out_dir, self.names, np.vstack(self.plot))
+        (out_dir / "summary.txt").write_text(self.summary.text() + "\n")
+        return self.summary
+
+
+def _chunks(reader, js_conns, cmd_conns, model: Model, opts: Options
+            ) -> Iterator[tuple[list[bytes], F64]]:
+    """Time-ordered chunks of raw joint states, each with the command in force at it."""
+    names = [j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1]
+    col = {n: i for i, n in enumerate(names)}
+    order = [col[n] for n in (opts.command_joints or names)]
+    command = np.full(len(names), np.nan)
+    cmd_ids = {c.id for c in cmd_conns}
+    raws: list[bytes] = []
+    cmds: list[F64] = []
+    for conn, _, raw in reader.messages(connections=[*js_conns, *cmd_conns]):
+        if conn.id in cmd_ids:
+            msg = reader.deserialize(raw, conn.msgtype)
+            if conn.msgtype == COMMAND_ARRAY and len(msg.data) == len(order):
+                command[order] = msg.data
+            elif conn.msgtype == JOINT_STATE and len(msg.effort) == len(msg.name):
+                for name, eff in zip(msg.name, msg.effort, strict=True):
+                    if name in col:
+                        command[col[name]] = eff
+            continue
+        raws.append(bytes(raw))
+        cmds.append(command.copy())
+        if len(raws) >= opts.chunk:
+            yield raws, np.array(cmds)
+            raws, cmds = [], []
+    if raws:
+        yield raws, np.array(cmds)
+
+
+def analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
+    """Analyse one recording (several bag paths are read as one, merged by time)."""
+    from rosbags.highlevel import AnyReader
+
+    warnings = []
+    try:
+        reader = AnyReader([Path(p) for p in paths])
+        reader.open()
+    except Exception as e:  # rosbags raises its own error types per storage
+        mcaps = [m for p in paths for m in
+                 ([Path(p)] if Path(p).suffix == ".mcap" else sorted(Path(p).glob("*.mcap")))]
+        if len(paths) != 1 or len(mcaps) != 1:
+            raise BagError(f"cannot read {', '.join(map(str, paths))}: {e}") from None
+        from .mcap_stream import McapStream
+
+        reader = McapStream(mcaps[0])  # type: ignore[assignment]  # read front to back
+        warnings.append(f"{mcaps[0]} has no valid end ({e}); read front to back")
+    try:
+        topics = {c.topic: c.msgtype for c in reader.connections}
+        js = [c for c in reader.connections
+              if c.topic == opts.joint_states_topic and c.msgtype == JOINT_STATE]
+        if not js:
+            raise BagError(f"no {JOINT_STATE} on topic {opts.joint_states_topic}; the "
+                           f"recording has {sorted(topics.items())}")
+        cmd = []
+        if opts.command_topic:
+            cmd = [c for c in reader.connections if c.topic == opts.command_topic]
+            if not cmd:
+                raise BagError(f"no topic {opts.command_topic} in the recording; topics: "
+                               f"{sorted(topics)}")
+        model = _model(reader, opts)
+        _check_names(reader, js, model)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        total = sum(c.msgcount for c in js)
+        analysis = Analysis(model, out_dir, opts, total)
+        analysis.summary.warnings += warnings
+        damage = None
+        try:
+            for raws, commands in _chunks(reader, js, cmd, model, opts):
+                analysis.add(raws, commands)
+        except Exception as e:  # a truncated or damaged file: keep what was read
+            damage = f"{type(e).__name__}: {e}"
+        damage = damage or getattr(reader, "damage", None)
+        summary = analysis.finish(out_dir)
+        if damage:
+            summary.warnings.append(f"the recording is damaged after {summary.messages} joint "
+                                    f"states ({damage}); the analysis stops there")
+            (out_dir / "summary.txt").write_text(summary.text() + "\n")
+        return summary
+    finally:
+        reader.close()
+
+
+def _model(reader, opts: Options) -> Model:
+    if opts.urdf is not None:
+        return load_urdf(opts.urdf)
+    conns = [c for c in reader.connections
+             if c.topic.endswith("robot_description") and c.msgtype == STRING]
+    for _, _, raw in reader.messages(connections=conns):
+        return load_urdf_string(reader.deserialize(raw, STRING).data)
+    raise BagError("no URDF: give one with --urdf, or record the /robot_description topic")
+
+
+def _check_names(reader, conns, model: Model) -> None:
+    """The model's joints must all appear in the recording: say which names differ."""
+    recorded: set[str] = set()
+    for k, (_, _, raw) in enumerate(reader.messages(connections=conns)):
+        recorded |= set(decode([bytes(raw)])[0].names)
+        if k >= 200:  # enough to see every publisher of a partial-message setup
+            break
+    wanted = {j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1}
+    missing = sorted(wanted - recorded)
+    if missing:
+        extra = sorted(recorded - wanted - {j.name for j in model.joints})
+        raise BagError(f"the URDF does not match the recorded joint names: the model's {missing} "
+                       f"are not recorded; recorded names the model lacks: {extra}")

@@ -1,0 +1,205 @@
+"""Offline analysis of bags written here with rosbags (sqlite3) and mcap-ros2-support (MCAP),
+from a known trajectory of the bundled arm whose torques Pinocchio computes."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pyarrow.parquet as pq
+import pytest
+from rosbags.rosbag2 import Reader, StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
+
+from rbd_ros.bag.analyze import BagError, Options, analyze
+from rbd_ros.robots import ARM
+
+TS = get_typestore(Stores.ROS2_HUMBLE)
+NAMES = [f"joint{k}" for k in range(1, 8)]
+RATE = 1000.0
+T_END = 1.5
+BUMP = (0.6, 0.8, 1, 5.0)  # a 5 N m external torque on joint2 between 0.6 s and 0.8 s
+
+
+def trajectory() -> tuple[np.ndarray, ...]:
+    t = 10.0 + np.arange(int(T_END * RATE)) / RATE
+    w = 2 * np.pi * np.linspace(0.3, 0.9, 7)
+    amp = np.linspace(0.5, 0.2, 7)
+    s = t[:, None] - 10.0
+    q = amp * np.sin(w * s)
+    v = amp * w * np.cos(w * s)
+    a = -amp * w * w * np.sin(w * s)
+    return t, q, v, a
+
+
+def pinocchio_torques(q: np.ndarray, v: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Independent reference: Pinocchio's RNEA and gravity on the same URDF, by joint name."""
+    pm = pin.buildModelFromUrdf(str(ARM))
+    pd = pm.createData()
+    order = [pm.getJointId(n) - 1 for n in NAMES]  # revolute joints: one coordinate each
+    tau = np.array([pin.rnea(pm, pd, qi, vi, ai) for qi, vi, ai in zip(q, v, a, strict=True)])
+    g = np.array([pin.computeGeneralizedGravity(pm, pd, qi) for qi in q])
+    return tau[:, order], g[:, order]
+
+
+@pytest.fixture(scope="module")
+def recording() -> dict[str, np.ndarray]:
+    t, q, v, a = trajectory()
+    tau, g = pinocchio_torques(q, v, a)
+    bump = (t - 10.0 >= BUMP[0]) & (t - 10.0 < BUMP[1])
+    effort = tau.copy()
+    effort[bump, BUMP[2]] += BUMP[3]  # measured = model + external torque
+    return {"t": t, "q": q, "v": v, "a": a, "tau": tau, "g": g, "effort": effort,
+            "bump": bump}
+
+
+def write_rosbags(path: Path, rec: dict[str, np.ndarray], plugin: StoragePlugin,
+                  velocities: bool = True) -> Path:
+    JS, Header = TS.types["sensor_msgs/msg/JointState"], TS.types["std_msgs/msg/Header"]
+    Time, String = TS.types["builtin_interfaces/msg/Time"], TS.types["std_msgs/msg/String"]
+    F64A = TS.types["std_msgs/msg/Float64MultiArray"]
+    Layout = TS.types["std_msgs/msg/MultiArrayLayout"]
+    with Writer(path, version=8, storage_plugin=plugin) as w:
+        desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=TS)
+        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
+        cmd = w.add_connection("/effort_commands", "std_msgs/msg/Float64MultiArray",
+                               typestore=TS)
+        t0 = int(rec["t"][0] * 1e9)
+        w.write(desc, t0 - 1, TS.serialize_cdr(String(data=ARM.read_text()),
+                                               "std_msgs/msg/String"))
+        for k, t in enumerate(rec["t"]):
+            ns = round(t * 1e9)
+            w.write(cmd, ns - 1, TS.serialize_cdr(F64A(layout=Layout(dim=[], data_offset=0),
+                                                       data=rec["effort"][k].copy()),
+                                                   "std_msgs/msg/Float64MultiArray"))
+            msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9),
+                                   frame_id=""), name=NAMES, position=rec["q"][k].copy(),
+                     velocity=rec["v"][k].copy() if velocities else np.empty(0),
+                     effort=rec["effort"][k].copy())
+            w.write(js, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+    return path
+
+
+def check(out: Path, rec: dict[str, np.ndarray], tol_model: float) -> None:
+    table = pq.read_table(out / "analysis.parquet").to_pydict()
+    t = np.array(table["t"])
+    np.testing.assert_allclose(t, rec["t"], atol=1e-9)
+    col = lambda c: np.column_stack([table[f"{c}_{n}"] for n in NAMES])  # noqa: E731
+    np.testing.assert_allclose(col("gravity"), rec["g"], atol=1e-9)
+    inner = slice(2, -2)  # the ends use one-sided differences
+    np.testing.assert_allclose(col("tau_model")[inner], rec["tau"][inner], atol=tol_model)
+    residual = col("residual")[inner]
+    bump = rec["bump"][inner]
+    assert np.abs(residual[~bump]).max() < tol_model
+    np.testing.assert_allclose(residual[bump][:, BUMP[2]], BUMP[3], atol=tol_model)
+    # commanded = measured efforts: ABA should give back the trajectory's accelerations
+    qdd = col("qdd_predicted")[inner]
+    no_bump = ~bump
+    np.testing.assert_allclose(qdd[no_bump], rec["a"][inner][no_bump], atol=50 * tol_model)
+
+
+def test_sqlite3_bag_matches_pinocchio(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+    bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
+    out = tmp_path / "out"
+    summary = analyze([bag], out, Options(command_topic="/effort_commands", progress=False))
+    assert summary.messages == len(recording["t"])
+    check(out, recording, tol_model=2e-3)
+    # the other outputs: CSV rows, plots, summary, and a bag of the computed topics
+    with (out / "analysis.csv").open() as f:
+        rows = list(csv.reader(f))
+    assert len(rows) == 1 + len(recording["t"]) and rows[0][0] == "t"
+    assert all((out / f"{n}.png").stat().st_size > 10_000 for n in NAMES)
+    text = (out / "summary.txt").read_text()
+    assert "joint2" in text and f"{len(recording['t'])} joint states" in text
+    worst_t = summary.worst[BUMP[2]][1] - 10.0
+    assert BUMP[0] <= worst_t < BUMP[1]
+    with Reader(out / "analysis_bag") as r:
+        topics = {c.topic: c.msgcount for c in r.connections}
+        assert topics["/rbd/gravity_torques"] == len(recording["t"])
+        conn = next(c for c in r.connections if c.topic == "/rbd/external_torques")
+        stamps = [TS.deserialize_cdr(raw, conn.msgtype).header.stamp
+                  for _, _, raw in r.messages(connections=[conn])]
+        assert abs(stamps[0].sec + 1e-9 * stamps[0].nanosec - recording["t"][0]) < 1e-6
+
+
+def test_missing_velocities_and_causal_filter(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+    bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3, velocities=False)
+    out = tmp_path / "out"
+    analyze([bag], out, Options(urdf=ARM, filter="backward", progress=False, chunk=333,
+                                outputs=("parquet",)))
+    table = pq.read_table(out / "analysis.parquet").to_pydict()
+    g = np.column_stack([table[f"gravity_{n}"] for n in NAMES])
+    np.testing.assert_allclose(g, recording["g"], atol=1e-9)  # chunking loses no sample
+    v = np.column_stack([table[f"v_{n}"] for n in NAMES])[1:]
+    np.testing.assert_allclose(v, recording["v"][1:], atol=5e-3)  # backward differences
+
+
+def write_mcap(path: Path, rec: dict[str, np.ndarray], chunk_size: int = 1024 * 1024) -> Path:
+    """An MCAP written by mcap-ros2-support, a different writer from rosbags."""
+    from mcap_ros2.writer import Writer as McapWriter
+
+    schema = "\n".join([  # the ROS 2 definition, as `ros2 bag record` stores it
+        "std_msgs/Header header", "string[] name", "float64[] position", "float64[] velocity",
+        "float64[] effort", "=" * 80, "MSG: std_msgs/Header", "builtin_interfaces/Time stamp",
+        "string frame_id", "=" * 80, "MSG: builtin_interfaces/Time", "int32 sec",
+        "uint32 nanosec"])
+    with path.open("wb") as f:
+        w = McapWriter(f, chunk_size=chunk_size)
+        sch = w.register_msgdef("sensor_msgs/msg/JointState", schema)
+        for k, t in enumerate(rec["t"]):
+            ns = round(t * 1e9)
+            w.write_message("/joint_states", sch, {
+                "header": {"stamp": {"sec": ns // 10**9, "nanosec": ns % 10**9},
+                           "frame_id": ""},
+                "name": NAMES, "position": rec["q"][k].tolist(),
+                "velocity": rec["v"][k].tolist(), "effort": rec["effort"][k].tolist()},
+                log_time=ns, publish_time=ns)
+        w.finish()
+    return path
+
+
+def test_mcap_from_another_writer(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+    path = write_mcap(tmp_path / "rec.mcap", recording)
+    out = tmp_path / "out"
+    summary = analyze([path], out, Options(urdf=ARM, progress=False, outputs=("parquet",)))
+    assert summary.messages == len(recording["t"])
+    table = pq.read_table(out / "analysis.parquet").to_pydict()
+    tau = np.column_stack([table[f"tau_model_{n}"] for n in NAMES])
+    np.testing.assert_allclose(tau[2:-2], recording["tau"][2:-2], atol=2e-3)
+
+
+def test_errors_say_what_to_fix(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+    bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
+    with pytest.raises(BagError, match="no sensor_msgs/msg/JointState on topic /arm/states"):
+        analyze([bag], tmp_path / "o1", Options(joint_states_topic="/arm/states",
+                                               progress=False))
+    with pytest.raises(BagError, match="cannot read"):
+        analyze([tmp_path / "nothing_here"], tmp_path / "o2", Options(progress=False))
+    other = tmp_path / "other.urdf"
+    other.write_text(ARM.read_text().replace('"joint7"', '"wrist_roll"'))
+    with pytest.raises(BagError, match=r"the model's \['wrist_roll'\] are not recorded.*"
+                                       r"\['joint7'\]"):
+        analyze([bag], tmp_path / "o3", Options(urdf=other, progress=False))
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(tmp_path / "x"),
+                        "--quiet"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith("error: cannot read")
+
+
+def test_truncated_bag_is_processed_up_to_the_damage(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+    mcap = write_mcap(tmp_path / "rec.mcap", recording, chunk_size=16 * 1024)
+    data = mcap.read_bytes()
+    mcap.write_bytes(data[: len(data) // 2])  # cut in the middle, as a crash would
+    out = tmp_path / "out"
+    summary = analyze([mcap], out, Options(urdf=ARM, progress=False, outputs=("parquet",),
+                                           chunk=200))
+    assert 0 < summary.messages < len(recording["t"])
+    assert any("damaged after" in w for w in summary.warnings), summary.warnings
+    # what was read is right
+    table = pq.read_table(out / "analysis.parquet").to_pydict()
+    n = len(table["t"])
+    g = np.column_stack([table[f"gravity_{name}"] for name in NAMES])
+    np.testing.assert_allclose(g, recording["g"][:n], atol=1e-9)
