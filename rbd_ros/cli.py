@@ -62,6 +62,14 @@ def _analyze(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replay(args: argparse.Namespace) -> int:
+    from .bag.replay import replay
+
+    replay([Path(b) for b in args.bags], rate=args.rate, clock=args.clock, topics=args.topics,
+           start_delay=args.delay)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rbd-ros", description=__doc__)
     sub = parser.add_subparsers(dest="command")
@@ -90,6 +98,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     an.add_argument("--friction", action="store_true", help="model the URDF's joint friction")
     an.add_argument("--quiet", action="store_true", help="no progress bar")
     an.set_defaults(func=_analyze)
+    rp = sub.add_parser("replay", help="publish a recording into the live ROS graph with its "
+                                       "original timing")
+    rp.add_argument("bags", nargs="+", help="bag folders or files (read as one recording)")
+    rp.add_argument("--rate", type=float, default=1.0, help="speed factor (2: twice as fast)")
+    rp.add_argument("--clock", action="store_true", help="publish /clock (for use_sim_time)")
+    rp.add_argument("--topics", nargs="+", help="only these topics")
+    rp.add_argument("--delay", type=float, default=1.0,
+                    help="seconds to wait after creating the publishers, for discovery")
+    rp.set_defaults(func=_replay)
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["demo"])

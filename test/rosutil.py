@@ -24,7 +24,9 @@ def params_file(path: Path, node: str, params: dict[str, Any]) -> Path:
     """A ROS 2 parameters file; strings go in YAML block style so a URDF fits."""
     lines = [f"{node}:", "  ros__parameters:"]
     for k, v in params.items():
-        if isinstance(v, str):
+        if isinstance(v, str) and "\n" not in v:
+            lines.append(f"    {k}: {v!r}".replace("'", '"'))
+        elif isinstance(v, str):
             lines.append(f"    {k}: |")
             lines += ["      " + line for line in v.splitlines()]
         elif isinstance(v, bool):

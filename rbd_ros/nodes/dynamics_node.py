@@ -76,6 +76,14 @@ class Live:
             self.command[:6] = 0.0  # an unactuated base
         self.trajectory: Trajectory | None = None
         self.messages: dict[int, Any] = {}  # output message per publisher, names filled in
+        # load the compiled kernels now, not on the first joint state (that takes ~0.1 s)
+        z = np.zeros(model.nv)
+        rnea(model, self.data, model.neutral(), z, z)
+        crba(model, self.data, model.neutral())
+        try:
+            aba(model, self.data, model.neutral(), z, z)
+        except RbdError:
+            pass  # a model ABA cannot handle still serves everything else
 
     def prepare(self, *publishers: Any) -> None:
         for pub in publishers:

@@ -62,6 +62,14 @@ class Live:
         self.qdd = np.zeros(model.nv - 6)  # desired joint accelerations
         self.imu: tuple[np.ndarray, np.ndarray] | None = None  # specific force, angular velocity
         self.have_odom = False
+        # load the compiled kernels now, not on the first joint state
+        solve(model, self.data, model.neutral(), np.zeros(model.nv), np.zeros(model.nv),
+              contacts, mu)
+        try:
+            forward_dynamics(model, self.data, model.neutral(), np.zeros(model.nv),
+                             np.zeros(model.nv - 6))
+        except RbdError:
+            pass  # a model ABA cannot handle still serves the contact reactions
 
 
 class FloatingBaseNode(NodeBase):

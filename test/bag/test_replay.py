@@ -1,0 +1,79 @@
+"""Replay a recording into the dynamics node across processes: its outputs must match the
+offline analysis of the same samples."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import rclpy
+from rosbags.rosbag2 import StoragePlugin
+from rosutil import NodeProcess, Probe, params_file
+from sensor_msgs.msg import JointState
+from test_analyze import NAMES, pinocchio_torques, trajectory, write_rosbags
+
+from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.robots import ARM
+
+
+@pytest.fixture
+def probe() -> Iterator[Probe]:
+    rclpy.init()
+    p = Probe()
+    yield p
+    p.close()
+    rclpy.shutdown()
+
+
+def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
+        tmp_path: Path, probe: Probe) -> None:
+    t, q, v, a = trajectory()
+    tau, g = pinocchio_torques(q, v, a)
+    effort = tau + 0.5 * np.sin(7 * (t - 10.0))[:, None]
+    rec = {"t": t[:600], "q": q[:600], "v": v[:600], "effort": effort[:600]}
+    bag = write_rosbags(tmp_path / "rec", rec, StoragePlugin.SQLITE3)
+    out = tmp_path / "offline"
+    analyze([bag], out, Options(filter="backward", progress=False, outputs=("parquet",)))
+    table = pq.read_table(out / "analysis.parquet").to_pydict()
+    offline = {round(s, 6): k for k, s in enumerate(table["t"])}
+
+    grav = probe.listen(JointState, "/rbd_dynamics/gravity_torques", 1000)
+    ext = probe.listen(JointState, "/rbd_dynamics/external_torques", 1000)
+    params = params_file(tmp_path / "p.yaml", "rbd_dynamics", {
+        "robot_description": ARM.read_text(), "joint_states_qos": "reliable"})
+    node = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params))
+    try:
+        probe.spin_for(1.5)  # the node starts and discovers the graph
+        player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
+                                   "--delay", "2"])
+        probe.spin_until(lambda: player.poll() is not None, 30.0)
+        probe.spin_for(1.0)
+        assert player.returncode == 0
+    finally:
+        print(node.stop())
+    got = sorted(offline[round(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, 6)]
+                 for m in grav)
+    assert len(grav) >= 570, f"{len(grav)} of 600 came back: {got[:5]} .. {got[-5:]}"
+
+    def stamp(m: JointState) -> float:
+        return round(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, 6)
+
+    matched = 0
+    for m in grav:
+        k = offline[stamp(m)]
+        want = [table[f"gravity_{n}"][k] for n in NAMES]
+        np.testing.assert_allclose([m.effort[m.name.index(n)] for n in NAMES], want, atol=1e-9)
+        matched += 1
+    for m in ext:  # the node's accelerations: backward differences, as --filter backward
+        k = offline[stamp(m)]
+        if k < 2:
+            continue
+        want = [table[f"residual_{n}"][k] for n in NAMES]
+        np.testing.assert_allclose([m.effort[m.name.index(n)] for n in NAMES], want,
+                                   atol=1e-6)
+    assert matched == len(grav)
