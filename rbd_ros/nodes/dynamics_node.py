@@ -23,6 +23,7 @@ Every output is stamped with the stamp of the joint state it was computed from.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import sys
@@ -80,10 +81,8 @@ class Live:
         z = np.zeros(model.nv)
         rnea(model, self.data, model.neutral(), z, z)
         crba(model, self.data, model.neutral())
-        try:
+        with contextlib.suppress(RbdError):  # a model ABA cannot handle still serves the rest
             aba(model, self.data, model.neutral(), z, z)
-        except RbdError:
-            pass  # a model ABA cannot handle still serves everything else
 
     def prepare(self, *publishers: Any) -> None:
         for pub in publishers:

@@ -24,6 +24,7 @@ is published for that state); in flight ``~/flight/base_acceleration``
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -65,11 +66,9 @@ class Live:
         # load the compiled kernels now, not on the first joint state
         solve(model, self.data, model.neutral(), np.zeros(model.nv), np.zeros(model.nv),
               contacts, mu)
-        try:
+        with contextlib.suppress(RbdError):  # a model ABA cannot handle still serves the rest
             forward_dynamics(model, self.data, model.neutral(), np.zeros(model.nv),
                              np.zeros(model.nv - 6))
-        except RbdError:
-            pass  # a model ABA cannot handle still serves the contact reactions
 
 
 class FloatingBaseNode(NodeBase):

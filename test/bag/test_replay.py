@@ -33,7 +33,7 @@ def probe() -> Iterator[Probe]:
 def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
         tmp_path: Path, probe: Probe) -> None:
     t, q, v, a = trajectory()
-    tau, g = pinocchio_torques(q, v, a)
+    tau, _ = pinocchio_torques(q, v, a)
     effort = tau + 0.5 * np.sin(7 * (t - 10.0))[:, None]
     rec = {"t": t[:600], "q": q[:600], "v": v[:600], "effort": effort[:600]}
     bag = write_rosbags(tmp_path / "rec", rec, StoragePlugin.SQLITE3)
