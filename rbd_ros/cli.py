@@ -45,20 +45,22 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from .bag.analyze import Options, analyze
+    from .bag.analyze import Options, analyze, analyze_many
 
-    paths: list[Path] = []
-    for p in map(Path, args.bags):
-        # a folder of recordings: every bag (a folder with metadata.yaml, or an .mcap/.db3)
-        bags = sorted({m.parent for m in p.glob("*/metadata.yaml")})
-        paths += bags if bags and not (p / "metadata.yaml").exists() else [p]
     opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
                    command_topic=args.command_topic, command_joints=args.command_joints,
                    filter=args.filter, friction=args.friction, progress=not args.quiet)
-    for k, bag in enumerate(paths):
-        out = args.out if len(paths) == 1 else args.out / bag.name
-        summary = analyze([bag], out, opts)
-        print(f"{bag} -> {out}\n{summary.text()}" + ("\n" if k + 1 < len(paths) else ""))
+    # a folder of recordings: every bag in it (a folder with metadata.yaml, or an .mcap)
+    folders = [Path(b) for b in args.bags]
+    bags = [p for f in folders for p in
+            (sorted({m.parent for m in f.glob("*/metadata.yaml")} | set(f.glob("*.mcap")))
+             if f.is_dir() and not (f / "metadata.yaml").exists() else [f])]
+    if len(bags) == 1 and not args.scheduler:
+        print(analyze(bags, args.out, opts).text())
+        return 0
+    summaries = analyze_many(bags, args.out, opts, args.jobs, args.scheduler)
+    for bag, summary in zip(bags, summaries, strict=True):
+        print(f"{bag}:\n{summary.text()}\n")
     return 0
 
 
@@ -97,6 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="accelerations by zero-phase central or causal backward differences")
     an.add_argument("--friction", action="store_true", help="model the URDF's joint friction")
     an.add_argument("--quiet", action="store_true", help="no progress bar")
+    an.add_argument("--jobs", type=int, help="recordings analysed at once (default: all cores)")
+    an.add_argument("--scheduler", help="a Dask scheduler address (tcp://host:8786): analyse "
+                                        "the recordings on that cluster")
     an.set_defaults(func=_analyze)
     rp = sub.add_parser("replay", help="publish a recording into the live ROS graph with its "
                                        "original timing")
