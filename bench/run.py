@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT / "test"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import pinocchio as pin  # noqa: E402
+from bag_throughput import bag_throughput  # noqa: E402
 from latency import floating_latency, latency  # noqa: E402
 from pinref import PinRef, random_state, robot_path  # noqa: E402
 
@@ -173,6 +174,7 @@ def main() -> int:
     batched(args.quick)
     latency(1000 if args.quick else 5000)
     floating_latency(500 if args.quick else 2500)
+    bag_throughput(6.0 if args.quick else 60.0)
     print(f"\n(done in {time.time() - t0:.0f} s)")
     return 0
 

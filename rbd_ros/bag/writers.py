@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..dynamics.model import F64
+from .cdr import layout
 
 #: per-joint columns of the tables, in order
 COLUMNS = ("q", "v", "a", "tau_measured", "tau_model", "gravity", "residual", "qdd_predicted")
@@ -27,14 +28,16 @@ class Writers:
         self.csv = None
         self.parquet: Any = None
         self.bag: Any = None
+        import pyarrow as pa
+
+        self.schema = pa.schema([(h, pa.float64()) for h in self.header])
         if "csv" in outputs:
-            self.csv = (out_dir / "analysis.csv").open("w")
-            self.csv.write(",".join(self.header) + "\n")
+            import pyarrow.csv as pcsv
+
+            self.csv = pcsv.CSVWriter(out_dir / "analysis.csv", self.schema)
         if "parquet" in outputs:
-            import pyarrow as pa
             import pyarrow.parquet as pq
 
-            self.schema = pa.schema([(h, pa.float64()) for h in self.header])
             self.parquet = pq.ParquetWriter(out_dir / "analysis.parquet", self.schema)
         if "mcap" in outputs:
             from rosbags.rosbag2 import StoragePlugin, Writer
@@ -51,37 +54,53 @@ class Writers:
             self.conns = {topic: self.bag.add_connection(topic, msgtype,
                                                          typestore=self.typestore)
                           for topic, _, msgtype in TOPICS}
+            ts = self.typestore
+            msg = ts.types["sensor_msgs/msg/JointState"](
+                header=ts.types["std_msgs/msg/Header"](
+                    stamp=ts.types["builtin_interfaces/msg/Time"](sec=0, nanosec=0),
+                    frame_id=""),
+                name=names, position=np.empty(0), velocity=np.empty(0),
+                effort=np.zeros(len(names)))
+            raw = bytes(ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+            self.template = np.frombuffer(raw, dtype=np.uint8)
+            lay = layout(raw)
+            assert lay is not None
+            self.offset = lay.fields[2][0]
 
     def write(self, cols: dict[str, F64]) -> None:
-        table = np.column_stack([cols["t"]] + [cols[c] for c in COLUMNS])
-        if self.csv is not None:
-            np.savetxt(self.csv, table, delimiter=",", fmt="%.9g")
-        if self.parquet is not None:
+        if self.csv is not None or self.parquet is not None:
             import pyarrow as pa
 
-            self.parquet.write_table(pa.Table.from_arrays(
-                [pa.array(table[:, k]) for k in range(table.shape[1])], schema=self.schema))
+            arrays = [cols["t"]] + [cols[c][:, j] for c in COLUMNS for j in range(len(self.names))]
+            table = pa.Table.from_arrays([pa.array(a) for a in arrays], schema=self.schema)
+            for writer in (self.csv, self.parquet):
+                if writer is not None:
+                    writer.write_table(table)
         if self.bag is not None:
             self._bag(cols)
 
     def _bag(self, cols: dict[str, F64]) -> None:
-        ts = self.typestore
-        JointState = ts.types["sensor_msgs/msg/JointState"]
-        Header = ts.types["std_msgs/msg/Header"]
-        Time = ts.types["builtin_interfaces/msg/Time"]
-        empty = np.empty(0)
-        for k, t in enumerate(cols["t"]):
-            sec = int(np.floor(t))
-            stamp = Time(sec=sec, nanosec=round((t - sec) * 1e9) % 1_000_000_000)
-            ns = round(t * 1e9)
-            for topic, column, msgtype in TOPICS:
-                values = cols[column][k]
-                if not np.all(np.isfinite(values)):
-                    continue
-                msg = JointState(header=Header(stamp=stamp, frame_id=""), name=self.names,
-                                 position=empty, velocity=empty,
-                                 effort=np.ascontiguousarray(values))
-                self.bag.write(self.conns[topic], ns, ts.serialize_cdr(msg, msgtype))
+        """Every message of a chunk serialised at once: they share one layout (the names are
+        fixed), so a template row is tiled and the stamps and efforts written into it."""
+        t = cols["t"]
+        sec = np.floor(t).astype(np.int64)
+        nsec = np.rint((t - sec) * 1e9).astype(np.int64)
+        sec, nsec = sec + nsec // 1_000_000_000, nsec % 1_000_000_000
+        log_ns = sec * 1_000_000_000 + nsec
+        n = len(self.names)
+        for topic, column, _ in TOPICS:
+            values = cols[column]
+            ok = np.isfinite(values).all(axis=1)
+            if not ok.any():
+                continue
+            rows = np.tile(self.template, (int(ok.sum()), 1))
+            rows[:, 4:8] = sec[ok].astype("<i4")[:, None].view(np.uint8)
+            rows[:, 8:12] = nsec[ok].astype("<u4")[:, None].view(np.uint8)
+            rows[:, self.offset : self.offset + 8 * n] = \
+                np.ascontiguousarray(values[ok], dtype="<f8").view(np.uint8)
+            conn, write = self.conns[topic], self.bag.write
+            for stamp, row in zip(log_ns[ok].tolist(), rows, strict=True):
+                write(conn, stamp, row.tobytes())
 
     def close(self) -> None:
         if self.csv is not None:
