@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rp.add_argument("--clock", action="store_true", help="publish /clock (for use_sim_time)")
     rp.add_argument("--topics", nargs="+", help="only these topics")
     rp.add_argument("--delay", type=float, default=1.0,
-                    help="seconds to wait after creating the publishers, for discovery")
+                    help="seconds to wait at most for every topic to have a subscriber")
     rp.set_defaults(func=_replay)
     args = parser.parse_args(argv)
     if args.command is None:

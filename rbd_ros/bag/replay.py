@@ -27,8 +27,9 @@ def message_class(msgtype: str) -> Any:
 
 
 def replay(paths: list[Path], rate: float = 1.0, clock: bool = False,
-           topics: list[str] | None = None, start_delay: float = 0.5) -> int:
-    """Publish the recording; returns the number of messages sent."""
+           topics: list[str] | None = None, start_delay: float = 1.0) -> int:
+    """Publish the recording; returns the number of messages sent. Playback starts once every
+    topic has a subscriber, or after ``start_delay`` seconds, whichever comes first."""
     if not rate > 0:
         raise BagError(f"the rate factor must be > 0, got {rate}")
     import rclpy
@@ -56,7 +57,11 @@ def replay(paths: list[Path], rate: float = 1.0, clock: bool = False,
         qos = latched if c.topic.endswith("robot_description") else 100
         pubs[c.id] = node.create_publisher(message_class(c.msgtype), c.topic, qos)
     clock_pub = node.create_publisher(Clock, "/clock", 10) if clock else None
-    time.sleep(start_delay)  # let subscribers discover the publishers
+    deadline = time.monotonic() + start_delay  # let subscribers discover the publishers
+    while time.monotonic() < deadline and \
+            not all(p.get_subscription_count() for p in pubs.values()):
+        time.sleep(0.02)
+    time.sleep(0.2)  # matched on this side; give the other side a moment too
     sent = 0
     try:
         t0_bag = None
