@@ -12,6 +12,11 @@ from .cdr import layout
 
 #: per-joint columns of the tables, in order
 COLUMNS = ("q", "v", "a", "tau_measured", "tau_model", "gravity", "residual", "qdd_predicted")
+#: sensor_msgs/msg/JointState as ros2 bag stores a schema (ros2msg, dependencies appended)
+JOINT_STATE_DEF = "\n".join([
+    "std_msgs/Header header", "string[] name", "float64[] position", "float64[] velocity",
+    "float64[] effort", "=" * 80, "MSG: std_msgs/Header", "builtin_interfaces/Time stamp",
+    "string frame_id", "=" * 80, "MSG: builtin_interfaces/Time", "int32 sec", "uint32 nanosec"])
 #: computed topics of the output bag: (topic, column, message type)
 TOPICS = (
     ("/rbd/gravity_torques", "gravity", "sensor_msgs/msg/JointState"),
@@ -40,21 +45,11 @@ class Writers:
 
             self.parquet = pq.ParquetWriter(out_dir / "analysis.parquet", self.schema)
         if "mcap" in outputs:
-            from rosbags.rosbag2 import StoragePlugin, Writer
             from rosbags.typesys import Stores, get_typestore
 
-            path = out_dir / "analysis_bag"
-            if path.exists():
-                import shutil
+            from .mcap_writer import McapWriter
 
-                shutil.rmtree(path)
-            self.typestore = get_typestore(Stores.ROS2_HUMBLE)
-            self.bag = Writer(path, version=8, storage_plugin=StoragePlugin.MCAP)
-            self.bag.open()
-            self.conns = {topic: self.bag.add_connection(topic, msgtype,
-                                                         typestore=self.typestore)
-                          for topic, _, msgtype in TOPICS}
-            ts = self.typestore
+            ts = get_typestore(Stores.ROS2_HUMBLE)
             msg = ts.types["sensor_msgs/msg/JointState"](
                 header=ts.types["std_msgs/msg/Header"](
                     stamp=ts.types["builtin_interfaces/msg/Time"](sec=0, nanosec=0),
@@ -66,6 +61,10 @@ class Writers:
             lay = layout(raw)
             assert lay is not None
             self.offset = lay.fields[2][0]
+            self.bag = McapWriter(out_dir / "analysis.mcap")
+            self.bag.add_schema(1, "sensor_msgs/msg/JointState", JOINT_STATE_DEF)
+            for k, (topic, _, _) in enumerate(TOPICS, start=1):
+                self.bag.add_channel(k, 1, topic)
 
     def write(self, cols: dict[str, F64]) -> None:
         if self.csv is not None or self.parquet is not None:
@@ -98,9 +97,7 @@ class Writers:
             rows[:, 8:12] = nsec[ok].astype("<u4")[:, None].view(np.uint8)
             rows[:, self.offset : self.offset + 8 * n] = \
                 np.ascontiguousarray(values[ok], dtype="<f8").view(np.uint8)
-            conn, write = self.conns[topic], self.bag.write
-            for stamp, row in zip(log_ns[ok].tolist(), rows, strict=True):
-                write(conn, stamp, row.tobytes())
+            self.bag.write_batch(1 + [x[0] for x in TOPICS].index(topic), log_ns[ok], rows)
 
     def close(self) -> None:
         if self.csv is not None:

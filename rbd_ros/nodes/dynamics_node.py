@@ -123,7 +123,7 @@ class DynamicsNode(NodeBase):
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         qos_in = (qos_profile_sensor_data if self.param("joint_states_qos") == "sensor_data"
-                  else QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+                  else QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
         self.create_subscription(JointState, "joint_states", self._on_joint_states, qos_in)
         self.create_subscription(String, "robot_description", self._on_description, LATCHED)
         self.create_subscription(Float64MultiArray, "effort_commands", self._on_command_array, 10)

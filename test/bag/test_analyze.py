@@ -12,7 +12,7 @@ import numpy as np
 import pinocchio as pin
 import pyarrow.parquet as pq
 import pytest
-from rosbags.rosbag2 import Reader, StoragePlugin, Writer
+from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
 from rbd_ros.bag.analyze import BagError, Options, analyze
@@ -117,13 +117,24 @@ def test_sqlite3_bag_matches_pinocchio(tmp_path: Path, recording) -> None:  # ty
     assert "joint2" in text and f"{len(recording['t'])} joint states" in text
     worst_t = summary.worst[BUMP[2]][1] - 10.0
     assert BUMP[0] <= worst_t < BUMP[1]
-    with Reader(out / "analysis_bag") as r:
+    from mcap.reader import make_reader
+    from rosbags.highlevel import AnyReader
+
+    with AnyReader([out / "analysis.mcap"]) as r:
         topics = {c.topic: c.msgcount for c in r.connections}
         assert topics["/rbd/gravity_torques"] == len(recording["t"])
         conn = next(c for c in r.connections if c.topic == "/rbd/external_torques")
-        stamps = [TS.deserialize_cdr(raw, conn.msgtype).header.stamp
-                  for _, _, raw in r.messages(connections=[conn])]
-        assert abs(stamps[0].sec + 1e-9 * stamps[0].nanosec - recording["t"][0]) < 1e-6
+        msgs = [r.deserialize(raw, conn.msgtype) for _, _, raw in r.messages(connections=[conn])]
+        stamps = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in msgs])
+        np.testing.assert_allclose(stamps, recording["t"], atol=1e-6)
+        want = np.column_stack([pq.read_table(out / "analysis.parquet").to_pydict()[
+            f"residual_{n}"] for n in NAMES])
+        np.testing.assert_allclose([m.effort for m in msgs], want, atol=1e-12)
+    with (out / "analysis.mcap").open("rb") as f:  # an independent reader agrees
+        reader = make_reader(f)
+        assert reader.get_summary().statistics.message_count == 4 * len(recording["t"])
+        assert sum(1 for _ in reader.iter_messages(topics=["/rbd/model_torques"])) == \
+            len(recording["t"])
 
 
 def test_missing_velocities_and_causal_filter(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,117 @@
+"""An MCAP file writer for many messages of one size at a time (the analysis' outputs).
+
+Each call to :meth:`McapWriter.write_batch` writes one chunk holding one channel's messages,
+built as a single numpy array: a record per message with its fixed-size header and data. The
+file follows the MCAP specification (https://mcap.dev/spec): header, schemas and channels,
+chunks with message indexes, then a summary (schemas, channels, statistics, chunk indexes)
+and the footer, so indexed readers (rosbags, Foxglove, PlotJuggler, ros2 bag) open it."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+from numpy.typing import NDArray
+
+MAGIC = b"\x89MCAP0\r\n"
+OP_HEADER, OP_FOOTER, OP_SCHEMA, OP_CHANNEL, OP_MESSAGE = 0x01, 0x02, 0x03, 0x04, 0x05
+OP_CHUNK, OP_MESSAGE_INDEX, OP_CHUNK_INDEX, OP_STATISTICS, OP_DATA_END = (
+    0x06, 0x07, 0x08, 0x0B, 0x0F)
+
+
+def _str(s: str) -> bytes:
+    b = s.encode()
+    return struct.pack("<I", len(b)) + b
+
+
+def _record(op: int, body: bytes) -> bytes:
+    return struct.pack("<BQ", op, len(body)) + body
+
+
+class McapWriter:
+    def __init__(self, path: Path, profile: str = "ros2") -> None:
+        self.f: BinaryIO = path.open("wb")
+        self.f.write(MAGIC)
+        self.f.write(_record(OP_HEADER, _str(profile) + _str("rbd_ros")))
+        self.schemas: list[bytes] = []
+        self.channels: list[bytes] = []
+        self.chunk_indexes: list[bytes] = []
+        self.counts: dict[int, int] = {}
+        self.start, self.end = 2**64 - 1, 0
+        import zstandard  # comes with the mcap package
+
+        self.zstd = zstandard.ZstdCompressor(level=1)
+
+    def add_schema(self, schema_id: int, name: str, text: str) -> None:
+        rec = _record(OP_SCHEMA, struct.pack("<H", schema_id) + _str(name) + _str("ros2msg")
+                      + _str(text))
+        self.schemas.append(rec)
+        self.f.write(rec)
+
+    def add_channel(self, channel_id: int, schema_id: int, topic: str) -> None:
+        rec = _record(OP_CHANNEL, struct.pack("<HH", channel_id, schema_id) + _str(topic)
+                      + _str("cdr") + struct.pack("<I", 0))
+        self.channels.append(rec)
+        self.counts[channel_id] = 0
+        self.f.write(rec)
+
+    def write_batch(self, channel_id: int, log_time: NDArray[np.int64],
+                    data: NDArray[np.uint8]) -> None:
+        """Messages of one channel: ``data`` is (N, size), one serialized message a row."""
+        n, size = data.shape
+        if n == 0:
+            return
+        width = 31 + size  # opcode, length, channel, sequence, log time, publish time, data
+        rows = np.empty((n, width), dtype=np.uint8)
+        rows[:, 0] = OP_MESSAGE
+        rows[:, 1:9] = np.frombuffer(struct.pack("<Q", 22 + size), dtype=np.uint8)
+        rows[:, 9:11] = np.frombuffer(struct.pack("<H", channel_id), dtype=np.uint8)
+        rows[:, 11:15] = 0  # sequence: unused
+        t = np.ascontiguousarray(log_time, dtype="<u8")[:, None].view(np.uint8)
+        rows[:, 15:23] = t
+        rows[:, 23:31] = t
+        rows[:, 31:] = data
+        records = rows.tobytes()
+        start, end = int(log_time.min()), int(log_time.max())
+        compression, payload = "zstd", self.zstd.compress(records)
+        chunk_start = self.f.tell()
+        body = (struct.pack("<QQQI", start, end, len(records), 0) + _str(compression)
+                + struct.pack("<Q", len(payload)) + payload)
+        self.f.write(_record(OP_CHUNK, body))
+        chunk_length = self.f.tell() - chunk_start
+        # the message index: (log time, offset in the uncompressed records) per message
+        pairs = np.empty((n, 2), dtype="<u8")
+        pairs[:, 0] = log_time
+        pairs[:, 1] = np.arange(n, dtype=np.uint64) * width
+        entries = pairs.tobytes()
+        index_start = self.f.tell()
+        self.f.write(_record(OP_MESSAGE_INDEX, struct.pack("<HI", channel_id, len(entries))
+                             + entries))
+        index_length = self.f.tell() - index_start
+        offsets = struct.pack("<HQ", channel_id, index_start)
+        self.chunk_indexes.append(_record(OP_CHUNK_INDEX, struct.pack(
+            "<QQQQ", start, end, chunk_start, chunk_length) + struct.pack("<I", len(offsets))
+            + offsets + struct.pack("<Q", index_length) + _str(compression)
+            + struct.pack("<QQ", len(payload), len(records))))
+        self.counts[channel_id] += n
+        self.start, self.end = min(self.start, start), max(self.end, end)
+
+    def close(self) -> None:
+        f = self.f
+        f.write(_record(OP_DATA_END, struct.pack("<I", 0)))
+        summary_start = f.tell()
+        for rec in (*self.schemas, *self.channels):
+            f.write(rec)
+        counts = b"".join(struct.pack("<HQ", c, n) for c, n in self.counts.items())
+        total = sum(self.counts.values())
+        f.write(_record(OP_STATISTICS, struct.pack(
+            "<QHIIII", total, len(self.schemas), len(self.channels), 0, 0,
+            len(self.chunk_indexes)) + struct.pack("<QQ", self.start if total else 0, self.end)
+            + struct.pack("<I", len(counts)) + counts))
+        for rec in self.chunk_indexes:
+            f.write(rec)
+        f.write(_record(OP_FOOTER, struct.pack("<QQI", summary_start, 0, 0)))
+        f.write(MAGIC)
+        f.close()
