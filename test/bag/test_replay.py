@@ -51,7 +51,8 @@ def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
         probe.spin_for(1.5)  # the node starts and discovers the graph
         player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
                                    "--delay", "20",
-                                   "--topics", "/joint_states", "/effort_commands"])
+                                   "--topics", "/joint_states", "/effort_commands",
+                                   "--rate", "0.5"])
         probe.spin_until(lambda: player.poll() is not None, 30.0)
         probe.spin_for(1.0)
         assert player.returncode == 0
