@@ -102,7 +102,7 @@ def bag_throughput(minutes: float) -> None:
           f"7-joint arm ({messages:,} joint states), all outputs (MCAP, CSV, Parquet, PNG)")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for m in sorted({messages // 6, messages}):
+        for m in sorted({messages // 3, messages}):
             bag = Path(tmp) / f"rec{m}"
             t = time.perf_counter()
             generate(bag, m)

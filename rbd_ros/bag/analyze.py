@@ -16,12 +16,14 @@ stamps, a CSV and a Parquet table, one PNG per joint, and a short text summary.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -217,6 +219,16 @@ class Analysis:
         return self.summary
 
 
+def _pages(reader: Any, conns: list[Any]) -> Iterator[list[Any]]:
+    """Messages in time order, a list at a time."""
+    if hasattr(reader, "pages"):
+        yield from reader.pages(conns)
+        return
+    it = reader.messages(connections=conns)
+    while page := list(itertools.islice(it, 50_000)):
+        yield page
+
+
 def _chunks(reader, js_conns, cmd_conns, model: Model, opts: Options
             ) -> Iterator[tuple[list[bytes], F64]]:
     """Time-ordered chunks of raw joint states, each with the command in force at it."""
@@ -227,42 +239,36 @@ def _chunks(reader, js_conns, cmd_conns, model: Model, opts: Options
     cmd_ids = {c.id for c in cmd_conns}
     raws: list[bytes] = []
     cmds: list[F64] = []
-    for conn, _, raw in reader.messages(connections=[*js_conns, *cmd_conns]):
-        if conn.id in cmd_ids:
-            msg = reader.deserialize(raw, conn.msgtype)
-            if conn.msgtype == COMMAND_ARRAY and len(msg.data) == len(order):
-                command[order] = msg.data
-            elif conn.msgtype == JOINT_STATE and len(msg.effort) == len(msg.name):
-                for name, eff in zip(msg.name, msg.effort, strict=True):
-                    if name in col:
-                        command[col[name]] = eff
-            continue
-        raws.append(bytes(raw))
-        cmds.append(command.copy())
-        if len(raws) >= opts.chunk:
-            yield raws, np.array(cmds)
-            raws, cmds = [], []
+    for page in _pages(reader, [*js_conns, *cmd_conns]):
+        if not cmd_ids:  # joint states only: take the page whole
+            raws += [data for _, _, data in page]
+        else:
+            for conn, _, raw in page:
+                if conn.id in cmd_ids:
+                    msg = reader.deserialize(raw, conn.msgtype)
+                    if conn.msgtype == COMMAND_ARRAY and len(msg.data) == len(order):
+                        command[order] = msg.data
+                    elif conn.msgtype == JOINT_STATE and len(msg.effort) == len(msg.name):
+                        for name, eff in zip(msg.name, msg.effort, strict=True):
+                            if name in col:
+                                command[col[name]] = eff
+                    continue
+                raws.append(raw)
+                cmds.append(command.copy())
+        while len(raws) >= opts.chunk:
+            head, raws = raws[: opts.chunk], raws[opts.chunk :]
+            if cmd_ids:
+                yield head, np.array(cmds[: opts.chunk])
+                cmds = cmds[opts.chunk :]
+            else:
+                yield head, np.full((len(head), len(names)), np.nan)
     if raws:
-        yield raws, np.array(cmds)
+        yield raws, np.array(cmds) if cmd_ids else np.full((len(raws), len(names)), np.nan)
 
 
 def analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
     """Analyse one recording (several bag paths are read as one, merged by time)."""
-    from rosbags.highlevel import AnyReader
-
-    warnings = []
-    try:
-        reader = AnyReader([Path(p) for p in paths])
-        reader.open()
-    except Exception as e:  # rosbags raises its own error types per storage
-        mcaps = [m for p in paths for m in
-                 ([Path(p)] if Path(p).suffix == ".mcap" else sorted(Path(p).glob("*.mcap")))]
-        if len(paths) != 1 or len(mcaps) != 1:
-            raise BagError(f"cannot read {', '.join(map(str, paths))}: {e}") from None
-        from .mcap_stream import McapStream
-
-        reader = McapStream(mcaps[0])  # type: ignore[assignment]  # read front to back
-        warnings.append(f"{mcaps[0]} has no valid end ({e}); read front to back")
+    reader, warnings = _open(paths)
     try:
         topics = {c.topic: c.msgtype for c in reader.connections}
         js = [c for c in reader.connections
@@ -297,6 +303,29 @@ def analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
         return summary
     finally:
         reader.close()
+
+
+def _open(paths: list[Path]) -> tuple[Any, list[str]]:
+    """A reader for the recording: sqlite3 paged by our own reader (bounded memory), MCAP and
+    the rest by rosbags, and an MCAP without a valid end (cut short) front to back."""
+    from rosbags.highlevel import AnyReader
+
+    from .mcap_stream import McapStream
+    from .sqlite_stream import SqliteStream, sqlite_files
+
+    db3 = sqlite_files(Path(paths[0])) if len(paths) == 1 else []
+    try:
+        if db3:
+            return SqliteStream(db3), []
+        reader = AnyReader([Path(p) for p in paths])
+        reader.open()
+        return reader, []
+    except Exception as e:  # rosbags and sqlite raise their own error types
+        mcaps = [m for p in paths for m in
+                 ([Path(p)] if Path(p).suffix == ".mcap" else sorted(Path(p).glob("*.mcap")))]
+        if len(paths) != 1 or len(mcaps) != 1:
+            raise BagError(f"cannot read {', '.join(map(str, paths))}: {e}") from None
+        return McapStream(mcaps[0]), [f"{mcaps[0]} has no valid end ({e}); read front to back"]
 
 
 def _model(reader, opts: Options) -> Model:
