@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -12,3 +16,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # machine and in a domain of its own, so parallel runs do not see each other.
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ["ROS_DOMAIN_ID"] = str(20 + os.getpid() % 150)
+
+
+@pytest.fixture(scope="module")
+def ros() -> Iterator[None]:
+    """rclpy for the test module's probe nodes (the nodes under test run in processes)."""
+    import rclpy
+
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+@pytest.fixture
+def probe(ros: None) -> Iterator[Any]:
+    from rosutil import Probe
+
+    p = Probe()
+    yield p
+    p.close()

@@ -310,8 +310,7 @@ def _open(paths: list[Path]) -> tuple[Any, list[str]]:
     the rest by rosbags, and an MCAP without a valid end (cut short) front to back."""
     from rosbags.highlevel import AnyReader
 
-    from .mcap_stream import McapStream
-    from .sqlite_stream import SqliteStream, sqlite_files
+    from .readers import McapStream, SqliteStream, sqlite_files
 
     db3 = sqlite_files(Path(paths[0])) if len(paths) == 1 else []
     try:

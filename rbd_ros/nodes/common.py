@@ -35,6 +35,24 @@ class NodeBase(Node):
         except ParameterUninitializedException:
             return None
 
+    def merge(self, merger: Any, msg: Any) -> bool:
+        """Merge a sensor_msgs/JointState into ``merger`` (a JointStateMerger). False: the
+        message was bad and is dropped whole, with a throttled warning."""
+        from .joint_states import JointStateError
+
+        try:
+            update = merger.update(stamp_seconds(msg.header.stamp), msg.name, msg.position,
+                                   msg.velocity, msg.effort)
+        except JointStateError as e:
+            self.warn("bad_state", f"dropped a joint_states message: {e}")
+            return False
+        if update.unknown:
+            self.warn("unknown", f"joint_states names joints the model does not have, "
+                                 f"ignored: {update.unknown}")
+        if not merger.ready:
+            self.warn("waiting", f"waiting for joint_states of {merger.missing()}")
+        return True
+
     def warn(self, key: str, text: str) -> None:
         """A warning at most every THROTTLE_S seconds per kind of problem."""
         now = self.get_clock().now().nanoseconds * 1e-9

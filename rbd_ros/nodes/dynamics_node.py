@@ -234,15 +234,8 @@ class DynamicsNode(NodeBase):
         if live is None:
             self.warn("no_model", "ignoring joint_states: no robot_description yet")
             return
-        try:
-            update = live.merger.update(stamp_seconds(msg.header.stamp), msg.name,
-                                        msg.position, msg.velocity, msg.effort)
-        except JointStateError as e:
-            self.warn("bad_state", f"dropped a joint_states message: {e}")
+        if not self.merge(live.merger, msg):
             return
-        if update.unknown:
-            self.warn("unknown", f"joint_states names joints the model does not have, "
-                                  f"ignored: {update.unknown}")
         self._last_stamp = msg.header.stamp
         if self.timer is None:
             self._publish(live, msg.header.stamp)
@@ -317,8 +310,7 @@ class DynamicsNode(NodeBase):
     # ------------------------------------------------------------------ outputs
     def _publish(self, live: Live, stamp: Any) -> None:
         if not live.merger.ready:
-            self.warn("waiting", f"waiting for joint_states of {live.merger.missing()}")
-            return
+            return  # merge() says which joints are missing
         m, d, st = live.model, live.data, live.merger
         fric = self.friction
         g = gravity(m, d, st.q)

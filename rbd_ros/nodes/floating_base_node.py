@@ -44,7 +44,7 @@ from rbd_ros_interfaces.srv import FloatingBaseDynamics  # type: ignore[attr-def
 from ..dynamics import Data, Model, RbdError, load_urdf_string
 from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics
-from .common import LATCHED, NodeBase, run, stamp_seconds
+from .common import LATCHED, NodeBase, run
 from .joint_states import JointStateError, JointStateMerger
 
 
@@ -227,14 +227,7 @@ class FloatingBaseNode(NodeBase):
         if live is None:
             self.warn("no_model", "ignoring joint_states: no robot_description yet")
             return
-        try:
-            live.merger.update(stamp_seconds(msg.header.stamp), msg.name, msg.position,
-                               msg.velocity, msg.effort)
-        except JointStateError as e:
-            self.warn("bad_state", f"dropped a joint_states message: {e}")
-            return
-        if not live.merger.ready:
-            self.warn("waiting", f"waiting for joint_states of {live.merger.missing()}")
+        if not self.merge(live.merger, msg) or not live.merger.ready:
             return
         if not live.have_odom:
             self.warn("no_odom", "no odometry yet: the base is taken at the origin, at rest")

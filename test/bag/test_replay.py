@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
-import pytest
-import rclpy
 from rosbags.rosbag2 import StoragePlugin
 from rosutil import NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
@@ -19,15 +16,6 @@ from test_analyze import NAMES, pinocchio_torques, trajectory, write_rosbags
 
 from rbd_ros.bag.analyze import Options, analyze
 from rbd_ros.robots import ARM
-
-
-@pytest.fixture
-def probe() -> Iterator[Probe]:
-    rclpy.init()
-    p = Probe()
-    yield p
-    p.close()
-    rclpy.shutdown()
 
 
 def test_replay_into_the_dynamics_node_matches_the_offline_analysis(

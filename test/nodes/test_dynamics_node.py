@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import rclpy
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Wrench
 from rcl_interfaces.msg import Parameter as ParameterMsg
@@ -33,13 +32,6 @@ NODE = "/rbd_dynamics"
 
 
 @pytest.fixture(scope="module")
-def ros() -> Iterator[None]:
-    rclpy.init()
-    yield
-    rclpy.shutdown()
-
-
-@pytest.fixture(scope="module")
 def node(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
     params = params_file(tmp_path_factory.mktemp("p") / "p.yaml", "rbd_dynamics",
                          {"robot_description": ARM.read_text(), "joints": JOINTS})
@@ -47,13 +39,6 @@ def node(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodePr
     yield proc
     out = proc.stop()
     print(out)
-
-
-@pytest.fixture
-def probe(ros: None) -> Iterator[Probe]:
-    p = Probe()
-    yield p
-    p.close()
 
 
 def joint_state(stamp_s: float, names=NAMES, q=Q, v=V, effort=EFFORT) -> JointState:  # type: ignore[no-untyped-def]
