@@ -34,10 +34,12 @@ def robot_path(name: str) -> str:
 
 
 class PinRef:
-    def __init__(self, model: Model, path: str, floating_base: bool) -> None:
+    def __init__(self, model: Model, source: str, floating_base: bool) -> None:
+        """``source``: a URDF file, or the URDF itself."""
         self.m = model
-        self.pm = (pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating_base
-                   else pin.buildModelFromUrdf(path))
+        build = pin.buildModelFromXML if source.lstrip().startswith("<") else \
+            pin.buildModelFromUrdf
+        self.pm = build(source, pin.JointModelFreeFlyer()) if floating_base else build(source)
         self.pd = self.pm.createData()
         self.pm.gravity.linear = model.gravity.copy()
         G = np.zeros((self.pm.nv, model.nv))
