@@ -76,8 +76,7 @@ def spatial_momentum(model: Model, data: Data, body_placements: F64) -> F64:
     body velocities left in ``data`` by the last rnea/aba call."""
     h = np.zeros(6)
     for i in range(model.nb):
-        I6 = model.mf[i, MF_I : MF_I + 36].reshape(6, 6)
-        hb = I6 @ data.v[i]  # [angular about the body origin; linear], body axes
+        hb = model.body_inertia(i) @ data.v[i]  # [angular about the body origin; linear], body axes
         R, p = body_placements[i, :9].reshape(3, 3), body_placements[i, 9:]
         lin = R @ hb[3:]
         h[:3] += lin

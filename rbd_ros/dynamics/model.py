@@ -115,10 +115,6 @@ class Model:
         return int(self.mi.shape[0])
 
     @property
-    def parents(self) -> I64:
-        return self.mi[:, 0]
-
-    @property
     def joint_names(self) -> list[str]:
         """Names of the independent joints in the order of ``v`` (a free flyer counts once)."""
         return [j.name for j in self.joints if j.idx_v >= 0]
@@ -157,9 +153,6 @@ class Model:
     def expand_q(self, q: F64) -> F64:
         """Full positions (mimic joints included) from reduced positions."""
         return self.qlin[:, 0] * np.asarray(q)[..., self.qsrc] + self.qlin[:, 1]
-
-    def expand_v(self, v: F64) -> F64:
-        return self.vmul * np.asarray(v)[..., self.vsrc]
 
     def summary(self) -> str:
         kinds: dict[str, int] = {}
