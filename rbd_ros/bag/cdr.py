@@ -37,13 +37,18 @@ class Layout:
     fields: tuple[tuple[int, int], ...]  # (byte offset, count) of position, velocity, effort
     length: int
 
-    def structure(self) -> NDArray[np.bool_]:
-        """The bytes every message of this layout shares: all but the stamp and the floats."""
-        mask = np.ones(self.length, dtype=bool)
-        mask[4:12] = False
-        for off, count in self.fields:
-            mask[off : off + 8 * count] = False
-        return mask
+    def structure(self) -> list[tuple[int, int]]:
+        """The byte ranges every message of this layout shares: all but the stamp and the
+        floats."""
+        cuts = sorted([(4, 12)] + [(off, off + 8 * n) for off, n in self.fields if n])
+        runs, start = [], 0
+        for a, b in cuts:
+            if a > start:
+                runs.append((start, a))
+            start = b
+        if start < self.length:
+            runs.append((start, self.length))
+        return runs
 
 
 def _u32(raw: bytes, o: int) -> int:
@@ -94,8 +99,9 @@ def decode(raws: Sequence[bytes]) -> list[Group]:
         cand = remaining[lengths[remaining] == lay.length]
         rows = np.frombuffer(b"".join(raws[k] for k in cand),
                              dtype=np.uint8).reshape(cand.size, lay.length)
-        mask = lay.structure()
-        same = (rows[:, mask] == rows[0, mask]).all(axis=1)
+        same = np.ones(cand.size, dtype=bool)
+        for a, b in lay.structure():  # compare slices (views), not a fancy-indexed copy
+            same &= (rows[:, a:b] == rows[0, a:b]).all(axis=1)
         members, rows = cand[same], rows[same]
         remaining = np.setdiff1d(remaining, members, assume_unique=True)
         sec = rows[:, 4:8].copy().view("<i4")[:, 0]
