@@ -309,13 +309,15 @@ class DynamicsNode(NodeBase):
 
     # ------------------------------------------------------------------ outputs
     def _publish(self, live: Live, stamp: Any) -> None:
+        """Compute and publish what someone subscribes to (each output costs time at 1 kHz)."""
         if not live.merger.ready:
             return  # merge() says which joints are missing
         m, d, st = live.model, live.data, live.merger
         fric = self.friction
-        g = gravity(m, d, st.q)
-        self._emit(live, stamp, self.pub_gravity, self.pub_gravity_cmd, g)
-        if np.all(np.isfinite(live.command)):
+        listened = _listened
+        if listened(self.pub_gravity, self.pub_gravity_cmd):
+            self._emit(live, stamp, self.pub_gravity, self.pub_gravity_cmd, gravity(m, d, st.q))
+        if listened(self.pub_accel) and np.all(np.isfinite(live.command)):
             qdd = aba(m, d, st.q, st.v, live.command, friction=fric)
             msg = JointTrajectory(joint_names=live.names)
             msg.header.stamp = stamp
@@ -323,12 +325,12 @@ class DynamicsNode(NodeBase):
                 positions=st.q[live.out_v + (1 if m.has_free_flyer else 0)].tolist(),
                 velocities=st.v[live.out_v].tolist(), accelerations=qdd[live.out_v].tolist())]
             self.pub_accel.publish(msg)
-        if np.all(np.isfinite(st.effort[live.out_v])):
+        if listened(self.pub_external) and np.all(np.isfinite(st.effort[live.out_v])):
             tau = rnea(m, d, st.q, st.v, st.a, friction=fric)
             ext = np.zeros(m.nv)
             ext[live.out_v] = st.effort[live.out_v] - tau[live.out_v]
             self._emit(live, stamp, self.pub_external, None, ext)
-        if live.trajectory is not None:
+        if live.trajectory is not None and listened(self.pub_ff, self.pub_ff_cmd):
             t = stamp_seconds(stamp)
             pd, vd, ad = live.trajectory.sample(t)
             q, v, a = st.q.copy(), np.zeros(m.nv), np.zeros(m.nv)
@@ -339,11 +341,12 @@ class DynamicsNode(NodeBase):
                                                                         friction=fric))
 
     def _emit(self, live: Live, stamp: Any, pub: Any, pub_cmd: Any, tau: np.ndarray) -> None:
-        msg = live.messages[id(pub)]  # reused: publish() serialises at once
-        msg.header.stamp = stamp
-        msg.effort = array("d", tau[live.out_v].tobytes())
-        pub.publish(msg)
-        if pub_cmd is not None:
+        if pub.get_subscription_count():
+            msg = live.messages[id(pub)]  # reused: publish() serialises at once
+            msg.header.stamp = stamp
+            msg.effort = array("d", tau[live.out_v].tobytes())
+            pub.publish(msg)
+        if pub_cmd is not None and pub_cmd.get_subscription_count():
             cmd = live.messages[id(pub_cmd)]
             cmd.data = array("d", tau[live.joints_v].tobytes())
             pub_cmd.publish(cmd)
@@ -411,6 +414,10 @@ class DynamicsNode(NodeBase):
             res.joint_names = list(req.joint_names)
             res.efforts = gravity(live.model, live.data, q)[idx].tolist()
         return self._serve(res, compute)
+
+
+def _listened(*pubs: Any) -> bool:
+    return any(p.get_subscription_count() for p in pubs)
 
 
 def _wrench(w: Wrench) -> np.ndarray:
