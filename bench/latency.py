@@ -91,7 +91,10 @@ def measure(node, names: list[str], topic: str, n: int, rate: float = 1000.0,  #
     return n - lat.size, lat
 
 
-def latency(n: int) -> None:
+def latency(n: int, rounds: int = 3) -> None:
+    """Each node alone on the machine, in turn, ``rounds`` times (n / rounds messages a time,
+    a fresh process each), latencies pooled: the machine's drift over the run falls on all
+    three alike."""
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 50))
     import rclpy
@@ -109,42 +112,47 @@ def latency(n: int) -> None:
         ("dynamics node, talos free flyer (nv 38)", (talos, True), None,
          "rbd_dynamics/gravity_torques"),
     ]
-    print(f"\n## Dynamics node at 1 kHz joint_states, {n} messages, sensor-data QoS; latency = "
-          "answer received - joint state stamped (ms)")
+    print(f"\n## Dynamics node at 1 kHz joint_states, {n} messages in {rounds} interleaved "
+          "rounds, sensor-data QoS; latency = answer received - joint state stamped (ms)")
     print(f"{'node':<42} {'dropped':>8} {'p50':>7} {'p99':>7} {'max':>7}")
     rclpy.init()
     driver = rclpy.create_node("latency_driver")
-    results = {}
+    lat: dict[str, list[np.ndarray]] = {c[0]: [] for c in cases}
+    drops = {c[0]: 0 for c in cases}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for label, robot, names, topic in cases:
-                if robot is None:
-                    proc = _start(["-c", ECHO])
-                else:
-                    path, ff = robot
-                    model = load_urdf(path, floating_base=ff)
-                    names = [j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1]
-                    urdf = "\n".join("      " + x for x in Path(path).read_text().splitlines())
-                    params = Path(tmp) / "p.yaml"
-                    params.write_text("rbd_dynamics:\n  ros__parameters:\n"
-                                      f"    floating_base: {'true' if ff else 'false'}\n"
-                                      f"    robot_description: |\n{urdf}\n")
-                    proc = _start(["-m", "rbd_ros.nodes.dynamics_node", "--ros-args",
-                                   "--params-file", str(params), "--log-level", "error"])
-                try:
-                    dropped, lat = measure(driver, names, topic, n)
-                finally:
-                    _stop(proc)
-                results[label] = lat
-                print(f"{label:<42} {dropped:8d} {np.percentile(lat, 50):7.3f} "
-                      f"{np.percentile(lat, 99):7.3f} {lat.max():7.3f}")
+            for _ in range(rounds):
+                for label, robot, names, topic in cases:
+                    if robot is None:
+                        proc = _start(["-c", ECHO])
+                    else:
+                        path, ff = robot
+                        model = load_urdf(path, floating_base=ff)
+                        names = [j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1]
+                        urdf = "\n".join("      " + x for x in Path(path).read_text().splitlines())
+                        params = Path(tmp) / "p.yaml"
+                        params.write_text("rbd_dynamics:\n  ros__parameters:\n"
+                                          f"    floating_base: {'true' if ff else 'false'}\n"
+                                          f"    robot_description: |\n{urdf}\n")
+                        proc = _start(["-m", "rbd_ros.nodes.dynamics_node", "--ros-args",
+                                       "--params-file", str(params), "--log-level", "error"])
+                    try:
+                        dropped, got = measure(driver, names, topic, n // rounds)
+                    finally:
+                        _stop(proc)
+                    drops[label] += dropped
+                    lat[label].append(got)
     finally:
         driver.destroy_node()
         rclpy.try_shutdown()
+    results = {k: np.concatenate(v) for k, v in lat.items()}
+    for label, x in results.items():
+        print(f"{label:<42} {drops[label]:8d} {np.percentile(x, 50):7.3f} "
+              f"{np.percentile(x, 99):7.3f} {x.max():7.3f}")
     echo99 = np.percentile(results["echo (rclpy limit)"], 99)
-    for label, lat in results.items():
+    for label, x in results.items():
         if label.startswith("dynamics"):
-            print(f"  {label}: p99 = {np.percentile(lat, 99) / echo99:.2f} x the echo's")
+            print(f"  {label}: p99 = {np.percentile(x, 99) / echo99:.2f} x the echo's")
 
 
 FLOATING = """rbd_floating_base:
