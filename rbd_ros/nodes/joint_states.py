@@ -22,9 +22,11 @@ from typing import Any
 import numpy as np
 
 from ..dynamics import Model
-from ..dynamics.model import F64, I64
+from ..dynamics.model import F64
 
-Plan = tuple["Update", I64, I64, I64]  # names seen, message rows, v indices, q indices
+#: names seen, message rows, v indices, q indices (index arrays, or slices when the message
+#: names every joint in model order)
+Plan = tuple["Update", Any, Any, Any]
 
 
 class JointStateError(ValueError):
@@ -94,8 +96,11 @@ class JointIndex:
         return out
 
     def q_index(self, v_index: Any) -> Any:
-        """Position index of a 1-DOF joint's velocity index (int or array)."""
-        return v_index + (1 if self.model.has_free_flyer else 0)
+        """Position index of a 1-DOF joint's velocity index (int, array or slice)."""
+        shift = 1 if self.model.has_free_flyer else 0  # the quaternion's fourth number
+        if isinstance(v_index, slice):
+            return slice(v_index.start + shift, v_index.stop + shift)
+        return v_index + shift
 
 
 class JointStateMerger:
@@ -136,7 +141,17 @@ class JointStateMerger:
                         [n for n in key if n in mimic])
         ks = np.array([k for k, _ in known], dtype=np.int64)
         idx = np.array([i for _, i in known], dtype=np.int64)
-        plan: Plan = (update, ks, idx, self.joints.q_index(idx))
+        rows: Any = ks
+        cols: Any = idx
+        qi: Any = self.joints.q_index(idx)
+        base = 6 if self.model.has_free_flyer else 0  # a free flyer's 6 velocities come first
+        n = idx.size
+        if n and np.array_equal(ks, np.arange(len(key))) and \
+                np.array_equal(idx, np.arange(base, base + n)):
+            # every joint in model order, as one driver sends them: slices, not index arrays
+            rows, cols, qi = slice(0, n), slice(base, base + n), self.joints.q_index(
+                slice(base, base + n))
+        plan: Plan = (update, rows, cols, qi)
         if len(self._plans) < 64:
             self._plans[key] = plan
         return plan
@@ -151,7 +166,7 @@ class JointStateMerger:
         eff = _values("effort", efforts, n)
         if not math.isfinite(stamp):
             raise JointStateError("the stamp is not a finite time")
-        if idx.size == 0:
+        if not update.updated:
             return update
         dt = stamp - self.stamp[idx]
         prev = self.seen[idx] & (dt > 0)  # NaN stamps (never seen) compare False
