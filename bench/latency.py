@@ -119,23 +119,19 @@ def latency(n: int, rounds: int = 3) -> None:
     driver = rclpy.create_node("latency_driver")
     lat: dict[str, list[np.ndarray]] = {c[0]: [] for c in cases}
     drops = {c[0]: 0 for c in cases}
+    names_of = {label: names or load_urdf(robot[0], floating_base=robot[1]).state_joint_names
+                for label, robot, names, _ in cases}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for _ in range(rounds):
-                for label, robot, names, topic in cases:
+                for label, robot, _, topic in cases:
+                    names = names_of[label]
                     if robot is None:
                         proc = _start(["-c", ECHO])
                     else:
                         path, ff = robot
-                        model = load_urdf(path, floating_base=ff)
-                        names = [j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1]
-                        urdf = "\n".join("      " + x for x in Path(path).read_text().splitlines())
-                        params = Path(tmp) / "p.yaml"
-                        params.write_text("rbd_dynamics:\n  ros__parameters:\n"
-                                          f"    floating_base: {'true' if ff else 'false'}\n"
-                                          f"    robot_description: |\n{urdf}\n")
-                        proc = _start(["-m", "rbd_ros.nodes.dynamics_node", "--ros-args",
-                                       "--params-file", str(params), "--log-level", "error"])
+                        proc = _start_node(tmp, "dynamics_node", "rbd_dynamics", path,
+                                           f"    floating_base: {'true' if ff else 'false'}\n")
                     try:
                         dropped, got = measure(driver, names, topic, n // rounds)
                     finally:
@@ -155,14 +151,14 @@ def latency(n: int, rounds: int = 3) -> None:
             print(f"  {label}: p99 = {np.percentile(x, 99) / echo99:.2f} x the echo's")
 
 
-FLOATING = """rbd_floating_base:
-  ros__parameters:
-    contact_links: [left_sole_link, right_sole_link]
-    sole_half_lengths: [0.1, 0.1]
-    sole_half_widths: [0.05, 0.05]
-    robot_description: |
-{urdf}
-"""
+def _start_node(tmp: str, module: str, node: str, urdf_path: str, params: str
+                ) -> subprocess.Popen[bytes]:
+    """``python -m rbd_ros.nodes.<module>`` with ``params`` (YAML lines) and the URDF."""
+    urdf = "\n".join("      " + x for x in Path(urdf_path).read_text().splitlines())
+    file = Path(tmp) / f"{node}.yaml"
+    file.write_text(f"{node}:\n  ros__parameters:\n{params}    robot_description: |\n{urdf}\n")
+    return _start(["-m", f"rbd_ros.nodes.{module}", "--ros-args", "--params-file", str(file),
+                   "--log-level", "error"])
 
 
 def floating_latency(n: int) -> None:
@@ -179,18 +175,17 @@ def floating_latency(n: int) -> None:
 
     path = robot_path("talos")
     model = load_urdf(path, floating_base=True)
-    names = [j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1]
+    names = model.state_joint_names
     print(f"\n## Floating-base node, Talos (nv 38, two flat feet), joint_states at 500 Hz, {n} "
           "messages; latency to ~/base_wrench (ms)")
     print(f"{'node':<42} {'dropped':>8} {'p50':>7} {'p99':>7} {'max':>7}")
     rclpy.init()
     driver = rclpy.create_node("latency_driver")
     with tempfile.TemporaryDirectory() as tmp:
-        params = Path(tmp) / "p.yaml"
-        urdf = "\n".join("      " + x for x in Path(path).read_text().splitlines())
-        params.write_text(FLOATING.format(urdf=urdf))
-        proc = _start(["-m", "rbd_ros.nodes.floating_base_node", "--ros-args",
-                       "--params-file", str(params), "--log-level", "error"])
+        proc = _start_node(tmp, "floating_base_node", "rbd_floating_base", path,
+                           "    contact_links: [left_sole_link, right_sole_link]\n"
+                           "    sole_half_lengths: [0.1, 0.1]\n"
+                           "    sole_half_widths: [0.05, 0.05]\n")
         try:
             dropped, lat = measure(driver, names, "rbd_floating_base/base_wrench", n, 500.0,
                                    WrenchStamped)

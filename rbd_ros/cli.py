@@ -27,12 +27,11 @@ def _info(args: argparse.Namespace) -> int:
     print(model.summary())
     tau = gravity(model, data, q)
     print("\ngravity torques at " + ("the ready pose" if args.urdf == "arm" else "q = neutral"))
+    joints = [j for j in model.joints if j.idx_v >= 0 and j.kind != "floating"]
     names = (["base_fx", "base_fy", "base_fz", "base_tx", "base_ty", "base_tz"]
-             if model.has_free_flyer else [])
-    names += [j.name for j in model.joints if j.idx_v >= 0 and j.kind != "floating"]
-    units = ["N"] * 3 + ["N m"] * 3 if model.has_free_flyer else []
-    units += ["N" if j.kind == "prismatic" else "N m"
-              for j in model.joints if j.idx_v >= 0 and j.kind != "floating"]
+             if model.has_free_flyer else []) + [j.name for j in joints]
+    units = (["N"] * 3 + ["N m"] * 3 if model.has_free_flyer else []) + \
+        ["N" if j.kind == "prismatic" else "N m" for j in joints]
     for name, t, unit in zip(names, tau, units, strict=True):
         print(f"  {name:<24s} {t:+12.4f} {unit}")
     return 0

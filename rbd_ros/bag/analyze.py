@@ -107,7 +107,7 @@ class Analysis:
 
     def __init__(self, model: Model, out_dir: Path, opts: Options, total: int) -> None:
         self.model, self.opts, self.total = model, opts, total
-        self.names = [j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1]
+        self.names = model.state_joint_names
         self.col = {n: i for i, n in enumerate(self.names)}
         self.summary = Summary(joints=self.names, sum_sq=np.zeros(len(self.names)),
                                count=np.zeros(len(self.names)),
@@ -188,7 +188,7 @@ class Analysis:
                                        friction=self.opts.friction)
         residual = e - tau
         fin = np.isfinite(residual)
-        self.summary.sum_sq += np.where(fin, residual, 0.0).__pow__(2).sum(axis=0)
+        self.summary.sum_sq += (np.where(fin, residual, 0.0) ** 2).sum(axis=0)
         self.summary.count += fin.sum(axis=0)
         absr = np.where(fin, np.abs(residual), -1.0)
         k = absr.argmax(axis=0)
@@ -232,7 +232,7 @@ def _pages(reader: Any, conns: list[Any]) -> Iterator[list[Any]]:
 def _chunks(reader, js_conns, cmd_conns, model: Model, opts: Options
             ) -> Iterator[tuple[list[bytes], F64]]:
     """Time-ordered chunks of raw joint states, each with the command in force at it."""
-    names = [j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1]
+    names = model.state_joint_names
     col = {n: i for i, n in enumerate(names)}
     order = [col[n] for n in (opts.command_joints or names)]
     command = np.full(len(names), np.nan)
@@ -344,7 +344,7 @@ def _check_names(reader, conns, model: Model) -> None:
         recorded |= set(decode([bytes(raw)])[0].names)
         if k >= 200:  # enough to see every publisher of a partial-message setup
             break
-    wanted = {j.name for j in model.joints if j.idx_v >= 0 and j.nv == 1}
+    wanted = set(model.state_joint_names)
     missing = sorted(wanted - recorded)
     if missing:
         extra = sorted(recorded - wanted - {j.name for j in model.joints})

@@ -109,7 +109,7 @@ class Writers:
         sec, nsec = sec + nsec // 1_000_000_000, nsec % 1_000_000_000
         log_ns = sec * 1_000_000_000 + nsec
         n = len(self.names)
-        for topic, column, _ in TOPICS:
+        for channel, (_, column, _) in enumerate(TOPICS, start=1):
             values = cols[column]
             ok = np.isfinite(values).all(axis=1)
             if not ok.any():
@@ -119,7 +119,7 @@ class Writers:
             rows[:, 8:12] = nsec[ok].astype("<u4")[:, None].view(np.uint8)
             rows[:, self.offset : self.offset + 8 * n] = \
                 np.ascontiguousarray(values[ok], dtype="<f8").view(np.uint8)
-            self.bag.write_batch(1 + [x[0] for x in TOPICS].index(topic), log_ns[ok], rows)
+            self.bag.write_batch(channel, log_ns[ok], rows)
 
     def close(self) -> None:
         self.queue.put(None)

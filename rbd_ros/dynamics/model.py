@@ -120,6 +120,11 @@ class Model:
         return [j.name for j in self.joints if j.idx_v >= 0]
 
     @property
+    def state_joint_names(self) -> list[str]:
+        """The independent 1-DOF joints, in the order of ``v``: what /joint_states carries."""
+        return [j.name for j in self.joints if j.idx_v >= 0 and j.nv == 1]
+
+    @property
     def mimic_joint_names(self) -> list[str]:
         return [j.name for j in self.joints if j.mimic is not None]
 

@@ -34,6 +34,8 @@ SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "planar", "floating
 ONE_DOF = ("revolute", "continuous", "prismatic")
 GRAVITY = (0.0, 0.0, -9.81)
 ROOT_JOINT = "root_joint"
+#: (positions, velocities) of a joint kind; every other moving kind has one of each
+COORDINATES = {"floating": (7, 6), "planar": (3, 3)}
 
 
 def load_urdf(path: str | Path, floating_base: bool = False) -> Model:
@@ -343,7 +345,7 @@ class _Builder:
             kinds[name] = kind
             if j is not None and j.mimic is not None:
                 continue
-            dq, dv = {"floating": (7, 6), "planar": (3, 3)}.get(kind, (1, 1))
+            dq, dv = COORDINATES.get(kind, (1, 1))
             idx[name] = (nq, nv)
             nq += dq
             nv += dv
@@ -371,7 +373,7 @@ class _Builder:
                 dq = dv = 1
             else:
                 rq, rv = idx[name]
-                dq, dv = {"floating": (7, 6), "planar": (3, 3)}.get(kind, (1, 1))
+                dq, dv = COORDINATES.get(kind, (1, 1))
                 for k in range(dq):
                     qsrc[fq + k], qlin[fq + k] = rq + k, (1.0, 0.0)
                 for k in range(dv):
@@ -424,7 +426,6 @@ class _Builder:
         if lim is not None:
             vel = float(lim.velocity) if lim.velocity is not None else vel
             eff = float(lim.effort) if lim.effort is not None else eff
-        dyn = None if j is None else j.dynamics
-        damping = float(dyn.damping or 0.0) if dyn is not None else 0.0
-        friction = float(dyn.friction or 0.0) if dyn is not None else 0.0
+        row = self.mf[self.joint_bodies[name]]  # as _joint validated and stored them
+        damping, friction = float(row[MF_DAMPING]), float(row[MF_COULOMB])
         return Joint(name, kind, rq, rv, nq, nv, lower, upper, vel, eff, damping, friction, mimic)

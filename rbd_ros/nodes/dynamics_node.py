@@ -334,7 +334,7 @@ class DynamicsNode(NodeBase):
             t = stamp_seconds(stamp)
             pd, vd, ad = live.trajectory.sample(t)
             q, v, a = st.q.copy(), np.zeros(m.nv), np.zeros(m.nv)
-            idx = np.array(live.trajectory.v_index)
+            idx = live.trajectory.v_index
             q[idx + (1 if m.has_free_flyer else 0)] = pd
             v[idx], a[idx] = vd, ad
             self._emit(live, stamp, self.pub_ff, self.pub_ff_cmd, rnea(m, d, q, v, a,

@@ -61,8 +61,7 @@ class JointIndex:
 
     def __init__(self, model: Model) -> None:
         self.model = model
-        self.index = {j.name: j.idx_v for j in model.joints
-                      if j.idx_v >= 0 and j.nv == 1}
+        self.index = {name: model.joint(name).idx_v for name in model.state_joint_names}
         self.offset = 6 if model.has_free_flyer else 0  # q index = v index + 1 with a base
         self.mimic = {j.name for j in model.joints if j.mimic is not None}
         self.names = list(self.index)

@@ -16,7 +16,7 @@ from ..dynamics.model import F64
 class Trajectory:
     def __init__(self, v_index: list[int], times: Sequence[float],
                  positions: F64, velocities: F64, accelerations: F64, start: float) -> None:
-        self.v_index = v_index  # model velocity index of each trajectory joint
+        self.v_index = np.asarray(v_index)  # model velocity index of each trajectory joint
         self.times = np.asarray(times, dtype=np.float64)  # time_from_start of each point
         self.p, self.v, self.a = positions, velocities, accelerations  # (points, joints)
         self.start = start
