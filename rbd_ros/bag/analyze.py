@@ -16,7 +16,6 @@ stamps, a CSV and a Parquet table, one PNG per joint, and a short text summary.
 
 from __future__ import annotations
 
-import itertools
 import math
 import sys
 import time
@@ -26,10 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..dynamics import Model, aba_batch, load_urdf, load_urdf_string, rnea_batch
 from ..dynamics.model import F64
-from .cdr import decode
+from .cdr import decode, decode_arrays
+from .readers import Batch, batches
+from .writers import OutputError, Writers
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 COMMAND_ARRAY = "std_msgs/msg/Float64MultiArray"
@@ -49,8 +51,8 @@ class Options:
     command_joints: list[str] | None = None  # None: the model's joint order
     filter: str = "central"  # or "backward"
     friction: bool = False
-    chunk: int = 100_000
-    outputs: tuple[str, ...] = ("mcap", "csv", "parquet", "png")
+    chunk: int = 10_000  # joint states read, computed and written at a time
+    outputs: tuple[str, ...] = ("mcap", "parquet", "png")  # and "csv"
     progress: bool = True
 
 
@@ -84,22 +86,39 @@ def _progress(done: int, total: int, start: float) -> None:
           end="", file=sys.stderr, flush=True)
 
 
-def differentiate(t: F64, x: F64, mode: str) -> F64:
-    """d x / d t along axis 0: central differences inside (zero-phase) or backward ones
-    (causal); one-sided at the ends. Rows with a non-increasing stamp get NaN."""
+def differentiate(ns: NDArray[np.int64], x: F64, mode: str) -> F64:
+    """d x / d t along axis 0 (stamps in integer ns, so that small steps at large times keep
+    their precision): central differences inside (zero-phase) or backward ones (causal);
+    one-sided at the ends. Rows with a non-increasing stamp get NaN."""
     d = np.full_like(x, np.nan)
-    if len(t) < 2:
+    if len(ns) < 2:
         return np.zeros_like(x)
     with np.errstate(divide="ignore", invalid="ignore"):
-        back = (x[1:] - x[:-1]) / (t[1:] - t[:-1])[:, None]
+        back = (x[1:] - x[:-1]) / (1e-9 * (ns[1:] - ns[:-1]))[:, None]
         if mode == "backward":
             d[1:] = back
             d[0] = back[0]
         else:
-            d[1:-1] = (x[2:] - x[:-2]) / (t[2:] - t[:-2])[:, None]
+            d[1:-1] = (x[2:] - x[:-2]) / (1e-9 * (ns[2:] - ns[:-2]))[:, None]
             d[0], d[-1] = back[0], back[-1]
     d[~np.isfinite(d)] = np.nan
     return d
+
+
+def ffill(x: F64) -> F64:
+    """Each NaN replaced by the last non-NaN value above it in its column (rows are time)."""
+    idx = np.where(np.isnan(x), 0, np.arange(len(x))[:, None])
+    np.maximum.accumulate(idx, axis=0, out=idx)
+    return x[idx, np.arange(x.shape[1])[None, :]]
+
+
+def _rows(f: Any, model: Model, out: F64, rows: NDArray[np.bool_], q: F64, x: F64, y: F64,
+          friction: bool) -> None:
+    """``out[rows] = f(model, q, x, y)`` on those rows (all of them: straight into ``out``)."""
+    if rows.all():
+        f(model, q, x, y, friction=friction, out=out)
+    elif rows.any():
+        out[rows] = f(model, q[rows], x[rows], y[rows], friction=friction)
 
 
 class Analysis:
@@ -112,80 +131,71 @@ class Analysis:
         self.summary = Summary(joints=self.names, sum_sq=np.zeros(len(self.names)),
                                count=np.zeros(len(self.names)),
                                worst=[(0.0, math.nan)] * len(self.names))
-        self.carry: dict[str, F64] | None = None
+        self.carry: dict[str, Any] | None = None
         self.first = True
         self.last = np.full((3, len(self.names)), np.nan)  # last position, velocity, effort
         self.stride = max(1, total // PLOT_POINTS)
         self.plot: list[F64] = []
-        self.seen = np.zeros(len(self.names), dtype=bool)
-        from .writers import Writers
-
         self.writers = Writers(out_dir, self.names, opts.outputs)
         self.start = time.monotonic()
 
-    def add(self, raws: list[bytes], commands: F64) -> None:
-        """One chunk: raw JointState messages and the command in force at each (NaN: none)."""
-        n, nj = len(raws), len(self.names)
-        t = np.empty(n)
+    def add(self, js: Batch, commands: F64) -> None:
+        """One chunk: JointState messages and the command in force at each (NaN: none)."""
+        n, nj = len(js), len(self.names)
+        ns = np.empty(n, dtype=np.int64)
         vals = np.full((3, n, nj), np.nan)
-        for g in decode(raws):
-            t[g.index] = g.stamps
+        for g in decode(js.data, js.offsets):
+            ns[g.index] = g.stamps
             cols = [self.col.get(x, -1) for x in g.names]
             keep = [k for k, c in enumerate(cols) if c >= 0]
             target = np.array([cols[k] for k in keep], dtype=np.int64)
+            at = slice(None) if g.index.size == n else g.index[:, None]
             for f, arr in enumerate((g.position, g.velocity, g.effort)):
                 if arr.shape[1]:
-                    vals[f][np.ix_(g.index, target)] = arr[:, keep]
-            if g.position.shape[1]:
-                self.seen[target] = True
-        # carry each joint's last value into messages that do not name it
-        for f in range(3):
-            v = np.vstack([self.last[f][None], vals[f]])
-            idx = np.where(np.isfinite(v), np.arange(n + 1)[:, None], 0)
-            np.maximum.accumulate(idx, axis=0, out=idx)
-            filled = v[idx, np.arange(nj)[None, :]]
-            vals[f] = filled[1:]
-            self.last[f] = filled[-1]
-        rows = {"t": t, "q": vals[0], "v": vals[1], "e": vals[2], "u": commands}
+                    vals[f][at, target] = arr[:, keep]
+        for f in range(3):  # carry each joint's last value into messages that do not name it
+            if np.isnan(vals[f]).any():
+                vals[f] = ffill(np.vstack([self.last[f][None], vals[f]]))[1:]
+            self.last[f] = vals[f][-1]
+        rows = {"ns": ns, "q": vals[0], "v": vals[1], "e": vals[2], "u": commands}
         if self.carry is not None:
             rows = {k: np.concatenate([self.carry[k], rows[k]]) for k in rows}
         self._process(rows, final=False)
 
-    def _process(self, rows: dict[str, F64], final: bool) -> None:
-        L = len(rows["t"])
+    def _process(self, rows: dict[str, Any], final: bool) -> None:
+        L = len(rows["ns"])
         if L < 5 and not final:
             self.carry = rows
             return
-        t, q = rows["t"], rows["q"]
+        ns, q = rows["ns"], rows["q"]
         v = rows["v"]
         missing_v = ~np.isfinite(v)
         if missing_v.any():
-            v = np.where(missing_v, differentiate(t, q, self.opts.filter), v)
-        a = differentiate(t, v, self.opts.filter)
+            v = np.where(missing_v, differentiate(ns, q, self.opts.filter), v)
+        a = differentiate(ns, v, self.opts.filter)
         lo = 0 if self.first else 2
         hi = L if final else L - 2
         self.first = False
         self.carry = None if final else {k: x[L - 4 :] for k, x in rows.items()}
         sl = slice(lo, hi)
-        self._compute(t[sl], q[sl], v[sl], a[sl], rows["e"][sl], rows["u"][sl])
+        self._compute(ns[sl], q[sl], v[sl], a[sl], rows["e"][sl], rows["u"][sl])
 
-    def _compute(self, t: F64, q: F64, v: F64, a: F64, e: F64, u: F64) -> None:
-        if not len(t):
+    def _compute(self, ns: NDArray[np.int64], q: F64, v: F64, a: F64, e: F64, u: F64) -> None:
+        if not len(ns):
             return
-        m = self.model
-        ok = np.isfinite(q).all(axis=1) & np.isfinite(v).all(axis=1) & np.isfinite(a).all(axis=1)
+        t = 1e-9 * ns
+        m, fric = self.model, self.opts.friction
         n = len(t)
         g = np.full((n, m.nv), np.nan)
         tau = np.full((n, m.nv), np.nan)
         qdd = np.full((n, m.nv), np.nan)
-        if ok.any():
-            Q, V, A = q[ok], v[ok], a[ok]
-            g[ok] = rnea_batch(m, Q, np.zeros_like(V), np.zeros_like(A))
-            tau[ok] = rnea_batch(m, Q, V, A, friction=self.opts.friction)
-            has_u = ok & np.isfinite(u).all(axis=1)
-            if has_u.any():
-                qdd[has_u] = aba_batch(m, q[has_u], v[has_u], u[has_u],
-                                       friction=self.opts.friction)
+        # each quantity where its inputs are known: g(q), tau(q, v, a), qdd(q, v, u)
+        has_q = np.asarray(np.isfinite(q).all(axis=1))
+        has_qv = has_q & np.isfinite(v).all(axis=1)
+        rest = np.zeros_like(v)
+        _rows(rnea_batch, m, g, has_q, q, rest, rest, False)
+        _rows(rnea_batch, m, tau, has_qv & np.isfinite(a).all(axis=1), q, v, a, fric)
+        _rows(aba_batch, m, qdd, has_qv & np.isfinite(u).all(axis=1), q, v, u, fric)
         residual = e - tau
         fin = np.isfinite(residual)
         self.summary.sum_sq += (np.where(fin, residual, 0.0) ** 2).sum(axis=0)
@@ -196,7 +206,7 @@ class Analysis:
             if absr[k[j], j] > self.summary.worst[j][0]:
                 self.summary.worst[j] = (float(absr[k[j], j]), float(t[k[j]]))
         self.summary.messages += n
-        cols = {"t": t, "q": q, "v": v, "a": a, "tau_measured": e, "tau_model": tau,
+        cols = {"ns": ns, "q": q, "v": v, "a": a, "tau_measured": e, "tau_model": tau,
                 "gravity": g, "residual": residual, "qdd_predicted": qdd}
         self.writers.write(cols)
         take = np.arange(n)[(self.summary.messages - n + np.arange(n)) % self.stride == 0]
@@ -209,61 +219,62 @@ class Analysis:
             self._process(self.carry, final=True)
         if self.opts.progress:
             print(file=sys.stderr)
+        self.writers.close(np.vstack(self.plot) if self.plot else None)
         self.summary.seconds = time.monotonic() - self.start
-        self.writers.close()
-        if "png" in self.opts.outputs and self.plot:
-            from .writers import plots
-
-            plots(out_dir, self.names, np.vstack(self.plot))
         (out_dir / "summary.txt").write_text(self.summary.text() + "\n")
         return self.summary
 
 
-def _pages(reader: Any, conns: list[Any]) -> Iterator[list[Any]]:
-    """Messages in time order, a list at a time."""
-    if hasattr(reader, "pages"):
-        yield from reader.pages(conns)
-        return
-    it = reader.messages(connections=conns)
-    while page := list(itertools.islice(it, 50_000)):
-        yield page
+def _chunks(reader: Any, js_conns: list[Any], cmd_conns: list[Any], model: Model,
+            opts: Options, warnings: list[str]) -> Iterator[tuple[Batch, F64]]:
+    """Time-ordered chunks of raw joint states, each with the command in force at each."""
+    nj = len(model.state_joint_names)
+    js_ids = np.array([c.id for c in js_conns])
+    command = np.full(nj, np.nan)  # the last command before the chunk
+    for batch in batches(reader, [*js_conns, *cmd_conns], opts.chunk):
+        is_js = np.isin(batch.conn, js_ids)
+        js = batch.take(np.flatnonzero(is_js))
+        if not cmd_conns:
+            yield js, np.full((len(js), nj), np.nan)
+            continue
+        cmd_rows = np.flatnonzero(~is_js)
+        table = ffill(np.vstack([command[None], _commands(
+            reader, batch.take(cmd_rows), cmd_conns, model, opts, warnings)]))
+        command = table[-1]
+        # row k of the table is the command after the batch's first k commands
+        yield js, table[np.searchsorted(cmd_rows, np.flatnonzero(is_js))]
 
 
-def _chunks(reader, js_conns, cmd_conns, model: Model, opts: Options
-            ) -> Iterator[tuple[list[bytes], F64]]:
-    """Time-ordered chunks of raw joint states, each with the command in force at it."""
+def _commands(reader: Any, batch: Batch, conns: list[Any], model: Model, opts: Options,
+              warnings: list[str]) -> F64:
+    """Commanded efforts, a row per message in the model's joint order (NaN: not given)."""
     names = model.state_joint_names
     col = {n: i for i, n in enumerate(names)}
-    order = [col[n] for n in (opts.command_joints or names)]
-    command = np.full(len(names), np.nan)
-    cmd_ids = {c.id for c in cmd_conns}
-    raws: list[bytes] = []
-    cmds: list[F64] = []
-    for page in _pages(reader, [*js_conns, *cmd_conns]):
-        if not cmd_ids:  # joint states only: take the page whole
-            raws += [data for _, _, data in page]
+    order = np.array([col[n] for n in (opts.command_joints or names)])
+    out = np.full((len(batch), len(names)), np.nan)
+    arrays = np.isin(batch.conn, [c.id for c in conns if c.msgtype == COMMAND_ARRAY])
+    for kind in (True, False):
+        idx = np.flatnonzero(arrays == kind)
+        if not idx.size:
+            continue
+        part = batch.take(idx)
+        if kind:
+            def count(raw: bytes) -> int:
+                return len(reader.deserialize(raw, COMMAND_ARRAY).data)
+
+            for members, values in decode_arrays(part.data, part.offsets, count):
+                if values.shape[1] == len(order):
+                    out[idx[members, None], order] = values
+                elif (w := f"commands with {values.shape[1]} values ignored: {len(order)} "
+                      f"expected (--command-joints)") not in warnings:
+                    warnings.append(w)
         else:
-            for conn, _, raw in page:
-                if conn.id in cmd_ids:
-                    msg = reader.deserialize(raw, conn.msgtype)
-                    if conn.msgtype == COMMAND_ARRAY and len(msg.data) == len(order):
-                        command[order] = msg.data
-                    elif conn.msgtype == JOINT_STATE and len(msg.effort) == len(msg.name):
-                        for name, eff in zip(msg.name, msg.effort, strict=True):
-                            if name in col:
-                                command[col[name]] = eff
-                    continue
-                raws.append(raw)
-                cmds.append(command.copy())
-        while len(raws) >= opts.chunk:
-            head, raws = raws[: opts.chunk], raws[opts.chunk :]
-            if cmd_ids:
-                yield head, np.array(cmds[: opts.chunk])
-                cmds = cmds[opts.chunk :]
-            else:
-                yield head, np.full((len(head), len(names)), np.nan)
-    if raws:
-        yield raws, np.array(cmds) if cmd_ids else np.full((len(raws), len(names)), np.nan)
+            for g in decode(part.data, part.offsets):
+                if g.effort.shape[1] != len(g.names):
+                    continue  # a JointState without efforts commands nothing
+                keep = [k for k, n in enumerate(g.names) if n in col]
+                out[idx[g.index, None], [col[g.names[k]] for k in keep]] = g.effort[:, keep]
+    return out
 
 
 def analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
@@ -290,10 +301,17 @@ def analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
         analysis.summary.warnings += warnings
         damage = None
         try:
-            for raws, commands in _chunks(reader, js, cmd, model, opts):
-                analysis.add(raws, commands)
+            for batch, commands in _chunks(reader, js, cmd, model, opts,
+                                           analysis.summary.warnings):
+                analysis.add(batch, commands)
+        except OutputError:
+            analysis.writers.abort()
+            raise
         except Exception as e:  # a truncated or damaged file: keep what was read
             damage = f"{type(e).__name__}: {e}"
+        except BaseException:  # Ctrl-C: leave no writer behind
+            analysis.writers.abort()
+            raise
         damage = damage or getattr(reader, "damage", None)
         summary = analysis.finish(out_dir)
         if damage:
@@ -339,11 +357,8 @@ def _model(reader, opts: Options) -> Model:
 
 def _check_names(reader, conns, model: Model) -> None:
     """The model's joints must all appear in the recording: say which names differ."""
-    recorded: set[str] = set()
-    for k, (_, _, raw) in enumerate(reader.messages(connections=conns)):
-        recorded |= set(decode([bytes(raw)])[0].names)
-        if k >= 200:  # enough to see every publisher of a partial-message setup
-            break
+    batch = next(batches(reader, conns, 200), None)  # enough to see every publisher
+    recorded = {n for g in (decode(batch.data, batch.offsets) if batch else []) for n in g.names}
     wanted = set(model.state_joint_names)
     missing = sorted(wanted - recorded)
     if missing:

@@ -1,18 +1,19 @@
-"""sensor_msgs/JointState in CDR, decoded many at a time.
+"""sensor_msgs/JointState and std_msgs/Float64MultiArray in CDR, decoded many at a time.
 
 A driver publishes the same joint names in every message, so its messages share one byte
 layout: the floats sit at the same offsets in each. Messages are grouped by layout (their
-length and every byte before the first float) and each group is read as one 2-D array with
-numpy views, which is what makes hour-long recordings fast to read. Anything else (names that
-change, big-endian data) falls back to decoding one message at a time with rosbags."""
+length and every byte but the stamp and the floats) and each group is read as one 2-D array,
+which is what makes hour-long recordings fast to read. Names that change make more groups;
+big-endian data (no ROS 2 middleware writes it) is refused with a clear error."""
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 
 F64 = NDArray[np.float64]
@@ -21,11 +22,11 @@ F64 = NDArray[np.float64]
 @dataclass
 class Group:
     """Messages that share one layout: their indices in the input, their joint names, stamps
-    (s) and values (an (n, 0) array where the messages carry no such field)."""
+    (ns) and values (an (n, 0) array where the messages carry no such field)."""
 
     index: NDArray[np.int64]
     names: tuple[str, ...]
-    stamps: F64
+    stamps: NDArray[np.int64]
     position: F64
     velocity: F64
     effort: F64
@@ -85,28 +86,95 @@ def layout(raw: bytes) -> Layout | None:
         return None
 
 
-def decode(raws: Sequence[bytes]) -> list[Group]:
-    """Decode JointState messages (raw CDR), one numpy pass per layout."""
-    n = len(raws)
-    lengths = np.fromiter((len(r) for r in raws), dtype=np.int64, count=n)
-    remaining = np.arange(n)
+@njit(cache=True, nogil=True)
+def _same(data, starts, ref, runs):
+    """Which messages (starting at ``starts``) equal ``ref`` in every byte range of ``runs``."""
+    out = np.ones(starts.shape[0], dtype=np.bool_)
+    for k in range(starts.shape[0]):
+        s = starts[k]
+        for r in range(runs.shape[0]):
+            for j in range(runs[r, 0], runs[r, 1]):
+                if data[s + j] != ref[j]:
+                    out[k] = False
+                    break
+            if not out[k]:
+                break
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _gather(data, starts, offset, width):
+    """``width`` bytes at ``offset`` of each message, as rows."""
+    out = np.empty((starts.shape[0], width), dtype=np.uint8)
+    for k in range(starts.shape[0]):
+        s = starts[k] + offset
+        for j in range(width):
+            out[k, j] = data[s + j]
+    return out
+
+
+def _floats(data: NDArray[np.uint8], starts: NDArray[np.int64], offset: int, count: int) -> F64:
+    out: F64 = _gather(data, starts, offset, 8 * count).view("<f8")
+    return out
+
+
+def decode(data: NDArray[np.uint8], offsets: NDArray[np.int64]) -> list[Group]:
+    """Decode JointState messages (raw CDR, message ``k`` at ``data[offsets[k]:offsets[k+1]]``),
+    one pass per layout."""
+    lengths = np.diff(offsets)
+    remaining = np.arange(len(lengths))
     groups = []
     while remaining.size:
         first = int(remaining[0])
-        lay = layout(bytes(raws[first]))
+        raw = data[offsets[first] : offsets[first + 1]].tobytes()
+        lay = layout(raw)
         if lay is None:
             raise ValueError(f"message {first} is not a little-endian sensor_msgs/JointState")
         cand = remaining[lengths[remaining] == lay.length]
-        rows = np.frombuffer(b"".join(raws[k] for k in cand),
-                             dtype=np.uint8).reshape(cand.size, lay.length)
-        same = np.ones(cand.size, dtype=bool)
-        for a, b in lay.structure():  # compare slices (views), not a fancy-indexed copy
-            same &= (rows[:, a:b] == rows[0, a:b]).all(axis=1)
-        members, rows = cand[same], rows[same]
-        remaining = np.setdiff1d(remaining, members, assume_unique=True)
-        sec = rows[:, 4:8].copy().view("<i4")[:, 0]
-        nsec = rows[:, 8:12].copy().view("<u4")[:, 0]
-        values = [rows[:, off : off + 8 * count].copy().view("<f8") if count
-                  else np.empty((members.size, 0)) for off, count in lay.fields]
-        groups.append(Group(members, lay.names, sec + 1e-9 * nsec, *values))
+        ref = np.frombuffer(raw, dtype=np.uint8)
+        same = _same(data, offsets[cand], ref, np.array(lay.structure(), dtype=np.int64))
+        members = cand[same]
+        remaining = remaining[~np.isin(remaining, members, assume_unique=True)]
+        starts = offsets[members]
+        stamp = _gather(data, starts, 4, 8)
+        sec = stamp[:, :4].copy().view("<i4")[:, 0].astype(np.int64)
+        nsec = stamp[:, 4:].copy().view("<u4")[:, 0].astype(np.int64)
+        values = [_floats(data, starts, off, count) if count else np.empty((members.size, 0))
+                  for off, count in lay.fields]
+        groups.append(Group(members, lay.names, sec * 1_000_000_000 + nsec, *values))
+    return groups
+
+
+def float_array(raw: bytes, count: int) -> int | None:
+    """Byte offset of the ``count`` doubles that end a little-endian CDR message (the ``data``
+    of a std_msgs/Float64MultiArray), or None if its bytes do not end that way."""
+    offset = len(raw) - 8 * count
+    if len(raw) < 8 or raw[1] != 1 or offset < 8 or (count and (offset - 4) % 8):
+        return None
+    if count not in (_u32(raw, offset - 4), _u32(raw, offset - 8)):  # then maybe padding
+        return None
+    return offset
+
+
+def decode_arrays(data: NDArray[np.uint8], offsets: NDArray[np.int64],
+                  count_of: Callable[[bytes], int]) -> list[tuple[NDArray[np.int64], F64]]:
+    """Float64MultiArray messages, grouped by layout like :func:`decode`: for each group, the
+    message indices and their ``data`` as rows. ``count_of`` gives the data length of a
+    message (by deserializing it); it is asked once per layout."""
+    lengths = np.diff(offsets)
+    remaining = np.arange(len(lengths))
+    groups = []
+    while remaining.size:
+        first = int(remaining[0])
+        raw = data[offsets[first] : offsets[first + 1]].tobytes()
+        count = count_of(raw)
+        off = float_array(raw, count)
+        if off is None:
+            raise ValueError(f"message {first} is not a little-endian std_msgs/Float64MultiArray")
+        cand = remaining[lengths[remaining] == len(raw)]
+        same = _same(data, offsets[cand], np.frombuffer(raw, dtype=np.uint8),
+                     np.array([[0, off]], dtype=np.int64))
+        members = cand[same]
+        remaining = remaining[~np.isin(remaining, members, assume_unique=True)]
+        groups.append((members, _floats(data, offsets[members], off, count)))
     return groups

@@ -64,15 +64,14 @@ class McapWriter:
         if n == 0:
             return
         width = 31 + size  # opcode, length, channel, sequence, log time, publish time, data
-        rows = np.empty((n, width), dtype=np.uint8)
-        rows[:, 0] = OP_MESSAGE
-        rows[:, 1:9] = np.frombuffer(struct.pack("<Q", 22 + size), dtype=np.uint8)
-        rows[:, 9:11] = np.frombuffer(struct.pack("<H", channel_id), dtype=np.uint8)
-        rows[:, 11:15] = 0  # sequence: unused
-        t = np.ascontiguousarray(log_time, dtype="<u8")[:, None].view(np.uint8)
-        rows[:, 15:23] = t
-        rows[:, 23:31] = t
-        rows[:, 31:] = data
+        rows = np.empty(n, dtype=np.dtype({
+            "names": ["op", "length", "channel", "sequence", "log", "publish", "data"],
+            "formats": ["u1", "<u8", "<u2", "<u4", "<u8", "<u8", ("u1", size)],
+            "offsets": [0, 1, 9, 11, 15, 23, 31], "itemsize": width}))
+        rows["op"], rows["length"], rows["channel"], rows["sequence"] = (
+            OP_MESSAGE, 22 + size, channel_id, 0)
+        rows["log"] = rows["publish"] = log_time
+        rows["data"] = data
         records = rows.tobytes()
         start, end = int(log_time.min()), int(log_time.max())
         compression, payload = "zstd", self.zstd.compress(records)

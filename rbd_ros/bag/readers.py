@@ -9,23 +9,27 @@
   recording cut short (power loss, a full disk, a crash) does not have.
 
 Both offer the part of AnyReader the analysis uses: ``connections``, ``messages``,
-``deserialize``, ``close``.
+``deserialize``, ``close``; and :func:`batches` reads any of them (and AnyReader) as
+:class:`Batch` es: many messages in one buffer, which is what the analysis works on.
 """
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from mcap.exceptions import McapError
 from mcap.records import Channel, Chunk, Message, Schema
 from mcap.stream_reader import StreamReader, breakup_chunk
+from numpy.typing import NDArray
 from rosbags.typesys import Stores, get_typestore
 
-PAGE = 50_000
+I64 = NDArray[np.int64]
 
 
 @dataclass
@@ -34,6 +38,56 @@ class Connection:
     topic: str
     msgtype: str
     msgcount: int = 0
+
+
+@dataclass
+class Batch:
+    """Messages in time order, in one buffer: message ``k`` is ``data[offsets[k]:offsets[k+1]]``,
+    recorded at ``stamp[k]`` (ns) on connection ``conn[k]``."""
+
+    conn: I64
+    stamp: I64
+    offsets: I64
+    data: NDArray[np.uint8]
+
+    @classmethod
+    def of(cls, messages: list[tuple[Any, int, bytes]]) -> Batch:
+        """From ``(connection, timestamp, raw)`` tuples, as rosbags' readers yield them."""
+        lengths = np.fromiter((len(m[2]) for m in messages), np.int64, len(messages))
+        return cls(np.fromiter((m[0].id for m in messages), np.int64, len(messages)),
+                   np.fromiter((m[1] for m in messages), np.int64, len(messages)),
+                   np.concatenate([[0], np.cumsum(lengths)]),
+                   np.frombuffer(b"".join(bytes(m[2]) for m in messages), np.uint8))
+
+    def __len__(self) -> int:
+        return len(self.stamp)
+
+    def raw(self, k: int) -> bytes:
+        return self.data[self.offsets[k] : self.offsets[k + 1]].tobytes()
+
+    def take(self, index: I64) -> Batch:
+        """The messages at ``index`` (in that order)."""
+        lengths = np.diff(self.offsets)[index]
+        starts = self.offsets[index]
+        if len(index) and (np.diff(starts) == lengths[:-1]).all():  # contiguous: a view
+            data = self.data[starts[0] : starts[0] + lengths.sum()]
+        else:
+            data = np.frombuffer(b"".join(self.data[s : s + n].tobytes() for s, n in
+                                          zip(starts.tolist(), lengths.tolist(), strict=True)),
+                                 np.uint8)
+        return Batch(self.conn[index], self.stamp[index],
+                     np.concatenate([[0], np.cumsum(lengths)]), data)
+
+
+def batches(reader: Any, connections: list[Any], size: int) -> Iterator[Batch]:
+    """The connections' messages in time order, ``size`` at a time, from a :class:`Stream`
+    that reads batches itself or from any reader with rosbags' ``messages``."""
+    if isinstance(reader, SqliteStream):
+        yield from reader.batches(connections, size)
+        return
+    it = reader.messages(connections=connections)
+    while page := list(itertools.islice(it, size)):
+        yield Batch.of(page)
 
 
 class Stream:
@@ -73,30 +127,51 @@ class SqliteStream(Stream):
         self.connections = list(by_topic.values())
 
     def messages(self, connections: list[Connection]) -> Iterator[tuple[Connection, int, bytes]]:
-        for page in self.pages(connections):
-            yield from page
+        by_id = {c.id: c for c in connections}
+        for b in self.batches(connections, 10_000):
+            for k, (cid, stamp) in enumerate(zip(b.conn.tolist(), b.stamp.tolist(), strict=True)):
+                yield by_id[cid], stamp, b.raw(k)
 
-    def pages(self, connections: list[Connection]
-              ) -> Iterator[list[tuple[Connection, int, bytes]]]:
-        """The messages in time order, a page (a list) at a time."""
-        wanted = {(c.topic, c.msgtype): c for c in connections}
+    def batches(self, connections: list[Connection], size: int) -> Iterator[Batch]:
+        """The messages in time order, ``size`` at a time. SQLite concatenates each page's
+        blobs into one (and its topic, stamp, id and length into one line of text), so a
+        page costs two Python objects instead of one tuple per row."""
+        wanted = {(c.topic, c.msgtype): c.id for c in connections}
         for f in self.files:
             with sqlite3.connect(f"file:{f}?mode=ro", uri=True) as db:
                 ids = {tid: wanted[(name, typ)] for tid, name, typ in
                        db.execute("SELECT id, name, type FROM topics") if (name, typ) in wanted}
                 if not ids:
                     continue
+                conn_of = np.zeros(max(ids) + 1, np.int64)
+                conn_of[list(ids)] = list(ids.values())
                 marks = ",".join("?" * len(ids))
-                query = (f"SELECT topic_id, timestamp, id, data FROM messages WHERE topic_id IN "
-                         f"({marks}) AND (timestamp, id) > (?, ?) ORDER BY timestamp, id "
-                         f"LIMIT {PAGE}")
-                last = (-(2**63), -(2**63))
+                # a page continues at the last stamp, skipping the rows of it already read
+                # (rows of one stamp come in id order: the index holds (timestamp, rowid))
+                topic = "group_concat(topic_id)" if len(ids) > 1 else "NULL"
+                query = (f"SELECT CAST(group_concat(data, x'') AS BLOB), group_concat(timestamp),"
+                         f" group_concat(length(data)), {topic} FROM (SELECT topic_id, timestamp,"
+                         f" data FROM messages WHERE topic_id IN ({marks}) AND timestamp >= ? "
+                         f"ORDER BY timestamp, id LIMIT {int(size)} OFFSET ?)")
+                last, skip = -(2**63), 0
                 while True:
-                    rows = db.execute(query, (*ids, *last)).fetchall()
-                    yield [(ids[tid], stamp, data) for tid, stamp, _, data in rows]
-                    if len(rows) < PAGE:
+                    data, stamps, lengths, topics = db.execute(query, (*ids, last, skip)
+                                                               ).fetchone()
+                    if stamps is None:
                         break
-                    last = (rows[-1][1], rows[-1][2])
+                    stamp = np.fromstring(stamps, dtype=np.int64, sep=",")
+                    if (np.diff(stamp) < 0).any():
+                        raise ValueError(f"{f}: SQLite returned a page out of time order")
+                    yield Batch(conn_of[np.fromstring(topics, dtype=np.int64, sep=",")]
+                                if topics else np.full(len(stamp), ids[next(iter(ids))]),
+                                stamp, np.concatenate([[0], np.cumsum(np.fromstring(
+                                    lengths, dtype=np.int64, sep=","))]),
+                                np.frombuffer(data, np.uint8))
+                    if len(stamp) < size:
+                        break
+                    tail = int(np.count_nonzero(stamp == stamp[-1]))
+                    skip = skip + tail if stamp[-1] == last else tail
+                    last = int(stamp[-1])
 
 
 class McapStream(Stream):

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import queue
-import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..dynamics.model import F64
-from .cdr import layout
+from .cdr import F64, layout
 
 #: per-joint columns of the tables, in order
 COLUMNS = ("q", "v", "a", "tau_measured", "tau_model", "gravity", "residual", "qdd_predicted")
@@ -28,110 +25,211 @@ TOPICS = (
 )
 
 
+class OutputError(RuntimeError):
+    """Writing the outputs failed (a full disk, a folder that cannot be written)."""
+
+
 class Writers:
+    """The output formats, written chunk by chunk by a process of their own, so that writing
+    runs on another core than reading and computing, with no lock between them.
+
+    The process is ``python -m rbd_ros.bag.writers`` (not a multiprocessing child: those
+    re-import the caller's main module and cannot start from daemonic workers such as Dask's).
+    Chunks travel as bytes over a socket pair; at most ``AHEAD`` chunks are in flight."""
+
+    AHEAD = 2
+
     def __init__(self, out_dir: Path, names: list[str], outputs: tuple[str, ...]) -> None:
-        self.names = names
-        self.header = ["t"] + [f"{c}_{n}" for c in COLUMNS for n in names]
-        self.csv = None
-        self.parquet: Any = None
-        self.bag: Any = None
-        self.error: Exception | None = None
-        self.queue: queue.Queue[dict[str, F64] | None] = queue.Queue(maxsize=2)
-        self.thread = threading.Thread(target=self._run, name="rbd-writers", daemon=True)
-        self.thread.start()
+        import multiprocessing as mp
+        import subprocess
+        import sys
+
+        self.nj = len(names)
+        self.pipe, child_end = mp.Pipe()
+        fd = child_end.fileno()
+        self.child = subprocess.Popen([sys.executable, "-m", __name__, str(fd)], pass_fds=[fd])
+        child_end.close()
+        self.pipe.send((out_dir, names, outputs))
+        self.in_flight = 0
+
+    def _reply(self) -> None:
+        """One answer of the writer: a chunk written (None), or its error."""
+        try:
+            answer = self.pipe.recv()
+        except (EOFError, OSError):
+            raise OutputError(f"the output writer process ended (exit code "
+                              f"{self.child.wait()})") from None
+        if answer is not None:
+            raise OutputError(f"writing the outputs failed: {answer}")
+        self.in_flight -= 1
+
+    def write(self, cols: dict[str, Any]) -> None:
+        """Write a chunk: ``ns`` (int stamps) and the ``COLUMNS`` as (n, joints) arrays."""
+        n = len(cols["ns"])
+        if not n:
+            return
+        buf = np.empty(n * (1 + len(COLUMNS) * self.nj))
+        buf[:n] = cols["ns"].view(np.float64)
+        buf[n:].reshape(len(COLUMNS), n, self.nj)[:] = [cols[c] for c in COLUMNS]
+        while self.in_flight >= self.AHEAD:
+            self._reply()
+        try:
+            self.pipe.send_bytes(buf.data.cast("B"))
+        except OSError:
+            self._reply()  # the writer's report of why it stopped
+            raise
+        self.in_flight += 1
+
+    def close(self, plot: F64 | None) -> None:
+        """Finish every file (and draw the plots from ``plot``, if given)."""
+        try:
+            self.pipe.send_bytes(b"")  # no more chunks; then the plot data
+            self.pipe.send(plot)
+            while self.in_flight:
+                self._reply()
+            self.in_flight = 1  # the answer to the close
+            self._reply()
+        finally:
+            self.abort()
+
+    def abort(self) -> None:
+        self.pipe.close()
+        try:
+            self.child.wait(timeout=60)
+        except Exception:
+            self.child.kill()
+
+
+def _serve(pipe: Any) -> None:
+    """The writer process: chunks in, ``None`` back for each; an empty message then the plot
+    data (or None) close the files; an error goes back as its text and ends the process."""
+    try:
+        out_dir, names, outputs = pipe.recv()
+        formats = _Formats(out_dir, names, outputs)
+        width = 1 + len(COLUMNS) * len(names)
+        while raw := pipe.recv_bytes():
+            buf = np.frombuffer(raw, dtype=np.float64)
+            n = len(buf) // width
+            block = buf[n:].reshape(len(COLUMNS), n, len(names))
+            cols: dict[str, Any] = {"ns": buf[:n].view(np.int64)}
+            cols.update({c: block[k] for k, c in enumerate(COLUMNS)})
+            formats.write(cols)
+            pipe.send(None)
+        formats.close(pipe.recv())
+        pipe.send(None)
+    except (EOFError, ConnectionError):  # the analysis is gone: nothing to report to
+        pass
+    except Exception as e:  # reported to the analysis, which stops with it
+        pipe.send(f"{type(e).__name__}: {e}")
+        try:  # read on until the analysis hangs up: closing with unread data would lose the
+            while True:  # report (the socket resets)
+                pipe.recv_bytes()
+        except (EOFError, ConnectionError):
+            pass
+
+
+class _Formats:
+    """The files themselves: CSV, Parquet, MCAP, and the PNG plots at the end."""
+
+    def __init__(self, out_dir: Path, names: list[str], outputs: tuple[str, ...]) -> None:
+        self.out_dir, self.names, self.outputs = out_dir, names, outputs
+        self.sinks: list[Any] = []
+        if "csv" in outputs or "parquet" in outputs:
+            header = ["t"] + [f"{c}_{n}" for c in COLUMNS for n in names]
+            self.sinks += [_Table(out_dir, header, kind) for kind in ("csv", "parquet")
+                           if kind in outputs]
+        if "mcap" in outputs:
+            self.sinks.append(_Bag(out_dir / "analysis.mcap", names))
+
+    def write(self, cols: dict[str, Any]) -> None:
+        for sink in self.sinks:
+            sink.write(cols)
+
+    def close(self, plot: F64 | None) -> None:
+        for sink in self.sinks:
+            sink.close()
+        if "png" in self.outputs and plot is not None and len(plot):
+            plots(self.out_dir, self.names, plot)
+
+
+class _Table:
+    """CSV or Parquet: a row per joint state, a column per quantity and joint."""
+
+    def __init__(self, out_dir: Path, header: list[str], kind: str) -> None:
         import pyarrow as pa
 
-        self.schema = pa.schema([(h, pa.float64()) for h in self.header])
-        if "csv" in outputs:
+        self.schema = pa.schema([(h, pa.float64()) for h in header])
+        if kind == "csv":
             import pyarrow.csv as pcsv
 
-            self.csv = pcsv.CSVWriter(out_dir / "analysis.csv", self.schema)
-        if "parquet" in outputs:
+            self.writer: Any = pcsv.CSVWriter(out_dir / "analysis.csv", self.schema)
+        else:
             import pyarrow.parquet as pq
 
-            # no dictionary encoding: it never pays on float signals and costs 7x the time
-            self.parquet = pq.ParquetWriter(out_dir / "analysis.parquet", self.schema,
-                                            use_dictionary=False, compression="zstd")
-        if "mcap" in outputs:
-            from rosbags.typesys import Stores, get_typestore
-
-            from .mcap_writer import McapWriter
-
-            ts = get_typestore(Stores.ROS2_HUMBLE)
-            msg = ts.types["sensor_msgs/msg/JointState"](
-                header=ts.types["std_msgs/msg/Header"](
-                    stamp=ts.types["builtin_interfaces/msg/Time"](sec=0, nanosec=0),
-                    frame_id=""),
-                name=names, position=np.empty(0), velocity=np.empty(0),
-                effort=np.zeros(len(names)))
-            raw = bytes(ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
-            self.template = np.frombuffer(raw, dtype=np.uint8)
-            lay = layout(raw)
-            assert lay is not None
-            self.offset = lay.fields[2][0]
-            self.bag = McapWriter(out_dir / "analysis.mcap")
-            self.bag.add_schema(1, "sensor_msgs/msg/JointState", JOINT_STATE_DEF)
-            for k, (topic, _, _) in enumerate(TOPICS, start=1):
-                self.bag.add_channel(k, 1, topic)
+            # no dictionary encoding: it never pays on float signals and costs 7x the time;
+            # snappy: zstd saves 5 % of the size of float columns and takes twice the time
+            self.writer = pq.ParquetWriter(out_dir / "analysis.parquet", self.schema,
+                                           use_dictionary=False, compression="snappy")
 
     def write(self, cols: dict[str, F64]) -> None:
-        """Queue a chunk for the writer thread (pyarrow and zstd release the GIL, so writing
-        overlaps with reading and computing the next chunk)."""
-        if self.error is not None:
-            raise self.error
-        self.queue.put(cols)
+        import pyarrow as pa
 
-    def _run(self) -> None:
-        while (cols := self.queue.get()) is not None:
-            try:
-                self._write(cols)
-            except Exception as e:  # handed to the main thread at its next write or close
-                self.error = e
+        columns = np.vstack([1e-9 * cols["ns"][None]] + [cols[c].T for c in COLUMNS])
+        self.writer.write_table(pa.Table.from_arrays([pa.array(c) for c in columns],
+                                                     schema=self.schema))
 
-    def _write(self, cols: dict[str, F64]) -> None:
-        if self.csv is not None or self.parquet is not None:
-            import pyarrow as pa
+    def close(self) -> None:
+        self.writer.close()
 
-            arrays = [cols["t"]] + [cols[c][:, j] for c in COLUMNS for j in range(len(self.names))]
-            table = pa.Table.from_arrays([pa.array(a) for a in arrays], schema=self.schema)
-            for writer in (self.csv, self.parquet):
-                if writer is not None:
-                    writer.write_table(table)
-        if self.bag is not None:
-            self._bag(cols)
 
-    def _bag(self, cols: dict[str, F64]) -> None:
+class _Bag:
+    """The computed topics as sensor_msgs/JointState (names and efforts) in an MCAP."""
+
+    def __init__(self, path: Path, names: list[str]) -> None:
+        from rosbags.typesys import Stores, get_typestore
+
+        from .mcap_writer import McapWriter
+
+        ts = get_typestore(Stores.ROS2_HUMBLE)
+        msg = ts.types["sensor_msgs/msg/JointState"](
+            header=ts.types["std_msgs/msg/Header"](
+                stamp=ts.types["builtin_interfaces/msg/Time"](sec=0, nanosec=0), frame_id=""),
+            name=names, position=np.empty(0), velocity=np.empty(0), effort=np.zeros(len(names)))
+        raw = bytes(ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+        self.template = np.frombuffer(raw, dtype=np.uint8)
+        lay = layout(raw)
+        assert lay is not None
+        # the parts of each message that change: the stamp and the efforts
+        self.fields = np.dtype({"names": ["sec", "nsec", "effort"],
+                                "formats": ["<i4", "<u4", ("<f8", len(names))],
+                                "offsets": [4, 8, lay.fields[2][0]], "itemsize": len(raw)})
+        self.bag = McapWriter(path)
+        self.bag.add_schema(1, "sensor_msgs/msg/JointState", JOINT_STATE_DEF)
+        for k, (topic, _, _) in enumerate(TOPICS, start=1):
+            self.bag.add_channel(k, 1, topic)
+
+    def write(self, cols: dict[str, Any]) -> None:
         """Every message of a chunk serialised at once: they share one layout (the names are
-        fixed), so a template row is tiled and the stamps and efforts written into it."""
-        t = cols["t"]
-        sec = np.floor(t).astype(np.int64)
-        nsec = np.rint((t - sec) * 1e9).astype(np.int64)
-        sec, nsec = sec + nsec // 1_000_000_000, nsec % 1_000_000_000
-        log_ns = sec * 1_000_000_000 + nsec
-        n = len(self.names)
+        fixed), so a template is repeated and the stamps and efforts written into it."""
+        log_ns = cols["ns"]
+        sec, nsec = np.divmod(log_ns, 1_000_000_000)
         for channel, (_, column, _) in enumerate(TOPICS, start=1):
             values = cols[column]
             ok = np.isfinite(values).all(axis=1)
-            if not ok.any():
-                continue
-            rows = np.tile(self.template, (int(ok.sum()), 1))
-            rows[:, 4:8] = sec[ok].astype("<i4")[:, None].view(np.uint8)
-            rows[:, 8:12] = nsec[ok].astype("<u4")[:, None].view(np.uint8)
-            rows[:, self.offset : self.offset + 8 * n] = \
-                np.ascontiguousarray(values[ok], dtype="<f8").view(np.uint8)
-            self.bag.write_batch(channel, log_ns[ok], rows)
+            if not ok.all():
+                if not ok.any():
+                    continue
+                values, ok_sec, ok_nsec, ok_ns = values[ok], sec[ok], nsec[ok], log_ns[ok]
+            else:
+                ok_sec, ok_nsec, ok_ns = sec, nsec, log_ns
+            rows = np.empty((len(values), len(self.template)), dtype=np.uint8)
+            rows[:] = self.template
+            msg = rows.reshape(-1).view(self.fields)
+            msg["sec"], msg["nsec"], msg["effort"] = ok_sec, ok_nsec, values
+            self.bag.write_batch(channel, ok_ns, rows)
 
     def close(self) -> None:
-        self.queue.put(None)
-        self.thread.join()
-        if self.csv is not None:
-            self.csv.close()
-        if self.parquet is not None:
-            self.parquet.close()
-        if self.bag is not None:
-            self.bag.close()
-        if self.error is not None:
-            raise self.error
+        self.bag.close()
 
 
 def plots(out_dir: Path, names: list[str], data: F64) -> None:
@@ -157,3 +255,10 @@ def plots(out_dir: Path, names: list[str], data: F64) -> None:
         fig.tight_layout()
         fig.savefig(out_dir / f"{name}.png", dpi=90)
         plt.close(fig)
+
+
+if __name__ == "__main__":
+    import sys
+    from multiprocessing.connection import Connection
+
+    _serve(Connection(int(sys.argv[1])))

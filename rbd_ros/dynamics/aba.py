@@ -272,7 +272,7 @@ def aba_one(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
     return out, err
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def aba_many(mi, mf, maps, lin, Q, V, T, fric, W0, M60, wv0, out):
     vfull = map_views(maps, lin)[2]
     B = Q.shape[0]

@@ -87,7 +87,7 @@ def crba_one(mi, mf, maps, lin, q, W, M6, wv):
     return Hr
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def crba_many(mi, mf, maps, lin, Q, W0, M60, wv0, out):
     B = Q.shape[0]
     nchunk = min(B, 64)

@@ -121,7 +121,7 @@ def rnea_one(mi, mf, maps, lin, q, v, a, fext, fric, W, wv):
     return tau
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)
 def rnea_many(mi, mf, maps, lin, Q, V, A, fric, W0, wv0, tau):
     B = Q.shape[0]
     nchunk = min(B, 64)

@@ -105,7 +105,8 @@ def check(out: Path, rec: dict[str, np.ndarray], tol_model: float) -> None:
 def test_sqlite3_bag_matches_pinocchio(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
     out = tmp_path / "out"
-    summary = analyze([bag], out, Options(command_topic="/effort_commands", progress=False))
+    summary = analyze([bag], out, Options(command_topic="/effort_commands", progress=False,
+                                          outputs=("mcap", "csv", "parquet", "png")))
     assert summary.messages == len(recording["t"])
     check(out, recording, tol_model=2e-3)
     # the other outputs: CSV rows, plots, summary, and a bag of the computed topics
@@ -242,3 +243,74 @@ def test_folder_in_parallel_and_on_a_dask_cluster(tmp_path: Path, recording) -> 
         summaries = analyze_many(bags, tmp_path / "dask", opts, scheduler=cluster.scheduler_address)
     assert [s.messages for s in summaries] == [serial.messages] * 3
     np.testing.assert_allclose(summaries[2].rms(), serial.rms())
+
+
+def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+    """Two publishers naming different joints (in other orders) at the same record stamps,
+    commands as JointState every third sample in reversed order, and pages of 5 messages, so
+    that messages of one stamp straddle page ends. The rows must be what merging by name gives
+    (computed here message by message), and gravity and ABA Pinocchio's at those rows."""
+    JS, Header = TS.types["sensor_msgs/msg/JointState"], TS.types["std_msgs/msg/Header"]
+    Time = TS.types["builtin_interfaces/msg/Time"]
+    pubs = (["joint1", "joint2", "joint3", "joint4"], ["joint7", "joint5", "joint6"])
+    n = 120
+
+    def js(ns: int, names: list[str], q: dict, v: dict, e: dict):  # type: ignore[no-untyped-def]
+        return TS.serialize_cdr(JS(
+            header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
+            name=names, position=np.array([q[x] for x in names]),
+            velocity=np.array([v[x] for x in names]),
+            effort=np.array([e[x] for x in names])), "sensor_msgs/msg/JointState")
+
+    rows, expect_u = [], []
+    state: dict[str, dict[str, float]] = {"q": {}, "v": {}, "e": {}}
+    command: dict[str, float] = {}
+    path = tmp_path / "rec"
+    with Writer(path, version=8) as w:
+        c_js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
+        c_cmd = w.add_connection("/cmd", "sensor_msgs/msg/JointState", typestore=TS)
+        for k in range(n):
+            ns = 10 * 10**9 + k * 10**6
+            vals = {f: {x: float(recording[key][k][j]) for j, x in enumerate(NAMES)}
+                    for f, key in (("q", "q"), ("v", "v"), ("e", "effort"))}
+            if k % 3 == 0:
+                u = {x: 2.0 * vals["e"][x] + 1.0 for x in NAMES}
+                rev = NAMES[::-1]
+                w.write(c_cmd, ns - 1, js(ns, rev, vals["q"], vals["v"], u))
+                command = u
+            for p, names in enumerate(pubs):
+                w.write(c_js, ns, js(ns + p * 500_000, names, *vals.values()))  # equal stamps
+                for f in "qve":
+                    state[f].update({x: vals[f][x] for x in names})
+                if len(state["q"]) == len(NAMES):
+                    rows.append([[state[f][x] for x in NAMES] for f in "qve"])
+                    expect_u.append([command[x] for x in NAMES])
+    out = tmp_path / "out"
+    summary = analyze([path], out, Options(urdf=ARM, command_topic="/cmd", progress=False,
+                                           chunk=5, outputs=("parquet",)))
+    assert summary.messages == 2 * n
+    table = pq.read_table(out / "analysis.parquet").to_pydict()
+    col = lambda c: np.column_stack([table[f"{c}_{x}"] for x in NAMES])  # noqa: E731
+    got_q = col("q")[1:]  # the first row (joint5-7 not yet seen) has no complete state
+    want = np.array(rows)
+    np.testing.assert_allclose(got_q, want[:, 0], atol=0)
+    np.testing.assert_allclose(col("v")[1:], want[:, 1], atol=0)
+    pm = pin.buildModelFromUrdf(str(ARM))
+    pd = pm.createData()
+    order = [pm.getJointId(x) - 1 for x in NAMES]
+    back = np.argsort(order)
+    g = np.array([pin.computeGeneralizedGravity(pm, pd, q[back])[order] for q in want[:, 0]])
+    np.testing.assert_allclose(col("gravity")[1:], g, atol=1e-9)
+    qdd = np.array([pin.aba(pm, pd, q[back], v[back], np.array(u)[back])[order]
+                    for (q, v, _), u in zip(want, expect_u, strict=True)])
+    np.testing.assert_allclose(col("qdd_predicted")[1:], qdd, rtol=1e-9, atol=1e-8)
+
+
+def test_output_errors_stop_the_analysis_with_the_reason(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+    from rbd_ros.bag.writers import OutputError
+
+    bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
+    out = tmp_path / "out"
+    (out / "analysis.parquet").mkdir(parents=True)  # where the table should go
+    with pytest.raises(OutputError, match=r"writing the outputs failed: .*analysis\.parquet"):
+        analyze([bag], out, Options(urdf=ARM, progress=False, chunk=100))
