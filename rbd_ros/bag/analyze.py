@@ -192,9 +192,13 @@ class Analysis:
         # each quantity where its inputs are known: g(q), tau(q, v, a), qdd(q, v, u)
         has_q = np.asarray(np.isfinite(q).all(axis=1))
         has_qv = has_q & np.isfinite(v).all(axis=1)
-        rest = np.zeros_like(v)
-        _rows(rnea_batch, m, g, has_q, q, rest, rest, False)
-        _rows(rnea_batch, m, tau, has_qv & np.isfinite(a).all(axis=1), q, v, a, fric)
+        has_qva = has_qv & np.isfinite(a).all(axis=1)
+        if has_qva.all():  # the usual case: both from one pass over the joint transforms
+            rnea_batch(m, q, v, a, friction=fric, out=tau, gravity_out=g)
+        else:
+            rest = np.zeros_like(v)
+            _rows(rnea_batch, m, g, has_q, q, rest, rest, False)
+            _rows(rnea_batch, m, tau, has_qva, q, v, a, fric)
         _rows(aba_batch, m, qdd, has_qv & np.isfinite(u).all(axis=1), q, v, u, fric)
         residual = e - tau
         fin = np.isfinite(residual)

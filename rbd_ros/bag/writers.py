@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from .cdr import F64, layout
 
@@ -182,6 +183,26 @@ class _Table:
         self.writer.close()
 
 
+@njit(cache=True, nogil=True)
+def _records(channel, stamp, effort, rows, effort_at, out, width):
+    """Fill MCAP message records of JointState messages, one per row in ``rows``, into
+    ``out``, which already holds the record template once per record: only the channel, the
+    log and publish times (``stamp[r, :8]``: the ns), the message's stamp (``stamp[r, 8:]``)
+    and its efforts (``effort[r]``, as bytes) change from one message to the next."""
+    for k in range(rows.shape[0]):
+        r = rows[k]
+        o = k * width
+        out[o + 9] = channel & 0xFF
+        out[o + 10] = channel >> 8
+        for b in range(8):
+            out[o + 15 + b] = stamp[r, b]
+            out[o + 23 + b] = stamp[r, b]
+            out[o + 35 + b] = stamp[r, 8 + b]
+        m = o + 31 + effort_at
+        for b in range(effort.shape[1]):
+            out[m + b] = effort[r, b]
+
+
 class _Bag:
     """The computed topics as sensor_msgs/JointState (names and efforts) in an MCAP."""
 
@@ -199,34 +220,39 @@ class _Bag:
         self.template = np.frombuffer(raw, dtype=np.uint8)
         lay = layout(raw)
         assert lay is not None
-        # the parts of each message that change: the stamp and the efforts
-        self.fields = np.dtype({"names": ["sec", "nsec", "effort"],
-                                "formats": ["<i4", "<u4", ("<f8", len(names))],
-                                "offsets": [4, 8, lay.fields[2][0]], "itemsize": len(raw)})
+        self.effort_at = lay.fields[2][0]
         self.bag = McapWriter(path)
         self.bag.add_schema(1, "sensor_msgs/msg/JointState", JOINT_STATE_DEF)
         for k, (topic, _, _) in enumerate(TOPICS, start=1):
             self.bag.add_channel(k, 1, topic)
+        # a message record: its head (channel 0 for now), the times, the message; repeated in
+        # a buffer that is reused (fresh memory costs page faults), so that only what changes
+        # is written for each message
+        self.record = np.concatenate([self.bag.message_head(0, len(raw)),
+                                      np.zeros(16, np.uint8), self.template])
+        self.buffer = np.empty(0, dtype=np.uint8)
 
     def write(self, cols: dict[str, Any]) -> None:
         """Every message of a chunk serialised at once: they share one layout (the names are
-        fixed), so a template is repeated and the stamps and efforts written into it."""
-        log_ns = cols["ns"]
-        sec, nsec = np.divmod(log_ns, 1_000_000_000)
+        fixed), so a template is repeated with the stamps and efforts written into it."""
+        ns = cols["ns"]
+        n = len(ns)
+        sec, nsec = np.divmod(ns, 1_000_000_000)
+        stamp = np.empty((n, 16), dtype=np.uint8)  # the ns, then the (sec, nanosec) pair
+        stamp[:, :8] = ns.astype("<i8").view(np.uint8).reshape(n, 8)
+        stamp[:, 8:12] = sec.astype("<i4").view(np.uint8).reshape(n, 4)
+        stamp[:, 12:] = nsec.astype("<u4").view(np.uint8).reshape(n, 4)
         for channel, (_, column, _) in enumerate(TOPICS, start=1):
-            values = cols[column]
-            ok = np.isfinite(values).all(axis=1)
-            if not ok.all():
-                if not ok.any():
-                    continue
-                values, ok_sec, ok_nsec, ok_ns = values[ok], sec[ok], nsec[ok], log_ns[ok]
-            else:
-                ok_sec, ok_nsec, ok_ns = sec, nsec, log_ns
-            rows = np.empty((len(values), len(self.template)), dtype=np.uint8)
-            rows[:] = self.template
-            msg = rows.reshape(-1).view(self.fields)
-            msg["sec"], msg["nsec"], msg["effort"] = ok_sec, ok_nsec, values
-            self.bag.write_batch(channel, ok_ns, rows)
+            values = np.ascontiguousarray(cols[column], dtype="<f8")
+            rows = np.flatnonzero(np.isfinite(values).all(axis=1))
+            if not rows.size:
+                continue
+            if len(self.buffer) < rows.size * len(self.record):
+                self.buffer = np.tile(self.record, rows.size)
+            records = self.buffer[: rows.size * len(self.record)]
+            _records(channel, stamp, values.view(np.uint8).reshape(n, -1), rows, self.effort_at,
+                     records, len(self.record))
+            self.bag.write_records(channel, ns[rows], records, len(self.record))
 
     def close(self) -> None:
         self.bag.close()

@@ -95,7 +95,17 @@ def rnea_core(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau):
         store(W, i, W_V, vb)
         store(W, i, W_A, ab)
         store(W, i, W_F, fb)
-    for i in range(nb - 1, -1, -1):
+    backward(mi, mf, W, vf, fric, tf)
+    tau[:] = 0.0
+    for k in range(vsrc.shape[0]):
+        tau[vsrc[k]] += vmul[k] * tf[k]
+
+
+@njit(cache=True)
+def backward(mi, mf, W, vf, fric, tf):
+    """RNEA's backward pass: joint forces from the body forces in ``W`` (summed into the
+    parents on the way), into ``tf`` (full coordinates)."""
+    for i in range(mi.shape[0] - 1, -1, -1):
         vi = mi[i, 3]
         fb = load6(W, i, W_F)
         if mi[i, 1] == JOINT_FREE:
@@ -109,9 +119,25 @@ def rnea_core(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau):
         p = mi[i, 0]
         if p >= 0:
             store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(load12(W, i), fb)))
-    tau[:] = 0.0
+
+
+@njit(cache=True)
+def gravity_again(mi, mf, maps, lin, W, wv, g):
+    """Gravity torques g(q) into ``g``, on the joint transforms a call of :func:`rnea_core`
+    left in ``W`` (at rest only gravity's acceleration propagates: no new sines and cosines)."""
+    qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
+        map_views(maps, lin)
+    qf, vf, af, tf, x, y, rhs = work_vectors(maps, wv)
+    a0 = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
+    for i in range(mi.shape[0]):
+        p = mi[i, 0]
+        ab = xmotion(load12(W, i), a0 if p < 0 else load6(W, p, W_A))
+        store(W, i, W_A, ab)
+        store(W, i, W_F, inertia_mul(mf, i, ab))
+    backward(mi, mf, W, vf, False, tf)
+    g[:] = 0.0
     for k in range(vsrc.shape[0]):
-        tau[vsrc[k]] += vmul[k] * tf[k]
+        g[vsrc[k]] += vmul[k] * tf[k]
 
 
 @njit(cache=True)
@@ -122,7 +148,8 @@ def rnea_one(mi, mf, maps, lin, q, v, a, fext, fric, W, wv):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def rnea_many(mi, mf, maps, lin, Q, V, A, fric, W0, wv0, tau):
+def rnea_many(mi, mf, maps, lin, Q, V, A, fric, W0, wv0, tau, g):
+    """RNEA for each state; with ``g`` (B, nv) rather than (0, nv), gravity torques too."""
     B = Q.shape[0]
     nchunk = min(B, 64)
     fext = np.zeros((0, 6))
@@ -130,6 +157,8 @@ def rnea_many(mi, mf, maps, lin, Q, V, A, fric, W0, wv0, tau):
         W, wv = np.empty_like(W0), np.empty_like(wv0)
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
             rnea_core(mi, mf, maps, lin, Q[b], V[b], A[b], fext, fric, W, wv, tau[b])
+            if g.shape[0]:
+                gravity_again(mi, mf, maps, lin, W, wv, g[b])
     return tau
 
 
@@ -168,15 +197,19 @@ def nonlinear_effects(model: Model, data: Data, q: F64, v: F64) -> F64:
 
 
 def rnea_batch(model: Model, q: F64, v: F64, a: F64, friction: bool = False,
-               out: F64 | None = None) -> F64:
+               out: F64 | None = None, gravity_out: F64 | None = None) -> F64:
     """RNEA for B states at once: ``q`` (B, nq), ``v`` and ``a`` (B, nv) -> (B, nv).
 
     Runs compiled over all cores; no ``Data`` needed (each worker has its own). ``out``: an
     array to write into, reused across calls to avoid allocating (and page-faulting) big
-    results on every chunk."""
+    results on every chunk. ``gravity_out``: a (B, nv) array that also receives the gravity
+    torques g(q) of each state, computed on the same joint transforms (cheaper than a second
+    call at rest)."""
     Q = model.check_batch(q, model.nq, "q")
     V = model.check_batch(v, model.nv, "v", Q.shape[0])
     A = model.check_batch(a, model.nv, "a", Q.shape[0])
     d = Data(model)
+    shape = (Q.shape[0], model.nv)
+    g = np.empty((0, model.nv)) if gravity_out is None else model.batch_out(gravity_out, shape)
     return rnea_many(model.mi, model.mf, model.maps, model.lin, Q, V, A, friction, d.W, d.wv,
-                     model.batch_out(out, (Q.shape[0], model.nv)))
+                     model.batch_out(out, shape), g)

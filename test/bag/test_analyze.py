@@ -245,11 +245,14 @@ def test_folder_in_parallel_and_on_a_dask_cluster(tmp_path: Path, recording) -> 
     np.testing.assert_allclose(summaries[2].rms(), serial.rms())
 
 
-def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("lag", [1, 1_500_000])
+def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording, lag: int) -> None:  # type: ignore[no-untyped-def]
     """Two publishers naming different joints (in other orders) at the same record stamps,
     commands as JointState every third sample in reversed order, and pages of 5 messages, so
     that messages of one stamp straddle page ends. The rows must be what merging by name gives
-    (computed here message by message), and gravity and ABA Pinocchio's at those rows."""
+    (computed here message by message), and gravity and ABA Pinocchio's at those rows. With a
+    1.5 ms lag the commands are stored after joint states they precede in time (the file is
+    not in time order, so it is read through its timestamp index)."""
     JS, Header = TS.types["sensor_msgs/msg/JointState"], TS.types["std_msgs/msg/Header"]
     Time = TS.types["builtin_interfaces/msg/Time"]
     pubs = (["joint1", "joint2", "joint3", "joint4"], ["joint7", "joint5", "joint6"])
@@ -262,9 +265,8 @@ def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording) -
             velocity=np.array([v[x] for x in names]),
             effort=np.array([e[x] for x in names])), "sensor_msgs/msg/JointState")
 
-    rows, expect_u = [], []
+    rows, row_ns, commands = [], [], []
     state: dict[str, dict[str, float]] = {"q": {}, "v": {}, "e": {}}
-    command: dict[str, float] = {}
     path = tmp_path / "rec"
     with Writer(path, version=8) as w:
         c_js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
@@ -276,15 +278,24 @@ def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording) -
             if k % 3 == 0:
                 u = {x: 2.0 * vals["e"][x] + 1.0 for x in NAMES}
                 rev = NAMES[::-1]
-                w.write(c_cmd, ns - 1, js(ns, rev, vals["q"], vals["v"], u))
-                command = u
+                w.write(c_cmd, ns - lag, js(ns, rev, vals["q"], vals["v"], u))
+                commands.append((ns - lag, [u[x] for x in NAMES]))
             for p, names in enumerate(pubs):
                 w.write(c_js, ns, js(ns + p * 500_000, names, *vals.values()))  # equal stamps
                 for f in "qve":
                     state[f].update({x: vals[f][x] for x in names})
                 if len(state["q"]) == len(NAMES):
                     rows.append([[state[f][x] for x in NAMES] for f in "qve"])
-                    expect_u.append([command[x] for x in NAMES])
+                    row_ns.append(ns)
+    # the command in force at a joint state: the last one recorded at or before it
+    at = np.searchsorted([c[0] for c in commands], row_ns, side="right") - 1
+    expect_u = [commands[k][1] for k in at]
+    import sqlite3
+
+    from rbd_ros.bag.readers import _in_time_order
+
+    with sqlite3.connect(next(path.glob("*.db3"))) as db:
+        assert _in_time_order(db) == (lag == 1)
     out = tmp_path / "out"
     summary = analyze([path], out, Options(urdf=ARM, command_topic="/cmd", progress=False,
                                            chunk=5, outputs=("parquet",)))

@@ -83,11 +83,14 @@ def test_external_forces_match_pinocchio(robot: tuple) -> None:
 
 
 def test_batches_equal_single_calls(robot: tuple) -> None:
-    _name, m, d, _ref = robot
+    _name, m, d, ref = robot
     rng = np.random.default_rng(3)
     Q, V, A, T = (np.array(x) for x in zip(*(random_state(m, rng) for _ in range(37)), strict=True))
-    np.testing.assert_allclose(rnea_batch(m, Q, V, A), [rnea(m, d, *s) for s in zip(Q, V, A, strict=True)],
+    g = np.empty((len(Q), m.nv))
+    np.testing.assert_allclose(rnea_batch(m, Q, V, A, gravity_out=g),
+                               [rnea(m, d, *s) for s in zip(Q, V, A, strict=True)],
                                rtol=1e-12, atol=1e-10)
+    assert max(rel_err(gi, ref.gravity(q)) for gi, q in zip(g, Q, strict=True)) < TOL
     np.testing.assert_allclose(aba_batch(m, Q, V, T), [aba(m, d, *s) for s in zip(Q, V, T, strict=True)],
                                rtol=1e-12, atol=1e-10)
     np.testing.assert_allclose(crba_batch(m, Q), [crba(m, d, q) for q in Q], rtol=1e-12, atol=1e-10)
