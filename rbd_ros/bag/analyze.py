@@ -136,7 +136,7 @@ class Analysis:
         self.last = np.full((3, len(self.names)), np.nan)  # last position, velocity, effort
         self.stride = max(1, total // PLOT_POINTS)
         self.plot: list[F64] = []
-        self.writers = Writers(out_dir, self.names, opts.outputs)
+        self.writers = Writers(out_dir, self.names, opts.outputs, opts.chunk)
         self.start = time.monotonic()
 
     def add(self, js: Batch, commands: F64) -> None:

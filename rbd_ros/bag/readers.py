@@ -111,10 +111,12 @@ def sqlite_files(path: Path) -> list[Path]:
 
 def _recorded_counts(folder: Path) -> dict[tuple[str, str], int] | None:
     """Messages per (topic, type) as the bag's metadata.yaml states them, if it has one."""
-    from rosbags.rosbag2 import Reader
+    from ruamel.yaml import YAML  # rosbags reads metadata.yaml with it too
 
     try:
-        return {(c.topic, c.msgtype): c.msgcount for c in Reader(folder).connections}
+        info = YAML(typ="safe").load((folder / "metadata.yaml").read_text())
+        return {(t["topic_metadata"]["name"], t["topic_metadata"]["type"]): t["message_count"]
+                for t in info["rosbag2_bagfile_information"]["topics_with_message_count"]}
     except Exception:  # no metadata (a bare .db3, a recording that crashed): count instead
         return None
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+from numpy.typing import NDArray
 
 from .cdr import F64, layout
 
@@ -36,22 +37,32 @@ class Writers:
 
     The process is ``python -m rbd_ros.bag.writers`` (not a multiprocessing child: those
     re-import the caller's main module and cannot start from daemonic workers such as Dask's).
-    Chunks travel as bytes over a socket pair; at most ``AHEAD`` chunks are in flight."""
+    Chunks go through ``AHEAD`` slots of a file both processes map (in /dev/shm where there is
+    one: memory); a socket pair carries which slot is ready and which is written."""
 
-    AHEAD = 2
+    AHEAD = 3
 
-    def __init__(self, out_dir: Path, names: list[str], outputs: tuple[str, ...]) -> None:
+    def __init__(self, out_dir: Path, names: list[str], outputs: tuple[str, ...],
+                 rows: int) -> None:
         import multiprocessing as mp
+        import os
         import subprocess
         import sys
+        import tempfile
 
-        self.nj = len(names)
+        self.rows, self.nj = rows, len(names)
+        shm = Path("/dev/shm")
+        fd, name = tempfile.mkstemp(prefix="rbd-chunks-", dir=shm if shm.is_dir() else None)
+        os.ftruncate(fd, self.AHEAD * _slot_bytes(rows, self.nj))
+        os.close(fd)
+        self.path = Path(name)
+        self.slots = _slots(self.path, self.AHEAD, rows, self.nj)
         self.pipe, child_end = mp.Pipe()
         fd = child_end.fileno()
         self.child = subprocess.Popen([sys.executable, "-m", __name__, str(fd)], pass_fds=[fd])
         child_end.close()
-        self.pipe.send((out_dir, names, outputs))
-        self.in_flight = 0
+        self.pipe.send((out_dir, names, outputs, self.path, self.AHEAD, rows))
+        self.sent = self.done = 0
 
     def _reply(self) -> None:
         """One answer of the writer: a chunk written (None), or its error."""
@@ -62,34 +73,28 @@ class Writers:
                               f"{self.child.wait()})") from None
         if answer is not None:
             raise OutputError(f"writing the outputs failed: {answer}")
-        self.in_flight -= 1
+        self.done += 1
 
     def write(self, cols: dict[str, Any]) -> None:
         """Write a chunk: ``ns`` (int stamps) and the ``COLUMNS`` as (n, joints) arrays."""
-        n = len(cols["ns"])
-        if not n:
-            return
-        buf = np.empty(n * (1 + len(COLUMNS) * self.nj))
-        buf[:n] = cols["ns"].view(np.float64)
-        buf[n:].reshape(len(COLUMNS), n, self.nj)[:] = [cols[c] for c in COLUMNS]
-        while self.in_flight >= self.AHEAD:
-            self._reply()
-        try:
-            self.pipe.send_bytes(buf.data.cast("B"))
-        except OSError:
-            self._reply()  # the writer's report of why it stopped
-            raise
-        self.in_flight += 1
+        for lo in range(0, len(cols["ns"]), self.rows):
+            hi = min(lo + self.rows, len(cols["ns"]))
+            while self.sent - self.done >= self.AHEAD:  # the writer still has every slot
+                self._reply()
+            slot = self.sent % self.AHEAD
+            ns, block = self.slots[slot]
+            ns[: hi - lo] = cols["ns"][lo:hi]
+            for k, c in enumerate(COLUMNS):
+                block[k, : hi - lo] = cols[c][lo:hi]
+            self.pipe.send((slot, hi - lo))
+            self.sent += 1
 
     def close(self, plot: F64 | None) -> None:
         """Finish every file (and draw the plots from ``plot``, if given)."""
         try:
-            self.pipe.send_bytes(b"")  # no more chunks; then the plot data
-            self.pipe.send(plot)
-            while self.in_flight:
+            self.pipe.send(("close", plot))
+            while self.done < self.sent + 1:  # the chunks, then the close
                 self._reply()
-            self.in_flight = 1  # the answer to the close
-            self._reply()
         finally:
             self.abort()
 
@@ -99,24 +104,41 @@ class Writers:
             self.child.wait(timeout=60)
         except Exception:
             self.child.kill()
+        self.slots.clear()
+        self.path.unlink(missing_ok=True)
+
+
+def _slot_bytes(rows: int, nj: int) -> int:
+    return 8 * rows * (1 + len(COLUMNS) * nj)
+
+
+def _slots(path: Path, count: int, rows: int, nj: int) -> list[tuple[NDArray[np.int64], F64]]:
+    """Views of each slot of the shared file: the stamps (ns), and the columns (k, row, joint)."""
+    mem = np.memmap(path, dtype=np.uint8, mode="r+", shape=(count * _slot_bytes(rows, nj),))
+    out = []
+    for k in range(count):
+        base = k * _slot_bytes(rows, nj)
+        out.append((mem[base : base + 8 * rows].view(np.int64),
+                    mem[base + 8 * rows : base + _slot_bytes(rows, nj)].view(np.float64)
+                    .reshape(len(COLUMNS), rows, nj)))
+    return out
 
 
 def _serve(pipe: Any) -> None:
-    """The writer process: chunks in, ``None`` back for each; an empty message then the plot
-    data (or None) close the files; an error goes back as its text and ends the process."""
+    """The writer process: ``(slot, rows)`` in, ``None`` back once written; ``("close",
+    plot data or None)`` closes the files; an error goes back as its text and ends it."""
     try:
-        out_dir, names, outputs = pipe.recv()
+        out_dir, names, outputs, path, count, rows = pipe.recv()
+        slots = _slots(path, count, rows, len(names))
         formats = _Formats(out_dir, names, outputs)
-        width = 1 + len(COLUMNS) * len(names)
-        while raw := pipe.recv_bytes():
-            buf = np.frombuffer(raw, dtype=np.float64)
-            n = len(buf) // width
-            block = buf[n:].reshape(len(COLUMNS), n, len(names))
-            cols: dict[str, Any] = {"ns": buf[:n].view(np.int64)}
-            cols.update({c: block[k] for k, c in enumerate(COLUMNS)})
+        while (msg := pipe.recv())[0] != "close":
+            slot, n = msg
+            ns, block = slots[slot]
+            cols: dict[str, Any] = {"ns": ns[:n]}
+            cols.update({c: block[k, :n] for k, c in enumerate(COLUMNS)})
             formats.write(cols)
             pipe.send(None)
-        formats.close(pipe.recv())
+        formats.close(msg[1])
         pipe.send(None)
     except (EOFError, ConnectionError):  # the analysis is gone: nothing to report to
         pass
