@@ -5,6 +5,7 @@ its peak memory for two recording lengths."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,9 +21,11 @@ import json, resource, sys, time
 from pathlib import Path
 from rbd_ros.bag.analyze import Options, analyze
 t = time.perf_counter()
-s = analyze([Path(sys.argv[1])], Path(sys.argv[2]), Options(progress=False))
+outputs = Options.outputs + tuple(sys.argv[3:])
+s = analyze([Path(sys.argv[1])], Path(sys.argv[2]), Options(progress=False, outputs=outputs))
 print(json.dumps({"seconds": time.perf_counter() - t, "messages": s.messages,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "writer_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """
 
 
@@ -99,27 +102,33 @@ def straightforward(path: Path, limit: int) -> float:
 def bag_throughput(minutes: float) -> None:
     messages = int(minutes * 60_000)
     print(f"\n## rbd-ros analyze on a generated {minutes:g}-minute 1 kHz recording of the "
-          f"7-joint arm ({messages:,} joint states), all outputs (MCAP, CSV, Parquet, PNG)")
+          f"7-joint arm ({messages:,} joint states); default outputs: MCAP, Parquet, PNG, "
+          "summary")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for m in sorted({messages // 3, messages}):
+        for m, extra in sorted({(messages // 3, ()), (messages // 3, ("csv",)),
+                                (messages, ())}):
             bag = Path(tmp) / f"rec{m}"
-            t = time.perf_counter()
-            generate(bag, m)
-            gen = time.perf_counter() - t
-            out = subprocess.run([sys.executable, "-c", ANALYZE, str(bag), str(Path(tmp) / "o")],
-                                 capture_output=True, text=True, check=True, cwd=ROOT)
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            rows.append((m, r, gen))
-        base = straightforward(bag, min(messages, 100_000))
-    print(f"{'joint states':>14} {'analyze (s)':>12} {'per second':>12} {'peak MB':>9} "
-          f"{'vs straightforward':>19}   (recording written in)")
-    for m, r, gen in rows:
+            gen = 0.0
+            if not bag.exists():
+                t = time.perf_counter()
+                generate(bag, m)
+                gen = time.perf_counter() - t
+            out = Path(tmp) / "o"
+            r = subprocess.run([sys.executable, "-c", ANALYZE, str(bag), str(out), *extra],
+                               capture_output=True, text=True, check=True, cwd=ROOT)
+            shutil.rmtree(out)  # the outputs of an hour are gigabytes
+            rows.append((m, extra, json.loads(r.stdout.strip().splitlines()[-1]), gen))
+        base = straightforward(Path(tmp) / f"rec{messages}", min(messages, 100_000))
+    print(f"{'joint states':>14} {'outputs':>10} {'analyze (s)':>12} {'per second':>12} "
+          f"{'peak MB (+ writer)':>18} {'vs straightforward':>19}   (recording written in)")
+    for m, extra, r, gen in rows:
         rate = r["messages"] / r["seconds"]
-        print(f"{m:14,d} {r['seconds']:12.1f} {rate:12,.0f} {r['peak_mb']:9.0f} "
+        print(f"{m:14,d} {'+ CSV' if extra else 'default':>10} {r['seconds']:12.1f} "
+              f"{rate:12,.0f} {r['peak_mb']:8.0f} (+ {r['writer_mb']:4.0f}) "
               f"{rate / base:18.1f}x   ({gen:.0f} s)")
-    print(f"straightforward path (rosbags deserialise + Pinocchio per sample): {base:,.0f} "
-          "joint states per second")
+    print(f"straightforward path (rosbags deserialise + Pinocchio per sample, on the longest "
+          f"recording): {base:,.0f} joint states per second")
 
 
 if __name__ == "__main__":

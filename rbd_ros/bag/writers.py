@@ -176,12 +176,18 @@ class _Formats:
 
 
 class _Table:
-    """CSV or Parquet: a row per joint state, a column per quantity and joint."""
+    """CSV or Parquet: a row per joint state, a column per quantity and joint. Written a
+    ``ROW_GROUP`` rows at a time: a Parquet writer keeps every row group's metadata (about
+    30 KB for these 57 columns) until the file ends, so small groups would grow its memory
+    with the recording's length."""
+
+    ROW_GROUP = 50_000
 
     def __init__(self, out_dir: Path, header: list[str], kind: str) -> None:
         import pyarrow as pa
 
         self.schema = pa.schema([(h, pa.float64()) for h in header])
+        self.pending: list[Any] = []
         if kind == "csv":
             import pyarrow.csv as pcsv
 
@@ -198,10 +204,21 @@ class _Table:
         import pyarrow as pa
 
         columns = np.vstack([1e-9 * cols["ns"][None]] + [cols[c].T for c in COLUMNS])
-        self.writer.write_table(pa.Table.from_arrays([pa.array(c) for c in columns],
-                                                     schema=self.schema))
+        self.pending.append(pa.Table.from_arrays([pa.array(c) for c in columns],
+                                                 schema=self.schema))
+        if sum(len(t) for t in self.pending) >= self.ROW_GROUP:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if self.pending:
+            table = pa.concat_tables(self.pending)
+            self.writer.write_table(table)  # one row group (up to 1 Mi rows)
+            self.pending = []
 
     def close(self) -> None:
+        self._flush()
         self.writer.close()
 
 
