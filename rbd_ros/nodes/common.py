@@ -3,6 +3,7 @@ profiles, stamps, and the console entry point."""
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
 from collections.abc import Callable
@@ -52,6 +53,14 @@ class NodeBase(Node):
         if not merger.ready:
             self.warn("waiting", f"waiting for joint_states of {merger.missing()}")
         return True
+
+    def settle(self) -> None:
+        """Once a model is live: collect, then freeze what is left (imports, the model) out of
+        the cyclic garbage collector's walks. With numba and LLVM loaded a full collection
+        walks ~120,000 objects, a 20 ms pause that would land on a message; after the freeze
+        it walks only what was made since."""
+        gc.collect()
+        gc.freeze()
 
     def warn(self, key: str, text: str) -> None:
         """A warning at most every THROTTLE_S seconds per kind of problem."""

@@ -224,6 +224,7 @@ class DynamicsNode(NodeBase):
         live.prepare(self.pub_gravity, self.pub_gravity_cmd, self.pub_ff, self.pub_ff_cmd,
                      self.pub_external)
         self.live = live  # one assignment: callbacks see the old or the new model, whole
+        self.settle()
 
     def _on_description(self, msg: String) -> None:
         self._install(msg.data, "the robot_description topic")

@@ -146,6 +146,7 @@ class FloatingBaseNode(NodeBase):
                                     f"{'the last good one' if self.live else 'none'}: {e}")
             return
         self.urdf, self.live = urdf, live
+        self.settle()
         self.get_logger().info(f"model from {source}: {live.model.summary().splitlines()[0]}")
 
     def _on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
@@ -165,6 +166,7 @@ class FloatingBaseNode(NodeBase):
             return SetParametersResult(successful=False, reason=str(e))
         if live is not None:
             self.urdf, self.live = urdf, live
+            self.settle()
         return SetParametersResult(successful=True)
 
     def _on_description(self, msg: String) -> None:
