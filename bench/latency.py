@@ -63,13 +63,17 @@ def measure(node, names: list[str], topic: str, n: int, rate: float = 1000.0,  #
     pub = node.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
     rng = np.random.default_rng(0)
     q = rng.uniform(-0.5, 0.5, len(names)).tolist()
-    # warm up until answers flow (discovery, first calls)
+    # warm up until answers flow (discovery, first calls), then half a second more at the
+    # rate (every process alike: what starting up leaves behind is not the steady state)
     deadline = time.monotonic() + 30
-    while not received and time.monotonic() < deadline:
+    settled: float | None = None
+    while time.monotonic() < (settled or deadline):
         msg = JointState(name=names, position=q, velocity=[0.0] * len(names))
         msg.header.stamp = node.get_clock().now().to_msg()
         pub.publish(msg)
-        rclpy.spin_once(node, timeout_sec=0.01)
+        rclpy.spin_once(node, timeout_sec=0.001 if settled else 0.01)
+        if received and settled is None:
+            settled = time.monotonic() + 0.5
     received.clear()
     sent: list[tuple[int, int, float]] = []
     period = 1.0 / rate
