@@ -9,14 +9,16 @@ big-endian data (no ROS 2 middleware writes it) is refused with a clear error.""
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
 F64 = NDArray[np.float64]
+T = TypeVar("T")
 
 
 @dataclass
@@ -118,23 +120,38 @@ def _floats(data: NDArray[np.uint8], starts: NDArray[np.int64], offset: int, cou
     return out
 
 
-def decode(data: NDArray[np.uint8], offsets: NDArray[np.int64]) -> list[Group]:
-    """Decode JointState messages (raw CDR, message ``k`` at ``data[offsets[k]:offsets[k+1]]``),
-    one pass per layout."""
+def _groups(data: NDArray[np.uint8], offsets: NDArray[np.int64],
+            parse: Callable[[int, bytes], tuple[list[tuple[int, int]], T]]
+            ) -> Iterator[tuple[NDArray[np.int64], T]]:
+    """Messages (message ``k`` at ``data[offsets[k]:offsets[k+1]]``) grouped by layout: the
+    first message not yet grouped is parsed (``parse(index, raw)`` gives the byte ranges
+    every message of its layout shares with it, and what the caller needs of the layout); its
+    group is the messages of its length that have those bytes."""
     lengths = np.diff(offsets)
     remaining = np.arange(len(lengths))
-    groups = []
     while remaining.size:
         first = int(remaining[0])
         raw = data[offsets[first] : offsets[first + 1]].tobytes()
+        runs, info = parse(first, raw)
+        cand = remaining[lengths[remaining] == len(raw)]
+        members = cand[_same(data, offsets[cand], np.frombuffer(raw, dtype=np.uint8),
+                             np.array(runs, dtype=np.int64).reshape(-1, 2))]
+        remaining = remaining[~np.isin(remaining, members, assume_unique=True)]
+        yield members, info
+
+
+def decode(data: NDArray[np.uint8], offsets: NDArray[np.int64]) -> list[Group]:
+    """Decode JointState messages (raw CDR, message ``k`` at ``data[offsets[k]:offsets[k+1]]``),
+    one pass per layout."""
+
+    def parse(k: int, raw: bytes) -> tuple[list[tuple[int, int]], Layout]:
         lay = layout(raw)
         if lay is None:
-            raise ValueError(f"message {first} is not a little-endian sensor_msgs/JointState")
-        cand = remaining[lengths[remaining] == lay.length]
-        ref = np.frombuffer(raw, dtype=np.uint8)
-        same = _same(data, offsets[cand], ref, np.array(lay.structure(), dtype=np.int64))
-        members = cand[same]
-        remaining = remaining[~np.isin(remaining, members, assume_unique=True)]
+            raise ValueError(f"message {k} is not a little-endian sensor_msgs/JointState")
+        return lay.structure(), lay
+
+    groups = []
+    for members, lay in _groups(data, offsets, parse):
         starts = offsets[members]
         stamp = _gather(data, starts, 4, 8)
         sec = stamp[:, :4].copy().view("<i4")[:, 0].astype(np.int64)
@@ -161,20 +178,13 @@ def decode_arrays(data: NDArray[np.uint8], offsets: NDArray[np.int64],
     """Float64MultiArray messages, grouped by layout like :func:`decode`: for each group, the
     message indices and their ``data`` as rows. ``count_of`` gives the data length of a
     message (by deserializing it); it is asked once per layout."""
-    lengths = np.diff(offsets)
-    remaining = np.arange(len(lengths))
-    groups = []
-    while remaining.size:
-        first = int(remaining[0])
-        raw = data[offsets[first] : offsets[first + 1]].tobytes()
+
+    def parse(k: int, raw: bytes) -> tuple[list[tuple[int, int]], tuple[int, int]]:
         count = count_of(raw)
         off = float_array(raw, count)
         if off is None:
-            raise ValueError(f"message {first} is not a little-endian std_msgs/Float64MultiArray")
-        cand = remaining[lengths[remaining] == len(raw)]
-        same = _same(data, offsets[cand], np.frombuffer(raw, dtype=np.uint8),
-                     np.array([[0, off]], dtype=np.int64))
-        members = cand[same]
-        remaining = remaining[~np.isin(remaining, members, assume_unique=True)]
-        groups.append((members, _floats(data, offsets[members], off, count)))
-    return groups
+            raise ValueError(f"message {k} is not a little-endian std_msgs/Float64MultiArray")
+        return [(0, off)], (off, count)
+
+    return [(members, _floats(data, offsets[members], off, count))
+            for members, (off, count) in _groups(data, offsets, parse)]

@@ -16,6 +16,7 @@ from test_analyze import NAMES, pinocchio_torques, trajectory, write_rosbags
 
 from rbd_ros.bag.analyze import Options, analyze
 from rbd_ros.robots import ARM
+from rbd_ros_interfaces.srv import GravityTorques
 
 
 def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
@@ -36,7 +37,13 @@ def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
         "robot_description": ARM.read_text(), "joint_states_qos": "reliable"})
     node = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params))
     try:
-        probe.spin_for(1.5)  # the node starts and discovers the graph
+        # the node is ready (model in, kernels compiled: minutes on a cold numba cache) once
+        # it answers a service; replayed messages would otherwise pile up and be dropped
+        ready = probe.call(GravityTorques, "/rbd_dynamics/gravity_torques",
+                           GravityTorques.Request(joint_names=NAMES, positions=[0.0] * 7),
+                           timeout=300)
+        assert ready.success, ready.message
+        probe.spin_for(0.5)
         player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
                                    "--delay", "20",
                                    "--topics", "/joint_states", "/effort_commands",
