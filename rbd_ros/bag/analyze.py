@@ -36,7 +36,7 @@ from .writers import OutputError, Writers
 JOINT_STATE = "sensor_msgs/msg/JointState"
 COMMAND_ARRAY = "std_msgs/msg/Float64MultiArray"
 STRING = "std_msgs/msg/String"
-PLOT_POINTS = 20_000  # per series, at most
+PLOT_BUCKETS = 2_000  # the plots show each series' min and max in this many spans of time
 
 
 class BagError(ValueError):
@@ -134,7 +134,7 @@ class Analysis:
         self.carry: dict[str, Any] | None = None
         self.first = True
         self.last = np.full((3, len(self.names)), np.nan)  # last position, velocity, effort
-        self.stride = max(1, total // PLOT_POINTS)
+        self.stride = max(1, total // PLOT_BUCKETS)
         self.plot: list[F64] = []
         self.writers = Writers(out_dir, self.names, opts.outputs, opts.chunk)
         self.start = time.monotonic()
@@ -213,8 +213,16 @@ class Analysis:
         cols = {"ns": ns, "q": q, "v": v, "a": a, "tau_measured": e, "tau_model": tau,
                 "gravity": g, "residual": residual, "qdd_predicted": qdd}
         self.writers.write(cols)
-        take = np.arange(n)[(self.summary.messages - n + np.arange(n)) % self.stride == 0]
-        self.plot.append(np.column_stack([t[take], e[take], tau[take], residual[take]]))
+        # each span's min then max: spikes stay visible however long the recording
+        starts = np.arange(0, n, self.stride)
+        series = np.column_stack([e, tau, residual])
+        with np.errstate(invalid="ignore"):
+            low, high = np.fmin.reduceat(series, starts), np.fmax.reduceat(series, starts)
+        ends = np.append(starts[1:], n) - 1
+        envelope = np.empty((2 * len(starts), 1 + series.shape[1]))
+        envelope[0::2, 0], envelope[0::2, 1:] = t[starts], low
+        envelope[1::2, 0], envelope[1::2, 1:] = t[ends], high
+        self.plot.append(envelope)
         if self.opts.progress:
             _progress(self.summary.messages, self.total, self.start)
 

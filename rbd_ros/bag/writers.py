@@ -298,28 +298,34 @@ class _Bag:
 
 
 def plots(out_dir: Path, names: list[str], data: F64) -> None:
-    """One PNG per joint: measured vs model torque, and the residual."""
+    """One PNG per joint: measured vs model torque, and the residual. ``data``: time, then the
+    measured, model and residual columns of every joint. One figure is drawn for all joints,
+    its lines given each joint's data in turn."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     n = len(names)
-    t = data[:, 0]
+    t = data[:, 0] - data[0, 0]
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(9, 5))
+    (measured,) = top.plot(t, t, label="measured effort", lw=0.8)
+    (model,) = top.plot(t, t, label="model torque (RNEA)", lw=0.8)
+    (residual,) = bottom.plot(t, t, color="tab:red", lw=0.8)
+    top.set_ylabel("N m")
+    top.legend(loc="upper right")
+    bottom.set_ylabel("residual, N m")
+    bottom.set_xlabel(f"time (s) since the first joint state, stamped {data[0, 0]:.3f} s")
     for j, name in enumerate(names):
-        measured, model, residual = data[:, 1 + j], data[:, 1 + n + j], data[:, 1 + 2 * n + j]
-        fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(9, 5))
-        top.plot(t, measured, label="measured effort", lw=0.8)
-        top.plot(t, model, label="model torque (RNEA)", lw=0.8)
-        top.set_ylabel("N m")
-        top.legend(loc="upper right")
+        for line, k in ((measured, 1 + j), (model, 1 + n + j), (residual, 1 + 2 * n + j)):
+            line.set_ydata(data[:, k])
+        for ax in (top, bottom):
+            ax.relim()
+            ax.autoscale_view()
         top.set_title(name)
-        bottom.plot(t, residual, color="tab:red", lw=0.8)
-        bottom.set_ylabel("residual, N m")
-        bottom.set_xlabel("time (s)")
         fig.tight_layout()
         fig.savefig(out_dir / f"{name}.png", dpi=90)
-        plt.close(fig)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
