@@ -243,7 +243,7 @@ def _chunks(reader: Any, js_conns: list[Any], cmd_conns: list[Any], model: Model
     nj = len(model.state_joint_names)
     js_ids = np.array([c.id for c in js_conns])
     command = np.full(nj, np.nan)  # the last command before the chunk
-    for batch in batches(reader, [*js_conns, *cmd_conns], opts.chunk):
+    for batch in _ahead(batches(reader, [*js_conns, *cmd_conns], opts.chunk)):
         is_js = np.isin(batch.conn, js_ids)
         js = batch.take(np.flatnonzero(is_js))
         if not cmd_conns:
@@ -255,6 +255,46 @@ def _chunks(reader: Any, js_conns: list[Any], cmd_conns: list[Any], model: Model
         command = table[-1]
         # row k of the table is the command after the batch's first k commands
         yield js, table[np.searchsorted(cmd_rows, np.flatnonzero(is_js))]
+
+
+def _ahead(items: Iterator[Batch]) -> Iterator[Batch]:
+    """``items``, read one ahead by a thread: SQLite and the compiled dynamics both release
+    the GIL, so the next chunk is read while this one is computed."""
+    import queue
+    import threading
+
+    box: queue.Queue[tuple[Batch | None, BaseException | None]] = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(entry: tuple[Batch | None, BaseException | None]) -> None:
+        while not stop.is_set():
+            try:
+                box.put(entry, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def read() -> None:
+        try:
+            for item in items:
+                put((item, None))
+                if stop.is_set():
+                    return
+            put((None, None))
+        except BaseException as e:  # handed over: a damaged file is the analysis' to report
+            put((None, e))
+
+    threading.Thread(target=read, name="rbd-reader", daemon=True).start()
+    try:
+        while True:
+            item, error = box.get()
+            if error is not None:
+                raise error
+            if item is None:
+                return
+            yield item
+    finally:
+        stop.set()
 
 
 def _commands(reader: Any, batch: Batch, conns: list[Any], model: Model, opts: Options,
@@ -290,7 +330,21 @@ def _commands(reader: Any, batch: Batch, conns: list[Any], model: Model, opts: O
 
 
 def analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
-    """Analyse one recording (several bag paths are read as one, merged by time)."""
+    """Analyse one recording (several bag paths are read as one, merged by time).
+
+    Three things run at once: reading (a thread), computing (here) and writing (a process of
+    its own); the compiled dynamics run on one thread meanwhile, as the cores are taken."""
+    import numba
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        return _analyze(paths, out_dir, opts)
+    finally:
+        numba.set_num_threads(threads)
+
+
+def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
     reader, warnings = _open(paths)
     try:
         topics = {c.topic: c.msgtype for c in reader.connections}
