@@ -5,6 +5,7 @@ its peak memory for two recording lengths."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -113,6 +114,7 @@ def bag_throughput(minutes: float) -> None:
             if not bag.exists():
                 t = time.perf_counter()
                 generate(bag, m)
+                os.sync()  # a recording is on disk before it is analysed: no write-back now
                 gen = time.perf_counter() - t
             out = Path(tmp) / "o"
             r = subprocess.run([sys.executable, "-c", ANALYZE, str(bag), str(out), *extra],
