@@ -231,7 +231,13 @@ class Analysis:
             self._process(self.carry, final=True)
         if self.opts.progress:
             print(file=sys.stderr)
-        self.writers.close(np.vstack(self.plot) if self.plot else None)
+        def draw() -> None:  # while the writer process finishes the files
+            if "png" in self.opts.outputs and self.plot:
+                from .writers import plots
+
+                plots(out_dir, self.names, np.vstack(self.plot))
+
+        self.writers.close(meanwhile=draw)
         self.summary.seconds = time.monotonic() - self.start
         (out_dir / "summary.txt").write_text(self.summary.text() + "\n")
         return self.summary

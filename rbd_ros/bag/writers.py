@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,10 +90,12 @@ class Writers:
             self.pipe.send((slot, hi - lo))
             self.sent += 1
 
-    def close(self, plot: F64 | None) -> None:
-        """Finish every file (and draw the plots from ``plot``, if given)."""
+    def close(self, meanwhile: Callable[[], None] | None = None) -> None:
+        """Finish every file; ``meanwhile`` runs here while the writer catches up."""
         try:
-            self.pipe.send(("close", plot))
+            self.pipe.send(("close",))
+            if meanwhile is not None:
+                meanwhile()
             while self.done < self.sent + 1:  # the chunks, then the close
                 self._reply()
         finally:
@@ -125,8 +128,8 @@ def _slots(path: Path, count: int, rows: int, nj: int) -> list[tuple[NDArray[np.
 
 
 def _serve(pipe: Any) -> None:
-    """The writer process: ``(slot, rows)`` in, ``None`` back once written; ``("close",
-    plot data or None)`` closes the files; an error goes back as its text and ends it."""
+    """The writer process: ``(slot, rows)`` in, ``None`` back once written; ``("close",)``
+    closes the files; an error goes back as its text and ends it."""
     try:
         out_dir, names, outputs, path, count, rows = pipe.recv()
         slots = _slots(path, count, rows, len(names))
@@ -138,7 +141,7 @@ def _serve(pipe: Any) -> None:
             cols.update({c: block[k, :n] for k, c in enumerate(COLUMNS)})
             formats.write(cols)
             pipe.send(None)
-        formats.close(msg[1])
+        formats.close()
         pipe.send(None)
     except (EOFError, ConnectionError):  # the analysis is gone: nothing to report to
         pass
@@ -152,10 +155,9 @@ def _serve(pipe: Any) -> None:
 
 
 class _Formats:
-    """The files themselves: CSV, Parquet, MCAP, and the PNG plots at the end."""
+    """The files themselves: CSV, Parquet and MCAP."""
 
     def __init__(self, out_dir: Path, names: list[str], outputs: tuple[str, ...]) -> None:
-        self.out_dir, self.names, self.outputs = out_dir, names, outputs
         self.sinks: list[Any] = []
         if "csv" in outputs or "parquet" in outputs:
             header = ["t"] + [f"{c}_{n}" for c in COLUMNS for n in names]
@@ -168,11 +170,9 @@ class _Formats:
         for sink in self.sinks:
             sink.write(cols)
 
-    def close(self, plot: F64 | None) -> None:
+    def close(self) -> None:
         for sink in self.sinks:
             sink.close()
-        if "png" in self.outputs and plot is not None and len(plot):
-            plots(self.out_dir, self.names, plot)
 
 
 class _Table:
