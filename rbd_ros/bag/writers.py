@@ -87,7 +87,11 @@ class Writers:
             ns[: hi - lo] = cols["ns"][lo:hi]
             for k, c in enumerate(COLUMNS):
                 block[k, : hi - lo] = cols[c][lo:hi]
-            self.pipe.send((slot, hi - lo))
+            try:
+                self.pipe.send((slot, hi - lo))
+            except OSError:  # the writer is gone: its last word says why
+                while True:
+                    self._reply()
             self.sent += 1
 
     def close(self, meanwhile: Callable[[], None] | None = None) -> None:

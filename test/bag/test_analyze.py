@@ -325,3 +325,19 @@ def test_output_errors_stop_the_analysis_with_the_reason(tmp_path: Path, recordi
     (out / "analysis.parquet").mkdir(parents=True)  # where the table should go
     with pytest.raises(OutputError, match=r"writing the outputs failed: .*analysis\.parquet"):
         analyze([bag], out, Options(urdf=ARM, progress=False, chunk=100))
+
+
+def test_a_writer_that_dies_is_reported(tmp_path: Path) -> None:
+    from rbd_ros.bag.writers import COLUMNS, OutputError, Writers
+
+    w = Writers(tmp_path, NAMES, ("parquet",), rows=100)
+    cols = {"ns": np.arange(100, dtype=np.int64), **{c: np.zeros((100, 7)) for c in COLUMNS}}
+    w.write(cols)
+    w.child.kill()
+    w.child.wait()
+    with pytest.raises(OutputError, match="ended"):
+        for _ in range(10):  # the first writes may still fit in the socket's buffer
+            w.write(cols)
+        w.close()
+    w.abort()
+    assert not w.path.exists()  # the shared chunk file is gone
