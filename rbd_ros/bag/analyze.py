@@ -112,6 +112,13 @@ def ffill(x: F64) -> F64:
     return x[idx, np.arange(x.shape[1])[None, :]]
 
 
+def _columns(names: tuple[str, ...], col: dict[str, int]) -> tuple[list[int], list[int]]:
+    """Which of a message's ``names`` the model has (their places in the message), and their
+    columns in the model's joint order."""
+    keep = [k for k, n in enumerate(names) if n in col]
+    return keep, [col[names[k]] for k in keep]
+
+
 def _rows(f: Any, model: Model, out: F64, rows: NDArray[np.bool_], q: F64, x: F64, y: F64,
           friction: bool) -> None:
     """``out[rows] = f(model, q, x, y)`` on those rows (all of them: straight into ``out``)."""
@@ -146,9 +153,7 @@ class Analysis:
         vals = np.full((3, n, nj), np.nan)
         for g in decode(js.data, js.offsets):
             ns[g.index] = g.stamps
-            cols = [self.col.get(x, -1) for x in g.names]
-            keep = [k for k, c in enumerate(cols) if c >= 0]
-            target = np.array([cols[k] for k in keep], dtype=np.int64)
+            keep, target = _columns(g.names, self.col)
             at = slice(None) if g.index.size == n else g.index[:, None]
             for f, arr in enumerate((g.position, g.velocity, g.effort)):
                 if arr.shape[1]:
@@ -330,8 +335,8 @@ def _commands(reader: Any, batch: Batch, conns: list[Any], model: Model, opts: O
             for g in decode(part.data, part.offsets):
                 if g.effort.shape[1] != len(g.names):
                     continue  # a JointState without efforts commands nothing
-                keep = [k for k, n in enumerate(g.names) if n in col]
-                out[idx[g.index, None], [col[g.names[k]] for k in keep]] = g.effort[:, keep]
+                keep, target = _columns(g.names, col)
+                out[idx[g.index, None], target] = g.effort[:, keep]
     return out
 
 
@@ -352,6 +357,7 @@ def analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
 
 def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
     reader, warnings = _open(paths)
+    analysis = None
     try:
         topics = {c.topic: c.msgtype for c in reader.connections}
         js = [c for c in reader.connections
@@ -377,13 +383,9 @@ def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
                                            analysis.summary.warnings):
                 analysis.add(batch, commands)
         except OutputError:
-            analysis.writers.abort()
             raise
         except Exception as e:  # a truncated or damaged file: keep what was read
             damage = f"{type(e).__name__}: {e}"
-        except BaseException:  # Ctrl-C: leave no writer behind
-            analysis.writers.abort()
-            raise
         damage = damage or getattr(reader, "damage", None)
         summary = analysis.finish(out_dir)
         if damage:
@@ -392,6 +394,8 @@ def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
             (out_dir / "summary.txt").write_text(summary.text() + "\n")
         return summary
     finally:
+        if analysis is not None:  # on any error (Ctrl-C too), leave no writer process behind
+            analysis.writers.abort()
         reader.close()
 
 

@@ -40,6 +40,11 @@ class Connection:
     msgcount: int = 0
 
 
+def _offsets(lengths: I64) -> I64:
+    """Where each message starts in a buffer of messages of these lengths, and the end."""
+    return np.concatenate([[0], np.cumsum(lengths)])
+
+
 @dataclass
 class Batch:
     """Messages in time order, in one buffer: message ``k`` is ``data[offsets[k]:offsets[k+1]]``,
@@ -56,7 +61,7 @@ class Batch:
         lengths = np.fromiter((len(m[2]) for m in messages), np.int64, len(messages))
         return cls(np.fromiter((m[0].id for m in messages), np.int64, len(messages)),
                    np.fromiter((m[1] for m in messages), np.int64, len(messages)),
-                   np.concatenate([[0], np.cumsum(lengths)]),
+                   _offsets(lengths),
                    np.frombuffer(b"".join(bytes(m[2]) for m in messages), np.uint8))
 
     def __len__(self) -> int:
@@ -75,8 +80,7 @@ class Batch:
             data = np.frombuffer(b"".join(self.data[s : s + n].tobytes() for s, n in
                                           zip(starts.tolist(), lengths.tolist(), strict=True)),
                                  np.uint8)
-        return Batch(self.conn[index], self.stamp[index],
-                     np.concatenate([[0], np.cumsum(lengths)]), data)
+        return Batch(self.conn[index], self.stamp[index], _offsets(lengths), data)
 
 
 def batches(reader: Any, connections: list[Any], size: int) -> Iterator[Batch]:
@@ -148,6 +152,7 @@ class SqliteStream(Stream):
     def __init__(self, files: list[Path]) -> None:
         super().__init__()
         self.files = files
+        self.in_time_order: dict[Path, bool] = {}  # per file, checked on its first read
         by_topic: dict[tuple[str, str], Connection] = {}
         counts = _recorded_counts(files[0].parent)
         for f in files:
@@ -160,8 +165,9 @@ class SqliteStream(Stream):
                             "SELECT t.name, t.type, COUNT(m.id) FROM topics t "
                             "LEFT JOIN messages m ON m.topic_id = t.id GROUP BY t.id"):
                         by_topic[(topic, msgtype)].msgcount += count
-        for key, conn in by_topic.items():
-            conn.msgcount = counts.get(key, 0) if counts is not None else conn.msgcount
+        if counts is not None:
+            for key, conn in by_topic.items():
+                conn.msgcount = counts.get(key, 0)
         self.connections = list(by_topic.values())
 
     def messages(self, connections: list[Connection]) -> Iterator[tuple[Connection, int, bytes]]:
@@ -172,8 +178,8 @@ class SqliteStream(Stream):
 
     def batches(self, connections: list[Connection], size: int) -> Iterator[Batch]:
         """The messages in time order, ``size`` at a time. SQLite concatenates each page's
-        blobs into one (and its topic, stamp, id and length into one line of text), so a
-        page costs two Python objects instead of one tuple per row."""
+        blobs into one, and its stamps, lengths and topics each into one line of text, so a
+        page costs a few Python objects instead of a tuple per row."""
         wanted = {(c.topic, c.msgtype): c.id for c in connections}
         for f in self.files:
             with sqlite3.connect(f"file:{f}?mode=ro", uri=True) as db:
@@ -189,7 +195,9 @@ class SqliteStream(Stream):
                            f"group_concat(length(data)), {topic}, max(id)")
                 inner = ("SELECT id, topic_id, timestamp, data FROM messages WHERE topic_id IN "
                          f"({marks})")
-                by_id = _in_time_order(db)
+                if f not in self.in_time_order:
+                    self.in_time_order[f] = _in_time_order(db)
+                by_id = self.in_time_order[f]
                 if by_id:  # pages by rowid
                     query = f"SELECT {columns} FROM ({inner} AND id > ? ORDER BY id LIMIT {size})"
                 else:  # pages by the timestamp index, each continuing at the last stamp and
@@ -208,8 +216,7 @@ class SqliteStream(Stream):
                         raise ValueError(f"{f}: SQLite returned a page out of time order")
                     yield Batch(conn_of[np.fromstring(topics, dtype=np.int64, sep=",")]
                                 if topics else np.full(len(stamp), ids[next(iter(ids))]),
-                                stamp, np.concatenate([[0], np.cumsum(np.fromstring(
-                                    lengths, dtype=np.int64, sep=","))]),
+                                stamp, _offsets(np.fromstring(lengths, dtype=np.int64, sep=",")),
                                 np.frombuffer(data, np.uint8))
                     if len(stamp) < size:
                         break

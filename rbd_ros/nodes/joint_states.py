@@ -143,7 +143,7 @@ class JointStateMerger:
         rows: Any = ks
         cols: Any = idx
         qi: Any = self.joints.q_index(idx)
-        base = 6 if self.model.has_free_flyer else 0  # a free flyer's 6 velocities come first
+        base = self.joints.offset  # a free flyer's 6 velocities come first
         n = idx.size
         if n and np.array_equal(ks, np.arange(len(key))) and \
                 np.array_equal(idx, np.arange(base, base + n)):
