@@ -218,15 +218,13 @@ class Analysis:
         cols = {"ns": ns, "q": q, "v": v, "a": a, "tau_measured": e, "tau_model": tau,
                 "gravity": g, "residual": residual, "qdd_predicted": qdd}
         self.writers.write(cols)
-        # each span's min then max: spikes stay visible however long the recording
+        # each span's time, then every series' min and max in it: spikes stay visible
+        # however long the recording
         starts = np.arange(0, n, self.stride)
         series = np.column_stack([e, tau, residual])
         with np.errstate(invalid="ignore"):
-            low, high = np.fmin.reduceat(series, starts), np.fmax.reduceat(series, starts)
-        ends = np.append(starts[1:], n) - 1
-        envelope = np.empty((2 * len(starts), 1 + series.shape[1]))
-        envelope[0::2, 0], envelope[0::2, 1:] = t[starts], low
-        envelope[1::2, 0], envelope[1::2, 1:] = t[ends], high
+            envelope = np.column_stack([t[starts], np.fmin.reduceat(series, starts),
+                                        np.fmax.reduceat(series, starts)])
         self.plot.append(envelope)
         if self.opts.progress:
             _progress(self.summary.messages, self.total, self.start)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from .sink import Sink
 
 MAGIC = b"\x89MCAP0\r\n"
 OP_HEADER, OP_FOOTER, OP_SCHEMA, OP_CHANNEL, OP_MESSAGE = 0x01, 0x02, 0x03, 0x04, 0x05
@@ -32,7 +34,7 @@ def _record(op: int, body: bytes) -> bytes:
 
 class McapWriter:
     def __init__(self, path: Path, profile: str = "ros2") -> None:
-        self.f: BinaryIO = path.open("wb")
+        self.f = Sink(path)
         self.f.write(MAGIC)
         self.f.write(_record(OP_HEADER, _str(profile) + _str("rbd_ros")))
         self.schemas: list[bytes] = []

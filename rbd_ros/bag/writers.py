@@ -11,6 +11,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from .cdr import F64, layout
+from .sink import Sink
 
 #: per-joint columns of the tables, in order
 COLUMNS = ("q", "v", "a", "tau_measured", "tau_model", "gravity", "residual", "qdd_predicted")
@@ -192,16 +193,17 @@ class _Table:
 
         self.schema = pa.schema([(h, pa.float64()) for h in header])
         self.pending: list[Any] = []
+        self.file = Sink(out_dir / f"analysis.{kind}")  # pyarrow leaves it open
         if kind == "csv":
             import pyarrow.csv as pcsv
 
-            self.writer: Any = pcsv.CSVWriter(out_dir / "analysis.csv", self.schema)
+            self.writer: Any = pcsv.CSVWriter(self.file, self.schema)
         else:
             import pyarrow.parquet as pq
 
             # no dictionary encoding: it never pays on float signals and costs 7x the time;
             # snappy: zstd saves 5 % of the size of float columns and takes twice the time
-            self.writer = pq.ParquetWriter(out_dir / "analysis.parquet", self.schema,
+            self.writer = pq.ParquetWriter(self.file, self.schema,
                                            use_dictionary=False, compression="snappy")
 
     def write(self, cols: dict[str, F64]) -> None:
@@ -224,6 +226,7 @@ class _Table:
     def close(self) -> None:
         self._flush()
         self.writer.close()
+        self.file.close()
 
 
 @njit(cache=True, nogil=True)
@@ -302,9 +305,11 @@ class _Bag:
 
 
 def plots(out_dir: Path, names: list[str], data: F64) -> None:
-    """One PNG per joint: measured vs model torque, and the residual. ``data``: time, then the
-    measured, model and residual columns of every joint. One figure is drawn for all joints,
-    its lines given each joint's data in turn."""
+    """One PNG per joint: measured vs model torque, and the residual. ``data``: a row per span
+    of time: its start, then the minima of the measured, model and residual columns of every
+    joint, then their maxima. Each series is drawn as the band between its minimum and its
+    maximum (a line where they are equal): a long recording's spans hold many samples, and a
+    band costs a tenth of the time of a line zigzagging between them."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -313,22 +318,31 @@ def plots(out_dir: Path, names: list[str], data: F64) -> None:
     n = len(names)
     t = data[:, 0] - data[0, 0]
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(9, 5))
-    (measured,) = top.plot(t, t, label="measured effort", lw=0.8)
-    (model,) = top.plot(t, t, label="model torque (RNEA)", lw=0.8)
-    (residual,) = bottom.plot(t, t, color="tab:red", lw=0.8)
+    # fixed margins (room for six-character tick labels): a tight layout per joint would
+    # cost as much as drawing it
+    fig.subplots_adjust(left=0.1, right=0.98, bottom=0.1, top=0.93, hspace=0.1)
     top.set_ylabel("N m")
-    top.legend(loc="upper right")
     bottom.set_ylabel("residual, N m")
     bottom.set_xlabel(f"time (s) since the first joint state, stamped {data[0, 0]:.3f} s")
+    series = ((top, 0, "measured effort", "tab:blue"), (top, n, "model torque (RNEA)",
+              "tab:orange"), (bottom, 2 * n, None, "tab:red"))
     for j, name in enumerate(names):
-        for line, k in ((measured, 1 + j), (model, 1 + n + j), (residual, 1 + 2 * n + j)):
-            line.set_ydata(data[:, k])
-        for ax in (top, bottom):
-            ax.relim()
-            ax.autoscale_view()
+        bands = []
+        for ax, k, label, color in series:
+            low, high = data[:, 1 + k + j], data[:, 1 + 3 * n + k + j]
+            bands.append(ax.fill_between(t, low, high, label=label, color=color, alpha=0.7,
+                                         lw=0.8))
+        for ax, cols in ((top, [j, n + j]), (bottom, [2 * n + j])):  # relim skips bands
+            span = data[:, [1 + c for c in cols] + [1 + 3 * n + c for c in cols]]
+            lo, hi = (np.nanmin(span), np.nanmax(span)) if np.isfinite(span).any() else (-1, 1)
+            pad = 0.05 * (hi - lo) or 1.0
+            ax.set_ylim(lo - pad, hi + pad)
+        top.set_xlim(t[0], t[-1] if t[-1] > t[0] else t[0] + 1.0)
+        top.legend(loc="upper right")
         top.set_title(name)
-        fig.tight_layout()
         fig.savefig(out_dir / f"{name}.png", dpi=90)
+        for band in bands:
+            band.remove()
     plt.close(fig)
 
 
