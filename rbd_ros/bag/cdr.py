@@ -8,6 +8,7 @@ big-endian data (no ROS 2 middleware writes it) is refused with a clear error.""
 
 from __future__ import annotations
 
+import itertools
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -88,76 +89,99 @@ def layout(raw: bytes) -> Layout | None:
         return None
 
 
+@njit(cache=True, inline="always")
+def _word(data, x):
+    """The 8 bytes at ``data[x:x + 8]`` as one little-endian integer. The indices are unsigned
+    so that numba adds no negative-index check to each: then LLVM makes the eight byte loads
+    one unaligned load (5x faster on the whole decode)."""
+    y = np.uint64(x)
+    word = np.uint64(0)
+    for k in range(8):
+        word |= np.uint64(data[y + np.uint64(k)]) << np.uint64(8 * k)
+    return word
+
+
 @njit(cache=True, nogil=True)
-def _same(data, starts, ref, runs):
-    """Which messages (starting at ``starts``) equal ``ref`` in every byte range of ``runs``."""
-    out = np.ones(starts.shape[0], dtype=np.bool_)
+def _match(data, starts, ref, runs, spans, out):
+    """One pass over the messages starting at ``starts``: which of them equal ``ref`` in every
+    byte range of ``runs`` (compared 8 bytes at a time); the 8-byte words of ``spans``
+    (offset, words) of each that does go side by side into the next row of ``out``."""
+    same = np.ones(starts.shape[0], dtype=np.bool_)
+    m = 0
     for k in range(starts.shape[0]):
         s = starts[k]
         for r in range(runs.shape[0]):
-            for j in range(runs[r, 0], runs[r, 1]):
-                if data[s + j] != ref[j]:
-                    out[k] = False
+            a, b = runs[r, 0], runs[r, 1]
+            j = a
+            while j + 8 <= b:
+                if _word(data, s + j) != _word(ref, j):
+                    same[k] = False
                     break
-            if not out[k]:
+                j += 8
+            while same[k] and j < b:
+                if data[s + j] != ref[j]:
+                    same[k] = False
+                j += 1
+            if not same[k]:
                 break
-    return out
+        if same[k]:
+            c = 0
+            for q in range(spans.shape[0]):
+                o = s + spans[q, 0]
+                for w in range(spans[q, 1]):
+                    out[m, c + w] = _word(data, o + 8 * w)
+                c += spans[q, 1]
+            m += 1
+    return same
 
 
-@njit(cache=True, nogil=True)
-def _gather(data, starts, offset, width):
-    """``width`` bytes at ``offset`` of each message, as rows."""
-    out = np.empty((starts.shape[0], width), dtype=np.uint8)
-    for k in range(starts.shape[0]):
-        s = starts[k] + offset
-        for j in range(width):
-            out[k, j] = data[s + j]
-    return out
-
-
-def _floats(data: NDArray[np.uint8], starts: NDArray[np.int64], offset: int, count: int) -> F64:
-    out: F64 = _gather(data, starts, offset, 8 * count).view("<f8")
-    return out
+Span = tuple[int, int]
 
 
 def _groups(data: NDArray[np.uint8], offsets: NDArray[np.int64],
-            parse: Callable[[int, bytes], tuple[list[tuple[int, int]], T]]
-            ) -> Iterator[tuple[NDArray[np.int64], T]]:
+            parse: Callable[[int, bytes], tuple[list[Span], list[Span], T]]
+            ) -> Iterator[tuple[NDArray[np.int64], list[NDArray[np.uint64]], T]]:
     """Messages (message ``k`` at ``data[offsets[k]:offsets[k+1]]``) grouped by layout: the
     first message not yet grouped is parsed (``parse(index, raw)`` gives the byte ranges
-    every message of its layout shares with it, and what the caller needs of the layout); its
-    group is the messages of its length that have those bytes."""
+    every message of its layout shares with it, the (offset, 8-byte words) spans to read of
+    each, and what the caller needs of the layout); its group is the messages of its length
+    that have those bytes. Yields the members, their spans' words (a row per member, one
+    array per span) and the caller's layout."""
     lengths = np.diff(offsets)
     remaining = np.arange(len(lengths))
     while remaining.size:
         first = int(remaining[0])
         raw = data[offsets[first] : offsets[first + 1]].tobytes()
-        runs, info = parse(first, raw)
+        runs, spans, info = parse(first, raw)
         cand = remaining[lengths[remaining] == len(raw)]
-        members = cand[_same(data, offsets[cand], np.frombuffer(raw, dtype=np.uint8),
-                             np.array(runs, dtype=np.int64).reshape(-1, 2))]
-        remaining = remaining[~np.isin(remaining, members, assume_unique=True)]
-        yield members, info
+        widths = [w for _, w in spans]
+        out = np.empty((cand.size, sum(widths)), dtype=np.uint64)
+        same = _match(data, offsets[cand], np.frombuffer(raw, dtype=np.uint8),
+                      np.array(runs, dtype=np.int64).reshape(-1, 2),
+                      np.array(spans, dtype=np.int64).reshape(-1, 2), out)
+        members = cand[same]
+        out = out[: members.size]
+        cuts = np.cumsum([0, *widths])
+        remaining = (remaining[~np.isin(remaining, members, assume_unique=True)]
+                     if members.size < remaining.size else remaining[:0])
+        yield members, [out[:, a:b] for a, b in itertools.pairwise(cuts)], info
 
 
 def decode(data: NDArray[np.uint8], offsets: NDArray[np.int64]) -> list[Group]:
     """Decode JointState messages (raw CDR, message ``k`` at ``data[offsets[k]:offsets[k+1]]``),
     one pass per layout."""
 
-    def parse(k: int, raw: bytes) -> tuple[list[tuple[int, int]], Layout]:
+    def parse(k: int, raw: bytes) -> tuple[list[Span], list[Span], Layout]:
         lay = layout(raw)
         if lay is None:
             raise ValueError(f"message {k} is not a little-endian sensor_msgs/JointState")
-        return lay.structure(), lay
+        return lay.structure(), [(4, 1)] + [(off, n) for off, n in lay.fields], lay
 
     groups = []
-    for members, lay in _groups(data, offsets, parse):
-        starts = offsets[members]
-        stamp = _gather(data, starts, 4, 8)
-        sec = stamp[:, :4].copy().view("<i4")[:, 0].astype(np.int64)
-        nsec = stamp[:, 4:].copy().view("<u4")[:, 0].astype(np.int64)
-        values = [_floats(data, starts, off, count) if count else np.empty((members.size, 0))
-                  for off, count in lay.fields]
+    for members, (stamp, *fields), lay in _groups(data, offsets, parse):
+        sec = (stamp[:, 0] & 0xFFFFFFFF).astype(np.uint32).view(np.int32).astype(np.int64)
+        nsec = (stamp[:, 0] >> 32).astype(np.int64)
+        values = [f.view(np.float64) for f in fields]
         groups.append(Group(members, lay.names, sec * 1_000_000_000 + nsec, *values))
     return groups
 
@@ -179,12 +203,12 @@ def decode_arrays(data: NDArray[np.uint8], offsets: NDArray[np.int64],
     message indices and their ``data`` as rows. ``count_of`` gives the data length of a
     message (by deserializing it); it is asked once per layout."""
 
-    def parse(k: int, raw: bytes) -> tuple[list[tuple[int, int]], tuple[int, int]]:
+    def parse(k: int, raw: bytes) -> tuple[list[Span], list[Span], None]:
         count = count_of(raw)
         off = float_array(raw, count)
         if off is None:
             raise ValueError(f"message {k} is not a little-endian std_msgs/Float64MultiArray")
-        return [(0, off)], (off, count)
+        return [(0, off)], [(off, count)], None
 
-    return [(members, _floats(data, offsets[members], off, count))
-            for members, (off, count) in _groups(data, offsets, parse)]
+    return [(members, values.view(np.float64)) for members, (values,), _ in
+            _groups(data, offsets, parse)]

@@ -192,25 +192,15 @@ class SqliteStream(Stream):
                 marks = ",".join("?" * len(ids))
                 topic = "group_concat(topic_id)" if len(ids) > 1 else "NULL"
                 columns = (f"CAST(group_concat(data, x'') AS BLOB), group_concat(timestamp), "
-                           f"group_concat(length(data)), {topic}, max(id)")
-                inner = ("SELECT id, topic_id, timestamp, data FROM messages WHERE topic_id IN "
-                         f"({marks})")
+                           f"group_concat(length(data)), {topic}")
+                db.execute("PRAGMA mmap_size = 1099511627776")  # pages read in place
                 if f not in self.in_time_order:
                     self.in_time_order[f] = _in_time_order(db)
-                by_id = self.in_time_order[f]
-                if by_id:  # pages by rowid
-                    query = f"SELECT {columns} FROM ({inner} AND id > ? ORDER BY id LIMIT {size})"
-                else:  # pages by the timestamp index, each continuing at the last stamp and
-                    # skipping the rows of it already read (they come in id order)
-                    query = (f"SELECT {columns} FROM ({inner} AND timestamp >= ? ORDER BY "
-                             f"timestamp, id LIMIT {size} OFFSET ?)")
-                last_id, last, skip = -(2**63), -(2**63), 0
-                while True:
-                    after = (last_id,) if by_id else (last, skip)
-                    data, stamps, lengths, topics, last_id = db.execute(
-                        query, (*ids, *after)).fetchone()
-                    if stamps is None:
-                        break
+                if self.in_time_order[f]:
+                    pages = _by_rowid(db, columns, marks, ids, size)
+                else:
+                    pages = _by_time(db, columns, marks, ids, size)
+                for data, stamps, lengths, topics in pages:
                     stamp = np.fromstring(stamps, dtype=np.int64, sep=",")
                     if (np.diff(stamp) < 0).any():
                         raise ValueError(f"{f}: SQLite returned a page out of time order")
@@ -218,11 +208,51 @@ class SqliteStream(Stream):
                                 if topics else np.full(len(stamp), ids[next(iter(ids))]),
                                 stamp, _offsets(np.fromstring(lengths, dtype=np.int64, sep=",")),
                                 np.frombuffer(data, np.uint8))
-                    if len(stamp) < size:
-                        break
-                    tail = int(np.count_nonzero(stamp == stamp[-1]))
-                    skip = skip + tail if stamp[-1] == last else tail
-                    last = int(stamp[-1])
+
+
+Page = tuple[bytes, str, str, str | None]
+
+
+def _by_rowid(db: sqlite3.Connection, columns: str, marks: str, ids: dict[int, int],
+              size: int) -> Iterator[Page]:
+    """Pages of a file stored in time order: ranges of rowids, aggregated without a subquery
+    (a third faster than ``ORDER BY id LIMIT``). A range is widened where the wanted topics
+    are a small part of the rows, so that a page still holds about ``size`` of them."""
+    low, high = db.execute("SELECT min(id), max(id) FROM messages").fetchone()
+    if low is None:
+        return
+    query = f"SELECT {columns} FROM messages WHERE id >= ? AND id < ? AND topic_id IN ({marks})"
+    start, width = low, size
+    while start <= high:
+        page = db.execute(query, (start, start + width, *ids)).fetchone()
+        start += width
+        if page[1] is None:
+            width = min(width * 2, 64 * size)
+            continue
+        got = page[1].count(",") + 1
+        width = max(size, min(64 * size, width * size // got))
+        yield page
+
+
+def _by_time(db: sqlite3.Connection, columns: str, marks: str, ids: dict[int, int],
+             size: int) -> Iterator[Page]:
+    """Pages by the timestamp index, each continuing at the last stamp and skipping the rows
+    of it already read (they come in id order)."""
+    query = (f"SELECT {columns} FROM (SELECT id, topic_id, timestamp, data FROM messages "
+             f"WHERE topic_id IN ({marks}) AND timestamp >= ? ORDER BY timestamp, id "
+             f"LIMIT {size} OFFSET ?)")
+    last, skip = -(2**63), 0
+    while True:
+        page = db.execute(query, (*ids, last, skip)).fetchone()
+        if page[1] is None:
+            return
+        yield page
+        stamp = np.fromstring(page[1], dtype=np.int64, sep=",")
+        if len(stamp) < size:
+            return
+        tail = int(np.count_nonzero(stamp == stamp[-1]))
+        skip = skip + tail if stamp[-1] == last else tail
+        last = int(stamp[-1])
 
 
 class McapStream(Stream):
