@@ -250,14 +250,15 @@ def _chunks(reader: Any, js_conns: list[Any], cmd_conns: list[Any], model: Model
             opts: Options, warnings: list[str]) -> Iterator[tuple[Batch, F64]]:
     """Time-ordered chunks of raw joint states, each with the command in force at each."""
     nj = len(model.state_joint_names)
-    js_ids = np.array([c.id for c in js_conns])
+    is_js_conn = np.zeros(1 + max(c.id for c in [*js_conns, *cmd_conns]), dtype=bool)
+    is_js_conn[[c.id for c in js_conns]] = True
     command = np.full(nj, np.nan)  # the last command before the chunk
     for batch in _ahead(batches(reader, [*js_conns, *cmd_conns], opts.chunk)):
-        is_js = np.isin(batch.conn, js_ids)
-        js = batch.take(np.flatnonzero(is_js))
         if not cmd_conns:
-            yield js, np.full((len(js), nj), np.nan)
+            yield batch, np.full((len(batch), nj), np.nan)
             continue
+        is_js = is_js_conn[batch.conn]
+        js = batch.take(np.flatnonzero(is_js))
         cmd_rows = np.flatnonzero(~is_js)
         table = ffill(np.vstack([command[None], _commands(
             reader, batch.take(cmd_rows), cmd_conns, model, opts, warnings)]))

@@ -26,6 +26,7 @@ from .spatial import (
     crm,
     dot6,
     inertia_mul,
+    inertia_mul_linear,
     joint_transform,
     load6,
     load12,
@@ -128,12 +129,19 @@ def gravity_again(mi, mf, maps, lin, W, wv, g):
     qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
         map_views(maps, lin)
     qf, vf, af, tf, x, y, rhs = work_vectors(maps, wv)
-    a0 = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
     for i in range(mi.shape[0]):
+        # at rest every body's acceleration is gravity's, a pure translation (0; u): it only
+        # turns with each joint (u = E u_parent), and I (0; u) takes I's last three columns
         p = mi[i, 0]
-        ab = xmotion(load12(W, i), a0 if p < 0 else load6(W, p, W_A))
+        if p < 0:
+            u0, u1, u2 = -grav[0], -grav[1], -grav[2]
+        else:
+            u0, u1, u2 = W[p, W_A + 3], W[p, W_A + 4], W[p, W_A + 5]
+        ab = (0.0, 0.0, 0.0, W[i, 0] * u0 + W[i, 1] * u1 + W[i, 2] * u2,
+              W[i, 3] * u0 + W[i, 4] * u1 + W[i, 5] * u2,
+              W[i, 6] * u0 + W[i, 7] * u1 + W[i, 8] * u2)
         store(W, i, W_A, ab)
-        store(W, i, W_F, inertia_mul(mf, i, ab))
+        store(W, i, W_F, inertia_mul_linear(mf, i, ab))
     backward(mi, mf, W, vf, False, tf)
     g[:] = 0.0
     for k in range(vsrc.shape[0]):

@@ -233,6 +233,18 @@ def inertia_mul(mf, i, x):
 
 
 @njit(cache=True)
+def inertia_mul_linear(mf, i, x):
+    """I x for a motion ``x`` whose angular part is zero (only ``x[3:]`` is read)."""
+    return (_row_linear(mf, i, 18, x), _row_linear(mf, i, 24, x), _row_linear(mf, i, 30, x),
+            _row_linear(mf, i, 36, x), _row_linear(mf, i, 42, x), _row_linear(mf, i, 48, x))
+
+
+@njit(cache=True)
+def _row_linear(mf, i, o, x):
+    return mf[i, o + 3] * x[3] + mf[i, o + 4] * x[4] + mf[i, o + 5] * x[5]
+
+
+@njit(cache=True)
 def _row(mf, i, o, x):
     return (mf[i, o] * x[0] + mf[i, o + 1] * x[1] + mf[i, o + 2] * x[2] + mf[i, o + 3] * x[3]
             + mf[i, o + 4] * x[4] + mf[i, o + 5] * x[5])
