@@ -209,8 +209,9 @@ class _Table:
     def write(self, cols: dict[str, F64]) -> None:
         import pyarrow as pa
 
-        columns = np.vstack([1e-9 * cols["ns"][None]] + [cols[c].T for c in COLUMNS])
-        self.pending.append(pa.Table.from_arrays([pa.array(c) for c in columns],
+        columns = [1e-9 * cols["ns"]] + [cols[c][:, j] for c in COLUMNS
+                                         for j in range(cols[c].shape[1])]
+        self.pending.append(pa.Table.from_arrays([pa.array(c) for c in columns],  # one copy
                                                  schema=self.schema))
         if sum(len(t) for t in self.pending) >= self.ROW_GROUP:
             self._flush()
@@ -235,18 +236,20 @@ def _records(channel, stamp, effort, rows, effort_at, out, width):
     ``out``, which already holds the record template once per record: only the channel, the
     log and publish times (``stamp[r, :8]``: the ns), the message's stamp (``stamp[r, 8:]``)
     and its efforts (``effort[r]``, as bytes) change from one message to the next."""
+    # unsigned indices: numba then adds no negative-index check, and LLVM copies in words
     for k in range(rows.shape[0]):
-        r = rows[k]
-        o = k * width
-        out[o + 9] = channel & 0xFF
-        out[o + 10] = channel >> 8
+        r = np.uint64(rows[k])
+        o = np.uint64(k * width)
+        out[o + np.uint64(9)] = channel & 0xFF
+        out[o + np.uint64(10)] = channel >> 8
         for b in range(8):
-            out[o + 15 + b] = stamp[r, b]
-            out[o + 23 + b] = stamp[r, b]
-            out[o + 35 + b] = stamp[r, 8 + b]
-        m = o + 31 + effort_at
+            ub = np.uint64(b)
+            out[o + np.uint64(15) + ub] = stamp[r, ub]
+            out[o + np.uint64(23) + ub] = stamp[r, ub]
+            out[o + np.uint64(35) + ub] = stamp[r, np.uint64(8) + ub]
+        m = o + np.uint64(31 + effort_at)
         for b in range(effort.shape[1]):
-            out[m + b] = effort[r, b]
+            out[m + np.uint64(b)] = effort[r, np.uint64(b)]
 
 
 class _Bag:
