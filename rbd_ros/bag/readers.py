@@ -193,7 +193,6 @@ class SqliteStream(Stream):
                 topic = "group_concat(topic_id)" if len(ids) > 1 else "NULL"
                 columns = (f"CAST(group_concat(data, x'') AS BLOB), group_concat(timestamp), "
                            f"group_concat(length(data)), {topic}")
-                db.execute("PRAGMA mmap_size = 1099511627776")  # pages read in place
                 if f not in self.in_time_order:
                     self.in_time_order[f] = _in_time_order(db)
                 if self.in_time_order[f]:
