@@ -144,6 +144,10 @@ class Analysis:
         self.stride = max(1, total // PLOT_BUCKETS)
         self.plot: list[F64] = []
         self.writers = Writers(out_dir, self.names, opts.outputs, opts.chunk)
+        if "png" in opts.outputs:  # imported meanwhile, mostly while the dynamics run (no GIL)
+            import threading
+
+            threading.Thread(target=_import_pyplot, name="rbd-pyplot", daemon=True).start()
         self.start = time.monotonic()
 
     def add(self, js: Batch, commands: F64) -> None:
@@ -244,6 +248,13 @@ class Analysis:
         self.summary.seconds = time.monotonic() - self.start
         (out_dir / "summary.txt").write_text(self.summary.text() + "\n")
         return self.summary
+
+
+def _import_pyplot() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
 
 
 def _chunks(reader: Any, js_conns: list[Any], cmd_conns: list[Any], model: Model,
@@ -425,14 +436,14 @@ def _model(reader, opts: Options) -> Model:
         return load_urdf(opts.urdf)
     conns = [c for c in reader.connections
              if c.topic.endswith("robot_description") and c.msgtype == STRING]
-    for _, _, raw in reader.messages(connections=conns):
-        return load_urdf_string(reader.deserialize(raw, STRING).data)
+    for batch in batches(reader, conns, 1000, ordered=False):  # wide pages: may be late
+        return load_urdf_string(reader.deserialize(batch.raw(0), STRING).data)
     raise BagError("no URDF: give one with --urdf, or record the /robot_description topic")
 
 
 def _check_names(reader, conns, model: Model) -> None:
     """The model's joints must all appear in the recording: say which names differ."""
-    batch = next(batches(reader, conns, 200), None)  # enough to see every publisher
+    batch = next(batches(reader, conns, 200, ordered=False), None)  # every publisher's
     recorded = {n for g in (decode(batch.data, batch.offsets) if batch else []) for n in g.names}
     wanted = set(model.state_joint_names)
     missing = sorted(wanted - recorded)

@@ -83,11 +83,14 @@ class Batch:
         return Batch(self.conn[index], self.stamp[index], _offsets(lengths), data)
 
 
-def batches(reader: Any, connections: list[Any], size: int) -> Iterator[Batch]:
+def batches(reader: Any, connections: list[Any], size: int, ordered: bool = True
+            ) -> Iterator[Batch]:
     """The connections' messages in time order, ``size`` at a time, from a :class:`Stream`
-    that reads batches itself or from any reader with rosbags' ``messages``."""
+    that reads batches itself or from any reader with rosbags' ``messages``. ``ordered=False``:
+    a caller that only looks at a few messages (the first description, the joint names) may
+    have a sqlite3 file's in storage order, which saves checking the order first."""
     if isinstance(reader, SqliteStream):
-        yield from reader.batches(connections, size)
+        yield from reader.batches(connections, size, ordered)
         return
     it = reader.messages(connections=connections)
     while page := list(itertools.islice(it, size)):
@@ -176,10 +179,12 @@ class SqliteStream(Stream):
             for k, (cid, stamp) in enumerate(zip(b.conn.tolist(), b.stamp.tolist(), strict=True)):
                 yield by_id[cid], stamp, b.raw(k)
 
-    def batches(self, connections: list[Connection], size: int) -> Iterator[Batch]:
-        """The messages in time order, ``size`` at a time. SQLite concatenates each page's
-        blobs into one, and its stamps, lengths and topics each into one line of text, so a
-        page costs a few Python objects instead of a tuple per row."""
+    def batches(self, connections: list[Connection], size: int, ordered: bool = True
+                ) -> Iterator[Batch]:
+        """The messages in time order (or in storage order: ``ordered=False``), ``size`` at a
+        time. SQLite concatenates each page's blobs into one, and its stamps, lengths and
+        topics each into one line of text, so a page costs a few Python objects instead of a
+        tuple per row."""
         wanted = {(c.topic, c.msgtype): c.id for c in connections}
         for f in self.files:
             with sqlite3.connect(f"file:{f}?mode=ro", uri=True) as db:
@@ -193,15 +198,15 @@ class SqliteStream(Stream):
                 topic = "group_concat(topic_id)" if len(ids) > 1 else "NULL"
                 columns = (f"CAST(group_concat(data, x'') AS BLOB), group_concat(timestamp), "
                            f"group_concat(length(data)), {topic}")
-                if f not in self.in_time_order:
+                if ordered and f not in self.in_time_order:
                     self.in_time_order[f] = _in_time_order(db)
-                if self.in_time_order[f]:
+                if not ordered or self.in_time_order[f]:
                     pages = _by_rowid(db, columns, marks, ids, size)
                 else:
                     pages = _by_time(db, columns, marks, ids, size)
                 for data, stamps, lengths, topics in pages:
                     stamp = np.fromstring(stamps, dtype=np.int64, sep=",")
-                    if (np.diff(stamp) < 0).any():
+                    if ordered and (np.diff(stamp) < 0).any():
                         raise ValueError(f"{f}: SQLite returned a page out of time order")
                     yield Batch(conn_of[np.fromstring(topics, dtype=np.int64, sep=",")]
                                 if topics else np.full(len(stamp), ids[next(iter(ids))]),
