@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numba import njit
 from numpy.typing import NDArray
 
 from ..dynamics import Model, aba_batch, load_urdf, load_urdf_string, rnea_batch
@@ -209,26 +210,19 @@ class Analysis:
             _rows(rnea_batch, m, g, has_q, q, rest, rest, False)
             _rows(rnea_batch, m, tau, has_qva, q, v, a, fric)
         _rows(aba_batch, m, qdd, has_qv & np.isfinite(u).all(axis=1), q, v, u, fric)
-        residual = e - tau
-        fin = np.isfinite(residual)
-        self.summary.sum_sq += (np.where(fin, residual, 0.0) ** 2).sum(axis=0)
-        self.summary.count += fin.sum(axis=0)
-        absr = np.where(fin, np.abs(residual), -1.0)
-        k = absr.argmax(axis=0)
-        for j in range(len(self.names)):
-            if absr[k[j], j] > self.summary.worst[j][0]:
-                self.summary.worst[j] = (float(absr[k[j], j]), float(t[k[j]]))
+        residual = np.empty_like(tau)
+        spans = -(-n // self.stride)
+        envelope = np.empty((spans, 1 + 6 * e.shape[1]))
+        envelope[:, 0] = t[:: self.stride]
+        worst = np.array([w for w, _ in self.summary.worst])
+        at = _residuals(e, tau, self.stride, residual, self.summary.sum_sq, self.summary.count,
+                        worst, envelope[:, 1:])
+        for j in np.flatnonzero(at >= 0):
+            self.summary.worst[j] = (float(worst[j]), float(t[at[j]]))
         self.summary.messages += n
         cols = {"ns": ns, "q": q, "v": v, "a": a, "tau_measured": e, "tau_model": tau,
                 "gravity": g, "residual": residual, "qdd_predicted": qdd}
         self.writers.write(cols)
-        # each span's time, then every series' min and max in it: spikes stay visible
-        # however long the recording
-        starts = np.arange(0, n, self.stride)
-        series = np.column_stack([e, tau, residual])
-        with np.errstate(invalid="ignore"):
-            envelope = np.column_stack([t[starts], np.fmin.reduceat(series, starts),
-                                        np.fmax.reduceat(series, starts)])
         self.plot.append(envelope)
         if self.opts.progress:
             _progress(self.summary.messages, self.total, self.start)
@@ -248,6 +242,35 @@ class Analysis:
         self.summary.seconds = time.monotonic() - self.start
         (out_dir / "summary.txt").write_text(self.summary.text() + "\n")
         return self.summary
+
+
+@njit(cache=True, nogil=True)
+def _residuals(e, tau, stride, residual, sum_sq, count, worst, envelope):
+    """``residual = e - tau``, with its sum of squares, count and largest magnitude per joint
+    (where finite) added to the summary's; returns the row of each joint's new worst (-1: none
+    above ``worst``). ``envelope[s]``: the minima of the measured, model and residual columns
+    over rows ``s * stride ...`` (NaN ignored, as ``np.fmin``), then their maxima."""
+    n, nj = e.shape
+    at = np.full(nj, -1)
+    envelope[:] = np.nan
+    for r in range(n):
+        span = envelope[r // stride]
+        for j in range(nj):
+            x = e[r, j] - tau[r, j]
+            residual[r, j] = x
+            if np.isfinite(x):
+                sum_sq[j] += x * x
+                count[j] += 1.0
+                if abs(x) > worst[j]:
+                    worst[j] = abs(x)
+                    at[j] = r
+            for k, y in enumerate((e[r, j], tau[r, j], x)):
+                c = k * nj + j
+                if y < span[c] or np.isnan(span[c]):
+                    span[c] = y
+                if y > span[3 * nj + c] or np.isnan(span[3 * nj + c]):
+                    span[3 * nj + c] = y
+    return at
 
 
 def _import_pyplot() -> None:

@@ -215,6 +215,9 @@ class SqliteStream(Stream):
 
 
 Page = tuple[bytes, str, str, str | None]
+#: a rowid range is at most this many pages wide: then a page after a sparse stretch holds at
+#: most this many times the rows asked for, when the wanted topic turns dense
+WIDEST = 8
 
 
 def _by_rowid(db: sqlite3.Connection, columns: str, marks: str, ids: dict[int, int],
@@ -232,10 +235,10 @@ def _by_rowid(db: sqlite3.Connection, columns: str, marks: str, ids: dict[int, i
         page = db.execute(query, (start, start + width, *ids)).fetchone()
         start += width
         if page[1] is None:
-            width = min(width * 2, 64 * size)
+            width = min(width * 2, WIDEST * size)
             continue
         got = page[1].count(",") + 1
-        width = max(size, min(64 * size, width * size // got))
+        width = max(size, min(WIDEST * size, width * size // got))
         yield page
 
 

@@ -341,3 +341,32 @@ def test_a_writer_that_dies_is_reported(tmp_path: Path) -> None:
         w.close()
     w.abort()
     assert not w.path.exists()  # the shared chunk file is gone
+
+
+def test_residual_statistics_and_plot_envelope() -> None:
+    """The fused pass over a chunk (residual, summary sums, worst, min-max envelope) against
+    numpy doing each step on its own, with NaN where a joint was not recorded."""
+    from rbd_ros.bag.analyze import _residuals
+
+    rng = np.random.default_rng(3)
+    n, nj, stride = 103, 3, 10
+    e, tau = rng.normal(size=(n, nj)), rng.normal(size=(n, nj))
+    e[:20, 1] = np.nan  # joint 1 not measured at first
+    tau[50, 2] = np.nan
+    residual = np.empty_like(e)
+    sum_sq, count, worst = np.ones(nj), np.full(nj, 2.0), np.array([0.0, 0.5, 99.0])
+    env = np.empty((-(-n // stride), 6 * nj))
+    at = _residuals(e, tau, stride, residual, sum_sq, count, worst, env)
+    want = e - tau
+    fin = np.isfinite(want)
+    np.testing.assert_array_equal(residual, want)
+    np.testing.assert_allclose(sum_sq, 1 + np.nansum(want**2, axis=0))
+    np.testing.assert_array_equal(count, 2 + fin.sum(axis=0))
+    absr = np.where(fin, np.abs(want), -1)
+    assert list(at[:2]) == list(absr.argmax(axis=0)[:2]) and at[2] == -1  # 99 stays worst
+    np.testing.assert_array_equal(worst[:2], absr.max(axis=0)[:2])
+    series = np.column_stack([e, tau, want])
+    starts = np.arange(0, n, stride)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(env, np.column_stack([np.fmin.reduceat(series, starts),
+                                                            np.fmax.reduceat(series, starts)]))
