@@ -323,7 +323,7 @@ class DynamicsNode(NodeBase):
             msg = JointTrajectory(joint_names=live.names)
             msg.header.stamp = stamp
             msg.points = [JointTrajectoryPoint(
-                positions=st.q[live.out_v + (1 if m.has_free_flyer else 0)].tolist(),
+                positions=st.q[live.index.q_index(live.out_v)].tolist(),
                 velocities=st.v[live.out_v].tolist(), accelerations=qdd[live.out_v].tolist())]
             self.pub_accel.publish(msg)
         if listened(self.pub_external) and np.all(np.isfinite(st.effort[live.out_v])):
@@ -336,7 +336,7 @@ class DynamicsNode(NodeBase):
             pd, vd, ad = live.trajectory.sample(t)
             q, v, a = st.q.copy(), np.zeros(m.nv), np.zeros(m.nv)
             idx = live.trajectory.v_index
-            q[idx + (1 if m.has_free_flyer else 0)] = pd
+            q[live.index.q_index(idx)] = pd
             v[idx], a[idx] = vd, ad
             self._emit(live, stamp, self.pub_ff, self.pub_ff_cmd, rnea(m, d, q, v, a,
                                                                         friction=fric))
