@@ -98,17 +98,17 @@ class FloatingBaseNode(NodeBase):
         self.create_subscription(JointState, "joint_states", self._on_joint_states, sensor)
         self.create_subscription(Odometry, "odom", self._on_odom, sensor)
         self.create_subscription(Imu, "imu", self._on_imu, sensor)
-        self.create_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
-        self.create_subscription(ActiveContacts, "active_contacts", self._on_active, 10)
-        self.create_subscription(String, "robot_description", self._on_description, LATCHED)
-        self.pub_base = self.create_publisher(WrenchStamped, "~/base_wrench", 10)
-        self.pub_com_wrench = self.create_publisher(WrenchStamped, "~/com_wrench", 10)
-        self.pub_com = self.create_publisher(PointStamped, "~/center_of_mass", 10)
-        self.pub_tau = self.create_publisher(JointState, "~/joint_torques", 10)
-        self.pub_status = self.create_publisher(String, "~/status", 10)
-        self.pub_flight_base = self.create_publisher(AccelStamped, "~/flight/base_acceleration",
+        self.quiet_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
+        self.quiet_subscription(ActiveContacts, "active_contacts", self._on_active, 10)
+        self.quiet_subscription(String, "robot_description", self._on_description, LATCHED)
+        self.pub_base = self.quiet_publisher(WrenchStamped, "~/base_wrench", 10)
+        self.pub_com_wrench = self.quiet_publisher(WrenchStamped, "~/com_wrench", 10)
+        self.pub_com = self.quiet_publisher(PointStamped, "~/center_of_mass", 10)
+        self.pub_tau = self.quiet_publisher(JointState, "~/joint_torques", 10)
+        self.pub_status = self.quiet_publisher(String, "~/status", 10)
+        self.pub_flight_base = self.quiet_publisher(AccelStamped, "~/flight/base_acceleration",
                                                      10)
-        self.pub_flight_joints = self.create_publisher(JointTrajectory,
+        self.pub_flight_joints = self.quiet_publisher(JointTrajectory,
                                                        "~/flight/joint_accelerations", 10)
         self.pub_contact: dict[str, tuple[Any, Any]] = {}
         self.create_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
@@ -278,8 +278,8 @@ class FloatingBaseNode(NodeBase):
             pubs = self.pub_contact.get(link)
             if pubs is None:
                 base = f"~/contact/{link}"
-                pubs = (self.create_publisher(WrenchStamped, f"{base}/wrench", 10),
-                        self.create_publisher(PointStamped, f"{base}/center_of_pressure", 10))
+                pubs = (self.quiet_publisher(WrenchStamped, f"{base}/wrench", 10),
+                        self.quiet_publisher(PointStamped, f"{base}/center_of_pressure", 10))
                 self.pub_contact[link] = pubs
             R = r.rotation[link]
             pubs[0].publish(_wrench_stamped(stamp, link, np.r_[R.T @ w[:3], R.T @ w[3:]]))
