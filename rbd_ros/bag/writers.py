@@ -342,8 +342,9 @@ def plots(out_dir: Path, names: list[str], data: F64) -> None:
             ax.set_ylim(lo - pad, hi + pad)
         top.set_xlim(t[0], t[-1] if t[-1] > t[0] else t[0] + 1.0)
         top.legend(loc="upper right")
-        top.set_title(name)
-        fig.savefig(out_dir / f"{name}.png", dpi=90)
+        top.set_title(name, y=1.0)  # placed, not searched for above the ticks
+        # zlib's fastest level: a third of the PNG's time, a few KB more
+        fig.savefig(out_dir / f"{name}.png", dpi=90, pil_kwargs={"compress_level": 1})
         for band in bands:
             band.remove()
     plt.close(fig)
