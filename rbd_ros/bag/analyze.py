@@ -148,7 +148,9 @@ class Analysis:
         if "png" in opts.outputs:  # imported meanwhile, mostly while the dynamics run (no GIL)
             import threading
 
-            threading.Thread(target=_import_pyplot, name="rbd-pyplot", daemon=True).start()
+            from .writers import import_pyplot
+
+            threading.Thread(target=import_pyplot, name="rbd-pyplot", daemon=True).start()
         self.start = time.monotonic()
 
     def add(self, js: Batch, commands: F64) -> None:
@@ -232,13 +234,8 @@ class Analysis:
             self._process(self.carry, final=True)
         if self.opts.progress:
             print(file=sys.stderr)
-        def draw() -> None:  # while the writer process finishes the files
-            if "png" in self.opts.outputs and self.plot:
-                from .writers import plots
-
-                plots(out_dir, self.names, np.vstack(self.plot))
-
-        self.writers.close(meanwhile=draw)
+        png = "png" in self.opts.outputs and self.plot
+        self.writers.close(np.vstack(self.plot) if png else None)
         self.summary.seconds = time.monotonic() - self.start
         (out_dir / "summary.txt").write_text(self.summary.text() + "\n")
         return self.summary
@@ -271,13 +268,6 @@ def _residuals(e, tau, stride, residual, sum_sq, count, worst, envelope):
                 if y > span[3 * nj + c] or np.isnan(span[3 * nj + c]):
                     span[3 * nj + c] = y
     return at
-
-
-def _import_pyplot() -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot
 
 
 def _chunks(reader: Any, js_conns: list[Any], cmd_conns: list[Any], model: Model,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +51,7 @@ class Writers:
         import sys
         import tempfile
 
-        self.rows, self.nj = rows, len(names)
+        self.rows, self.nj, self.names, self.out_dir = rows, len(names), names, out_dir
         shm = Path("/dev/shm")
         fd, name = tempfile.mkstemp(prefix="rbd-chunks-", dir=shm if shm.is_dir() else None)
         os.ftruncate(fd, self.AHEAD * _slot_bytes(rows, self.nj))
@@ -95,12 +94,17 @@ class Writers:
                     self._reply()
             self.sent += 1
 
-    def close(self, meanwhile: Callable[[], None] | None = None) -> None:
-        """Finish every file; ``meanwhile`` runs here while the writer catches up."""
+    def close(self, plot: F64 | None = None) -> None:
+        """Finish every file, and with ``plot`` (see :func:`plots`) the PNGs: half the joints
+        drawn here while the writer process finishes the files and draws the other half."""
         try:
-            self.pipe.send(("close",))
-            if meanwhile is not None:
-                meanwhile()
+            n = len(self.names)
+            here, there = list(range((n + 1) // 2)), list(range((n + 1) // 2, n))
+            if plot is None:
+                self.pipe.send(("close", [], None))
+            else:
+                self.pipe.send(("close", [self.names[j] for j in there], _joints(plot, n, there)))
+                plots(self.out_dir, [self.names[j] for j in here], _joints(plot, n, here))
             while self.done < self.sent + 1:  # the chunks, then the close
                 self._reply()
         finally:
@@ -114,6 +118,12 @@ class Writers:
             self.child.kill()
         self.slots.clear()
         self.path.unlink(missing_ok=True)
+
+
+def _joints(data: F64, n: int, joints: list[int]) -> F64:
+    """The columns of :func:`plots`' ``data`` (of ``n`` joints) for some of the joints."""
+    cols = [0] + [1 + k * n + j for k in range(6) for j in joints]
+    return data[:, cols]
 
 
 def _slot_bytes(rows: int, nj: int) -> int:
@@ -133,12 +143,17 @@ def _slots(path: Path, count: int, rows: int, nj: int) -> list[tuple[NDArray[np.
 
 
 def _serve(pipe: Any) -> None:
-    """The writer process: ``(slot, rows)`` in, ``None`` back once written; ``("close",)``
-    closes the files; an error goes back as its text and ends it."""
+    """The writer process: ``(slot, rows)`` in, ``None`` back once written; ``("close",
+    names, plot)`` closes the files and draws those joints' PNGs; an error goes back as its
+    text and ends it."""
     try:
         out_dir, names, outputs, path, count, rows = pipe.recv()
         slots = _slots(path, count, rows, len(names))
         formats = _Formats(out_dir, names, outputs)
+        if "png" in outputs:  # meanwhile, for the PNGs at the end
+            import threading
+
+            threading.Thread(target=import_pyplot, daemon=True).start()
         while (msg := pipe.recv())[0] != "close":
             slot, n = msg
             ns, block = slots[slot]
@@ -147,6 +162,9 @@ def _serve(pipe: Any) -> None:
             formats.write(cols)
             pipe.send(None)
         formats.close()
+        _, plot_names, plot = msg
+        if plot_names:
+            plots(out_dir, plot_names, plot)
         pipe.send(None)
     except (EOFError, ConnectionError):  # the analysis is gone: nothing to report to
         pass
@@ -305,6 +323,13 @@ class _Bag:
 
     def close(self) -> None:
         self.bag.close()
+
+
+def import_pyplot() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot
 
 
 def plots(out_dir: Path, names: list[str], data: F64) -> None:
