@@ -12,21 +12,38 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
 ANALYZE = """
-import json, resource, sys, time
+import json, os, sys, threading, time
 from pathlib import Path
 from rbd_ros.bag.analyze import Options, analyze
+
+def hwm(pid):  # the peak resident memory of a process since its exec, in MB (VmHWM: unlike
+    try:       # ru_maxrss, it does not start from the parent's size at the fork)
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+writer = {"mb": 0.0}
+def watch():  # the writer process' peak, read until it ends
+    while True:
+        for pid in open(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read().split():
+            writer["mb"] = max(writer["mb"], hwm(pid))
+        time.sleep(0.05)
+threading.Thread(target=watch, daemon=True).start()
 t = time.perf_counter()
 outputs = Options.outputs + tuple(sys.argv[3:])
 s = analyze([Path(sys.argv[1])], Path(sys.argv[2]), Options(progress=False, outputs=outputs))
 print(json.dumps({"seconds": time.perf_counter() - t, "messages": s.messages,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "writer_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
+                  "peak_mb": hwm("self"), "writer_mb": writer["mb"]}))
 """
 
 
@@ -87,7 +104,7 @@ def straightforward(path: Path, limit: int) -> float:
     with AnyReader([path]) as reader:
         conns = [c for c in reader.connections if c.topic == "/joint_states"]
         for conn, _, raw in reader.messages(connections=conns):
-            msg = reader.deserialize(raw, conn.msgtype)
+            msg: Any = reader.deserialize(raw, conn.msgtype)
             stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
             q, v = np.asarray(msg.position), np.asarray(msg.velocity)
             a = np.zeros(7) if prev is None else (v - prev[1]) / (stamp - prev[0])

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -46,8 +47,8 @@ def _stop(p: subprocess.Popen[bytes]) -> None:
         p.kill()
 
 
-def measure(node, names: list[str], topic: str, n: int, rate: float = 1000.0,  # type: ignore[no-untyped-def]
-            answer_type=None):
+def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.0,
+            answer_type: Any = None) -> tuple[int, np.ndarray]:
     """Publish n joint states at ``rate`` and time the answers (stamped messages) on
     ``topic``."""
     import rclpy
@@ -56,7 +57,7 @@ def measure(node, names: list[str], topic: str, n: int, rate: float = 1000.0,  #
 
     received: dict[tuple[int, int], float] = {}
 
-    def on_answer(msg) -> None:  # type: ignore[no-untyped-def]
+    def on_answer(msg: Any) -> None:
         received[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = time.time()
 
     sub = node.create_subscription(answer_type or JointState, topic, on_answer, 10)
@@ -125,7 +126,8 @@ def latency(n: int, rounds: int = 3) -> None:
     driver = rclpy.create_node("latency_driver")
     lat: dict[str, list[np.ndarray]] = {c[0]: [] for c in cases}
     drops = {c[0]: 0 for c in cases}
-    names_of = {label: names or load_urdf(robot[0], floating_base=robot[1]).state_joint_names
+    names_of = {label: names or [] if robot is None else
+                load_urdf(robot[0], floating_base=robot[1]).state_joint_names
                 for label, robot, names, _ in cases}
     try:
         with tempfile.TemporaryDirectory() as tmp:

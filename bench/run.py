@@ -16,6 +16,7 @@ import tempfile
 import textwrap
 import time
 import timeit
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +49,7 @@ ROBOTS = {  # label -> (URDF, free flyer)
 }
 
 
-def best(f, number: int, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
+def best(f: Callable[[], object], number: int, repeat: int = 5) -> float:
     """Best time of one call, in microseconds."""
     return min(timeit.repeat(f, number=number, repeat=repeat)) / number * 1e6
 
@@ -75,7 +76,7 @@ def per_call_robot(label: str, path: str, ff: bool, n: int) -> list[tuple[str, s
         h = pin.nonLinearEffects(pm, pd, qp, vp)
         np.linalg.solve(G.T @ M @ G, tau - G.T @ h)
 
-    cases = [
+    cases: list[tuple[str, Callable[[], object], Callable[[], object]]] = [
         ("rnea", lambda: rnea(m, d, q, v, a), lambda: pin.rnea(pm, pd, qp, vp, ap)),
         ("aba", lambda: aba(m, d, q, v, tau), lambda: pin.aba(pm, pd, qp, vp, tp)),
         ("crba", lambda: crba(m, d, q), lambda: pin.crba(pm, pd, qp)),
@@ -107,14 +108,14 @@ def batched_robot(label: str, path: str, ff: bool, B: int) -> list[tuple[str, st
     QP = np.array([ref.q(q) for q in Q])
     VP, AP, TP = V @ ref.G.T, A @ ref.G.T, T @ ref.G.T
 
-    def loop(fn, *arrays):  # type: ignore[no-untyped-def]
+    def loop(fn: Callable[..., object], *arrays: np.ndarray) -> Callable[[], None]:
         def run() -> None:
             for row in zip(*arrays, strict=True):
                 fn(pm, pd, *row)
         return run
 
     out_v, out_m = np.empty((B, m.nv)), np.empty((B, m.nv, m.nv))
-    cases = [
+    cases: list[tuple[str, Callable[[], object], Callable[[], object]]] = [
         ("rnea", lambda: rnea_batch(m, Q, V, A, out=out_v), loop(pin.rnea, QP, VP, AP)),
         ("aba", lambda: aba_batch(m, Q, V, T, out=out_v), loop(pin.aba, QP, VP, TP)),
         ("crba", lambda: crba_batch(m, Q, out=out_m), loop(pin.crba, QP)),
