@@ -50,3 +50,20 @@ def test_a_rare_topic_among_many(tmp_path: Path, in_order: bool) -> None:
     assert all(len(b) <= 4 * WIDEST for b in pages)
     assert np.median([len(b) for b in pages]) >= 2  # the rowid ranges widened to find them
 
+
+
+def test_a_description_recorded_late_is_found(tmp_path: Path) -> None:
+    """robot_state_publisher started after the driver: the description is row 5,001 of the file,
+    found by the storage-order read the analysis uses for it (its ranges widen as they go)."""
+    from rbd_ros.bag.analyze import Options, _model
+    from rbd_ros.robots import ARM
+
+    path = tmp_path / "rec"
+    with Writer(path, version=8) as w:
+        other = w.add_connection("/other", "std_msgs/msg/String", typestore=TS)
+        desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=TS)
+        for k in range(5000):
+            w.write(other, k, TS.serialize_cdr(String(data="x"), "std_msgs/msg/String"))
+        w.write(desc, 5000, TS.serialize_cdr(String(data=ARM.read_text()), "std_msgs/msg/String"))
+    model = _model(SqliteStream([next(path.glob("*.db3"))]), Options())
+    assert model.state_joint_names == [f"joint{k}" for k in range(1, 8)]
