@@ -144,7 +144,9 @@ class Analysis:
         self.last = np.full((3, len(self.names)), np.nan)  # last position, velocity, effort
         self.stride = max(1, total // PLOT_BUCKETS)
         self.plot: list[F64] = []
-        self.writers = Writers(out_dir, self.names, opts.outputs, opts.chunk)
+        # no outputs (a summary only): no writer process either
+        self.writers = Writers(out_dir, self.names, opts.outputs, opts.chunk) \
+            if opts.outputs else None
         if "png" in opts.outputs:  # imported meanwhile, mostly while the dynamics run (no GIL)
             import threading
 
@@ -224,7 +226,8 @@ class Analysis:
         self.summary.messages += n
         cols = {"ns": ns, "q": q, "v": v, "a": a, "tau_measured": e, "tau_model": tau,
                 "gravity": g, "residual": residual, "qdd_predicted": qdd}
-        self.writers.write(cols)
+        if self.writers is not None:
+            self.writers.write(cols)
         self.plot.append(envelope)
         if self.opts.progress:
             _progress(self.summary.messages, self.total, self.start)
@@ -235,7 +238,8 @@ class Analysis:
         if self.opts.progress:
             print(file=sys.stderr)
         png = "png" in self.opts.outputs and self.plot
-        self.writers.close(np.vstack(self.plot) if png else None)
+        if self.writers is not None:
+            self.writers.close(np.vstack(self.plot) if png else None)
         self.summary.seconds = time.monotonic() - self.start
         (out_dir / "summary.txt").write_text(self.summary.text() + "\n")
         return self.summary
@@ -417,8 +421,8 @@ def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
             (out_dir / "summary.txt").write_text(summary.text() + "\n")
         return summary
     finally:
-        if analysis is not None:  # on any error (Ctrl-C too), leave no writer process behind
-            analysis.writers.abort()
+        if analysis is not None and analysis.writers is not None:  # on any error (Ctrl-C
+            analysis.writers.abort()  # too), leave no writer process behind
         reader.close()
 
 

@@ -317,6 +317,17 @@ def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording, l
     np.testing.assert_allclose(col("qdd_predicted")[1:], qdd, rtol=1e-9, atol=1e-8)
 
 
+def test_no_outputs_gives_the_summary_alone(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+    """outputs=(): the summary only (and no writer process), the same numbers as with files."""
+    bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
+    alone = analyze([bag], tmp_path / "a", Options(urdf=ARM, progress=False, outputs=()))
+    full = analyze([bag], tmp_path / "b", Options(urdf=ARM, progress=False,
+                                                   outputs=("parquet",)))
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["summary.txt"]
+    assert alone.messages == full.messages == len(recording["t"])
+    np.testing.assert_array_equal(alone.rms(), full.rms())
+
+
 def test_output_errors_stop_the_analysis_with_the_reason(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
     from rbd_ros.bag.writers import OutputError
 
