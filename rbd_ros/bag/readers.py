@@ -204,8 +204,7 @@ class SqliteStream(Stream):
                     pages = _by_rowid(db, columns, marks, ids, size)
                 else:
                     pages = _by_time(db, columns, marks, ids, size)
-                for data, stamps, lengths, topics in pages:
-                    stamp = np.fromstring(stamps, dtype=np.int64, sep=",")
+                for data, stamp, lengths, topics in pages:
                     if ordered and (np.diff(stamp) < 0).any():
                         raise ValueError(f"{f}: SQLite returned a page out of time order")
                     yield Batch(conn_of[np.fromstring(topics, dtype=np.int64, sep=",")]
@@ -214,10 +213,18 @@ class SqliteStream(Stream):
                                 np.frombuffer(data, np.uint8))
 
 
-Page = tuple[bytes, str, str, str | None]
+Page = tuple[bytes, I64, str, str | None]  # the data, stamps, lengths and topics of a page
 #: a rowid range is at most this many pages wide: then a page after a sparse stretch holds at
 #: most this many times the rows asked for, when the wanted topic turns dense
 WIDEST = 8
+
+
+def _page(db: sqlite3.Connection, query: str, args: tuple[Any, ...]) -> Page | None:
+    """One page, its stamps parsed (the pagers and the reader need them); None if empty."""
+    data, stamps, lengths, topics = db.execute(query, args).fetchone()
+    if stamps is None:
+        return None
+    return data, np.fromstring(stamps, dtype=np.int64, sep=","), lengths, topics
 
 
 def _by_rowid(db: sqlite3.Connection, columns: str, marks: str, ids: dict[int, int],
@@ -232,13 +239,12 @@ def _by_rowid(db: sqlite3.Connection, columns: str, marks: str, ids: dict[int, i
     query = f"SELECT {columns} FROM messages WHERE id >= ? AND id < ? AND topic_id IN ({marks})"
     start, width = low, size
     while start <= high:
-        page = db.execute(query, (start, start + width, *ids)).fetchone()
+        page = _page(db, query, (start, start + width, *ids))
         start += width
-        if page[1] is None:
+        if page is None:
             width = min(width * 2, WIDEST * size)
             continue
-        got = page[1].count(",") + 1
-        width = max(size, min(WIDEST * size, width * size // got))
+        width = max(size, min(WIDEST * size, width * size // len(page[1])))
         yield page
 
 
@@ -251,11 +257,11 @@ def _by_time(db: sqlite3.Connection, columns: str, marks: str, ids: dict[int, in
              f"LIMIT {size} OFFSET ?)")
     last, skip = -(2**63), 0
     while True:
-        page = db.execute(query, (*ids, last, skip)).fetchone()
-        if page[1] is None:
+        page = _page(db, query, (*ids, last, skip))
+        if page is None:
             return
         yield page
-        stamp = np.fromstring(page[1], dtype=np.int64, sep=",")
+        stamp = page[1]
         if len(stamp) < size:
             return
         tail = int(np.count_nonzero(stamp == stamp[-1]))
