@@ -32,7 +32,7 @@ from ..dynamics import Model, aba_batch, load_urdf, load_urdf_string, rnea_batch
 from ..dynamics.model import F64
 from .cdr import decode, decode_arrays
 from .readers import Batch, batches
-from .writers import OutputError, Writers
+from .writers import OutputError, Writers, preload_pyplot
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 COMMAND_ARRAY = "std_msgs/msg/Float64MultiArray"
@@ -147,12 +147,8 @@ class Analysis:
         # no outputs (a summary only): no writer process either
         self.writers = Writers(out_dir, self.names, opts.outputs, opts.chunk) \
             if opts.outputs else None
-        if "png" in opts.outputs:  # imported meanwhile, mostly while the dynamics run (no GIL)
-            import threading
-
-            from .writers import import_pyplot
-
-            threading.Thread(target=import_pyplot, name="rbd-pyplot", daemon=True).start()
+        if "png" in opts.outputs:
+            preload_pyplot()
         self.start = time.monotonic()
 
     def add(self, js: Batch, commands: F64) -> None:
