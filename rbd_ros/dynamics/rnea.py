@@ -96,16 +96,14 @@ def rnea_core(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau):
         store(W, i, W_V, vb)
         store(W, i, W_A, ab)
         store(W, i, W_F, fb)
-    backward(mi, mf, W, vf, fric, tf)
-    tau[:] = 0.0
-    for k in range(vsrc.shape[0]):
-        tau[vsrc[k]] += vmul[k] * tf[k]
+    backward(mi, mf, W, vf, fric, tf, vsrc, vmul, tau)
 
 
 @njit(cache=True)
-def backward(mi, mf, W, vf, fric, tf):
+def backward(mi, mf, W, vf, fric, tf, vsrc, vmul, out):
     """RNEA's backward pass: joint forces from the body forces in ``W`` (summed into the
-    parents on the way), into ``tf`` (full coordinates)."""
+    parents on the way), into ``tf`` (full coordinates), then reduced (mimic joints onto their
+    sources) into ``out``."""
     for i in range(mi.shape[0] - 1, -1, -1):
         vi = mi[i, 3]
         fb = load6(W, i, W_F)
@@ -120,6 +118,9 @@ def backward(mi, mf, W, vf, fric, tf):
         p = mi[i, 0]
         if p >= 0:
             store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(load12(W, i), fb)))
+    out[:] = 0.0
+    for k in range(vsrc.shape[0]):
+        out[vsrc[k]] += vmul[k] * tf[k]
 
 
 @njit(cache=True)
@@ -142,10 +143,7 @@ def gravity_again(mi, mf, maps, lin, W, wv, g):
               W[i, 6] * u0 + W[i, 7] * u1 + W[i, 8] * u2)
         store(W, i, W_A, ab)
         store(W, i, W_F, inertia_mul_linear(mf, i, ab))
-    backward(mi, mf, W, vf, False, tf)
-    g[:] = 0.0
-    for k in range(vsrc.shape[0]):
-        g[vsrc[k]] += vmul[k] * tf[k]
+    backward(mi, mf, W, vf, False, tf, vsrc, vmul, g)
 
 
 @njit(cache=True)
