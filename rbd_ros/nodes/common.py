@@ -108,6 +108,12 @@ def run(node_class: Callable[[], Node], args: list[str] | None = None) -> int:
         rclpy.spin(node)
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
         pass
+    except Exception:
+        # Ctrl-C shuts the context down from rclpy's signal handler, possibly while a callback
+        # runs: it then fails on the invalid context (publish, the next wait set). That is the
+        # stop asked for, not an error; an error while the context is valid is raised.
+        if rclpy.ok():
+            raise
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
