@@ -353,11 +353,13 @@ class DynamicsNode(NodeBase):
             pub_cmd.publish(cmd)
 
     # ------------------------------------------------------------------ services
-    def _request_state(self, live: Live, names: Sequence[str], positions: Sequence[float],
-                       *rest: Sequence[float]) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
-        """q, the other per-joint arrays of a request in model order, and the request's
+    def _request_state(self, live: Live, req: Any, *fields: str
+                       ) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
+        """q, the request's other per-joint ``fields`` in model order, and the request's
         joints' velocity indices. A free-flyer base stays at the origin, at rest."""
-        pos, *others = live.index.full_state(names, positions, *rest)
+        names = req.joint_names
+        pos, *others = live.index.full_state(
+            names, positions=req.positions, **{f: getattr(req, f) for f in fields})
         q = live.model.neutral()
         if live.model.has_free_flyer:
             q[7:] = pos[6:]
@@ -381,8 +383,8 @@ class DynamicsNode(NodeBase):
 
     def _srv_inverse(self, req: Any, res: Any) -> Any:
         def compute(live: Live, res: Any) -> None:
-            q, (v, a), idx = self._request_state(live, req.joint_names, req.positions,
-                                                 req.velocities, req.accelerations)
+            q, (v, a), idx = self._request_state(live, req, "velocities",
+                                                 "accelerations")
             if len(req.wrench_links) != len(req.wrenches):
                 raise JointStateError(f"{len(req.wrench_links)} wrench_links for "
                                       f"{len(req.wrenches)} wrenches")
@@ -395,15 +397,14 @@ class DynamicsNode(NodeBase):
 
     def _srv_forward(self, req: Any, res: Any) -> Any:
         def compute(live: Live, res: Any) -> None:
-            q, (v, tau), idx = self._request_state(live, req.joint_names, req.positions,
-                                                   req.velocities, req.efforts)
+            q, (v, tau), idx = self._request_state(live, req, "velocities", "efforts")
             qdd = aba(live.model, live.data, q, v, tau, friction=req.include_friction)
             res.joint_names, res.accelerations = list(req.joint_names), qdd[idx].tolist()
         return self._serve(res, compute)
 
     def _srv_mass_matrix(self, req: Any, res: Any) -> Any:
         def compute(live: Live, res: Any) -> None:
-            q, _, idx = self._request_state(live, req.joint_names, req.positions)
+            q, _, idx = self._request_state(live, req)
             M = crba(live.model, live.data, q)
             res.joint_names = list(req.joint_names)
             res.mass_matrix = M[np.ix_(idx, idx)].reshape(-1).tolist()
@@ -411,7 +412,7 @@ class DynamicsNode(NodeBase):
 
     def _srv_gravity(self, req: Any, res: Any) -> Any:
         def compute(live: Live, res: Any) -> None:
-            q, _, idx = self._request_state(live, req.joint_names, req.positions)
+            q, _, idx = self._request_state(live, req)
             res.joint_names = list(req.joint_names)
             res.efforts = gravity(live.model, live.data, q)[idx].tolist()
         return self._serve(res, compute)

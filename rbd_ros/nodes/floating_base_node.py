@@ -297,8 +297,9 @@ class FloatingBaseNode(NodeBase):
             return res
         try:
             names = list(req.joint_names)
-            pos, vel, acc = live.merger.joints.full_state(names, req.positions, req.velocities,
-                                                          req.accelerations)
+            pos, vel, acc = live.merger.joints.full_state(
+                names, positions=req.positions, velocities=req.velocities,
+                accelerations=req.accelerations)
             p, o = req.base_pose.position, req.base_pose.orientation
             t, b = req.base_twist, req.base_acceleration
             base = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,10 @@ class Update:
     updated: list[int]
     unknown: list[str]
     mimic: list[str]
+
+
+def _repeated(names: Sequence[str]) -> list[str]:
+    return sorted(n for n, count in Counter(names).items() if count > 1)
 
 
 def _values(name: str, values: Sequence[float], n: int) -> F64 | None:
@@ -75,19 +80,20 @@ class JointIndex:
                 + (f" (mimic joints {sorted(self.mimic)} follow their source)" if self.mimic
                    else ""))
         if len(set(names)) != len(names):
-            raise JointStateError(f"joint names repeat: {list(names)}")
+            raise JointStateError(f"joint names repeat: {_repeated(names)}")
         return [self.index[n] for n in names]
 
-    def full_state(self, names: Sequence[str], *arrays: Sequence[float]) -> list[F64]:
-        """Arrays given per name (for a service request) as model-ordered vectors of length
-        nv. Every independent joint must be named; an empty array means zeros."""
+    def full_state(self, names: Sequence[str], **arrays: Sequence[float]) -> list[F64]:
+        """Arrays given per name (a service request's fields, by field name) as model-ordered
+        vectors of length nv. Every independent joint must be named; an empty array means
+        zeros."""
         missing = [n for n in self.names if n not in set(names)]
         idx = self.order(names)
         if missing:
             raise JointStateError(f"missing joints {missing}: give every independent joint")
         out = []
-        for k, arr in enumerate(arrays):
-            vals = _values(f"array {k + 1}", arr, len(names))
+        for field, arr in arrays.items():
+            vals = _values(field, arr, len(names))
             x = np.zeros(self.model.nv)
             if vals is not None:
                 x[idx] = vals
@@ -132,7 +138,7 @@ class JointStateMerger:
         if cached is not None:
             return cached
         if len(set(key)) != len(key):
-            raise JointStateError("joint names repeat within the message")
+            raise JointStateError(f"joint names repeat within the message: {_repeated(key)}")
         index, mimic = self.joints.index, self.joints.mimic
         known = [(k, index[n]) for k, n in enumerate(key) if n in index]
         update = Update([i for _, i in known],

@@ -155,21 +155,54 @@ def test_services_answer_and_reject_with_reasons(node: NodeProcess, probe: Probe
     assert res.success
     np.testing.assert_allclose(res.efforts, gravity(MODEL, DATA, Q), atol=1e-12)
 
-    bad = [
-        (GravityTorques.Request(joint_names=NAMES, positions=list(Q[:6])), "6 entries for 7"),
-        (GravityTorques.Request(joint_names=[*NAMES, "elbow"], positions=[*Q, 0.0]),
+    nan_wrench = Wrench()
+    nan_wrench.force.x = float("nan")
+    q, extra, short = list(Q), [*NAMES, "elbow"], [*NAMES[:6], "elbow"]
+    bad = [  # every service: a wrong size, an unknown joint, and what is peculiar to it
+        (GravityTorques, GravityTorques.Request(joint_names=NAMES, positions=q[:6]),
+         "positions has 6 entries for 7 joint names"),
+        (GravityTorques, GravityTorques.Request(joint_names=extra, positions=[*q, 0.0]),
          "unknown joints ['elbow']"),
-        (GravityTorques.Request(joint_names=NAMES[:6], positions=list(Q[:6])),
+        (GravityTorques, GravityTorques.Request(joint_names=NAMES[:6], positions=q[:6]),
          "missing joints ['joint7']"),
-        (GravityTorques.Request(joint_names=NAMES, positions=[*Q[:6], float("nan")]),
-         "NaN or inf"),
+        (GravityTorques, GravityTorques.Request(joint_names=NAMES, positions=[*q[:6], np.nan]),
+         "positions contains NaN or inf"),
+        (MassMatrix, MassMatrix.Request(joint_names=NAMES, positions=q[:3]),
+         "positions has 3 entries for 7 joint names"),
+        (MassMatrix, MassMatrix.Request(joint_names=short, positions=q),
+         "unknown joints ['elbow']"),
+        (ForwardDynamics, ForwardDynamics.Request(joint_names=NAMES, positions=q,
+                                                  efforts=[1.0] * 8),
+         "efforts has 8 entries for 7 joint names"),
+        (ForwardDynamics, ForwardDynamics.Request(joint_names=short, positions=q),
+         "unknown joints ['elbow']"),
+        (InverseDynamics, InverseDynamics.Request(joint_names=NAMES, positions=q,
+                                                  velocities=q[:6]),
+         "velocities has 6 entries for 7 joint names"),
+        (InverseDynamics, InverseDynamics.Request(joint_names=extra, positions=[*q, 0.0]),
+         "unknown joints ['elbow']"),
+        (InverseDynamics, InverseDynamics.Request(joint_names=[*NAMES, "joint1"],
+                                                  positions=[*q, 0.0]),
+         "joint names repeat: ['joint1']"),
+        (InverseDynamics, InverseDynamics.Request(joint_names=NAMES, positions=q,
+                                                  accelerations=[np.inf] * 7),
+         "accelerations contains NaN or inf"),
+        (InverseDynamics, InverseDynamics.Request(joint_names=NAMES, positions=q,
+                                                  wrench_links=["tool"], wrenches=[]),
+         "1 wrench_links for 0 wrenches"),
+        (InverseDynamics, InverseDynamics.Request(joint_names=NAMES, positions=q,
+                                                  wrench_links=["no_such_link"], wrenches=[w]),
+         "no link 'no_such_link'"),
+        (InverseDynamics, InverseDynamics.Request(joint_names=NAMES, positions=q,
+                                                  wrench_links=["tool"], wrenches=[nan_wrench]),
+         "the wrench on link 'tool' must be 6 finite numbers"),
     ]
-    for req, reason in bad:
-        res = probe.call(GravityTorques, f"{NODE}/gravity_torques", req)
-        assert not res.success and reason in res.message, res.message
-    res = probe.call(InverseDynamics, f"{NODE}/inverse_dynamics", InverseDynamics.Request(
-        joint_names=NAMES, positions=list(Q), wrench_links=["no_such_link"], wrenches=[w]))
-    assert not res.success and "no link 'no_such_link'" in res.message
+    names = {GravityTorques: "gravity_torques", MassMatrix: "mass_matrix",
+             ForwardDynamics: "forward_dynamics", InverseDynamics: "inverse_dynamics"}
+    for srv, req, reason in bad:
+        res = probe.call(srv, f"{NODE}/{names[srv]}", req)
+        assert not res.success and reason in res.message, (srv, res.message)
+    assert node.alive()
 
 
 def test_bad_input_is_dropped_and_the_node_keeps_running(node: NodeProcess,

@@ -32,10 +32,11 @@ def test_bad_messages_change_nothing() -> None:
     m.update(1.0, NAMES, np.arange(7.0), [], [])
     before = m.q.copy()
     for names, pos, vel, reason in [
-        (NAMES, [np.nan] * 7, [], "NaN or inf"),
-        (NAMES, list(range(6)), [], "6 entries for 7"),
-        (NAMES, list(range(7)), [np.inf] * 7, "NaN or inf"),
-        (["joint1", "joint1"], [0.0, 1.0], [], "repeat"),
+        (NAMES, [np.nan] * 7, [], "position contains NaN or inf"),
+        (NAMES, list(range(6)), [], "position has 6 entries for 7"),
+        (NAMES, list(range(7)), [np.inf] * 7, "velocity contains NaN or inf"),
+        (["joint1", "joint2", "joint1"], [0.0, 1.0, 2.0], [],
+         r"repeat within the message: \['joint1'\]"),
     ]:
         with pytest.raises(JointStateError, match=reason):
             m.update(2.0, names, pos, vel, [])
