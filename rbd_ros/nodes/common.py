@@ -10,7 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 import rclpy
-from rclpy.exceptions import ParameterUninitializedException
+from rclpy.exceptions import (
+    NameValidationException,
+    ParameterException,
+    ParameterUninitializedException,
+)
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
@@ -97,10 +101,15 @@ def _no_default_events(kind: str) -> Any:
 
 def run(node_class: Callable[[], Node], args: list[str] | None = None) -> int:
     """Console entry point: spin the node until Ctrl-C; a bad configuration exits 2."""
-    rclpy.init(args=args if args is not None else sys.argv)
+    try:
+        rclpy.init(args=args if args is not None else sys.argv)
+    except RuntimeError as e:  # rcl refused the --ros-args (a bad remap or -p rule)
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     try:
         node = node_class()
-    except ValueError as e:  # RbdError and friends: a configuration that cannot work
+    except (ValueError, ParameterException, NameValidationException) as e:
+        # a configuration that cannot work: a parameter of the wrong type or value, a bad name
         print(f"error: {e}", file=sys.stderr)
         rclpy.try_shutdown()
         return 2

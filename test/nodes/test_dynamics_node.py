@@ -289,3 +289,18 @@ def test_floating_base_robot(ros: None, probe: Probe, tmp_path: Path) -> None:
         np.testing.assert_allclose(got, want, atol=1e-9)
     finally:
         print(quad.stop())
+
+
+@pytest.mark.parametrize("args, reason", [
+    (["-p", "gravity:=[0.0, 1.0]"], "gravity must be 3 finite numbers"),
+    (["-p", "gravity:=up"], "expecting type 'DOUBLE_ARRAY'"),
+    (["-p", "joint_states_qos:=fast"], "joint_states_qos must be one of"),
+    (["-r", "joint_states:=/9 bad"], "Couldn't parse remap rule"),
+])
+def test_a_bad_configuration_stops_with_its_reason(ros: None, args: list[str],
+                                                   reason: str) -> None:
+    proc = NodeProcess("rbd_ros.nodes.dynamics_node", *args)
+    out = proc.proc.communicate(timeout=30)[0]
+    assert proc.proc.returncode == 2, out
+    assert reason in out and "Traceback" not in out, out
+
