@@ -304,3 +304,33 @@ def test_a_bad_configuration_stops_with_its_reason(ros: None, args: list[str],
     assert proc.proc.returncode == 2, out
     assert reason in out and "Traceback" not in out, out
 
+
+def test_publish_rate_follows_sim_time(ros: None, probe: Probe, tmp_path: Path) -> None:
+    """use_sim_time: a 100 Hz publish rate counts /clock's seconds, not the wall's."""
+    from rosgraph_msgs.msg import Clock
+
+    params = params_file(tmp_path / "p.yaml", "/sim/rbd_dynamics", {
+        "robot_description": ARM.read_text(), "use_sim_time": True, "publish_rate": 100.0})
+    sim = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/sim", "--params-file",
+                      str(params))
+    try:
+        grav = probe.listen(JointState, "/sim/rbd_dynamics/gravity_torques")
+        states = probe.node.create_publisher(JointState, "/sim/joint_states", SENSOR)
+        clock = probe.node.create_publisher(Clock, "/clock", 10)
+        probe.spin_until(lambda: states.get_subscription_count() > 0
+                         and clock.get_subscription_count() > 0, 15.0)
+        for _ in range(50):  # 1 s of wall time, the simulation's clock not started
+            states.publish(joint_state(7.0))
+            probe.spin_for(0.02)
+        assert not grav, "published on the wall clock"
+        # half a second of simulated time over two seconds of wall time
+        for k in range(51):
+            clock.publish(Clock(clock=Time(sec=10, nanosec=k * 10_000_000)))
+            probe.spin_for(0.04)
+        probe.spin_for(0.2)
+        assert 25 <= len(grav) <= 80, len(grav)  # ~50; on the wall clock: ~200
+        np.testing.assert_allclose(by_name(grav[-1]), gravity(MODEL, DATA, Q), atol=1e-9)
+        assert grav[-1].header.stamp.sec == 7
+    finally:
+        print(sim.stop())
+
