@@ -67,3 +67,27 @@ def test_trajectory_sampling_interpolates_and_holds() -> None:
     end = t.sample(12.0)
     np.testing.assert_allclose(end[0], [1.0, 3.0])
     np.testing.assert_allclose(end[1], 0.0)
+
+
+def test_mimic_joints_in_a_message_follow_their_source() -> None:
+    """joint_state_broadcaster publishes a gripper's mimic joints too: they are neither used
+    nor reported as unknown; the model derives them from their source."""
+    from rbd_ros.dynamics import load_urdf_string
+
+    def link(name: str) -> str:
+        return (f'<link name="{name}"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" '
+                'ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>')
+
+    def joint(name: str, parent: str, child: str, extra: str = "") -> str:
+        return (f'<joint name="{name}" type="revolute"><parent link="{parent}"/>'
+                f'<child link="{child}"/><axis xyz="0 1 0"/>'
+                f'<limit effort="1" velocity="1" lower="-3" upper="3"/>{extra}</joint>')
+
+    model = load_urdf_string('<robot name="gripper">' + link("base") + link("a") + link("b")
+                             + joint("j1", "base", "a")
+                             + joint("j2", "a", "b", '<mimic joint="j1" multiplier="2"/>')
+                             + "</robot>")
+    m = JointStateMerger(model)
+    up = m.update(1.0, ["j2", "j1"], [99.0, 0.3], [], [])
+    assert up.unknown == [] and up.mimic == ["j2"] and m.ready
+    np.testing.assert_allclose(m.q, [0.3])
