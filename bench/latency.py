@@ -2,8 +2,9 @@
 
 A driver (this process) stamps each joint state with the time it publishes it and receives the
 node's ``~/gravity_torques``, stamped with the same stamp; latency is receive time - stamp.
-The echo node republishes each joint state unchanged: the limit of rclpy on this machine.
-All on loopback, in a domain of its own.
+The echo node republishes each joint state unchanged: the limit of rclpy on this machine. It
+subscribes with the nodes' joint_states QoS (best effort, 20 deep), so all three meet the same
+queue. All on loopback, in a domain of its own.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ import numpy as np
 
 ECHO = """
 import sys, rclpy
-from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import JointState
+from rbd_ros.nodes.common import SENSOR
 rclpy.init()
 node = rclpy.create_node("echo")
 pub = node.create_publisher(JointState, "echo", 10)
-node.create_subscription(JointState, "joint_states", pub.publish, qos_profile_sensor_data)
+node.create_subscription(JointState, "joint_states", pub.publish, SENSOR)
 try:
     rclpy.spin(node)
 except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
@@ -87,7 +88,7 @@ def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.
             rclpy.spin_once(node, timeout_sec=left)
         # a driver that woke late sends the state of now, once, as a control loop that
         # overran does: sending the missed periods back to back would flood the node's
-        # 5-deep sensor-data queue and count the driver's stall as the node's drops
+        # queue and count the driver's stall as the node's drops
         due = int((time.monotonic() - t0) / period)
         late += max(0, due - k)
         k = max(k, due) + 1
@@ -127,7 +128,7 @@ def latency(n: int, rounds: int = 3) -> None:
          "rbd_dynamics/gravity_torques"),
     ]
     print(f"\n## Dynamics node at 1 kHz joint_states, {n} messages in {rounds} interleaved "
-          "rounds, sensor-data QoS; latency = answer received - joint state stamped (ms)")
+          "rounds, best effort 20 deep; latency = answer received - joint state stamped (ms)")
     print(f"{'node':<42} {'dropped':>8} {'p50':>7} {'p99':>7} {'max':>7} {'driver late':>12}")
     rclpy.init()
     driver = rclpy.create_node("latency_driver")

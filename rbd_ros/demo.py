@@ -68,10 +68,11 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
 def run(seconds: float = 4.0) -> int:
     _local_ros()
     import rclpy
-    from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from .nodes.common import SENSOR
 
     urdf = ARM.read_text()
     init = "    initial_positions: [" + ", ".join(f"{x:.3f}" for x in Q0) + "]\n"
@@ -107,7 +108,7 @@ def run(seconds: float = 4.0) -> int:
             stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
             latency.append(time.time() - stamp)
 
-        node.create_subscription(JointState, "joint_states", on_state, qos_profile_sensor_data)
+        node.create_subscription(JointState, "joint_states", on_state, SENSOR)
         node.create_subscription(Float64MultiArray, "rbd_dynamics/feedforward_command", on_ff, 10)
         node.create_subscription(JointState, "rbd_dynamics/gravity_torques", on_ff_stamped, 10)
 

@@ -3,7 +3,8 @@ accelerations from ``/joint_states``, and dynamics services on the live model.
 
 Topics (relative names: remap them to your driver's; ``~/`` is under the node's name):
 
-- in ``joint_states`` (sensor_msgs/JointState, sensor-data QoS): the measured state, by name
+- in ``joint_states`` (sensor_msgs/JointState, best effort, 20 deep): the measured state, by
+  name
 - in ``robot_description`` (std_msgs/String, transient local): the URDF
 - in ``effort_commands`` (std_msgs/Float64MultiArray): commanded efforts in ``joints`` order,
   as a ros2_control JointGroupEffortController takes them
@@ -36,11 +37,7 @@ import rclpy
 from geometry_msgs.msg import Wrench
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.parameter import Parameter
-from rclpy.qos import (
-    QoSProfile,
-    ReliabilityPolicy,
-    qos_profile_sensor_data,
-)
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -53,7 +50,7 @@ from rbd_ros_interfaces.srv import (  # type: ignore[attr-defined]
 )
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
-from .common import LATCHED, NodeBase, run, stamp_seconds
+from .common import LATCHED, SENSOR, NodeBase, run, stamp_seconds
 from .joint_states import JointStateError, JointStateMerger
 from .trajectory import Trajectory
 
@@ -114,7 +111,7 @@ class DynamicsNode(NodeBase):
             description="Hz; 0 publishes once per joint-state message"))
         d("joint_states_qos", "sensor_data", ParameterDescriptor(
             type=ParameterType.PARAMETER_STRING, read_only=True,
-            description="QoS of joint_states: sensor_data (best effort) or reliable"))
+            description="QoS of joint_states: sensor_data (best effort, 20 deep) or reliable"))
         d("friction", False, ParameterDescriptor(
             type=ParameterType.PARAMETER_BOOL,
             description="add the URDF's joint friction to every torque the node computes"))
@@ -122,7 +119,7 @@ class DynamicsNode(NodeBase):
         self.friction = bool(self.param("friction"))
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
-        qos_in = (qos_profile_sensor_data if self.param("joint_states_qos") == "sensor_data"
+        qos_in = (SENSOR if self.param("joint_states_qos") == "sensor_data"
                   else QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
         self.create_subscription(JointState, "joint_states", self._on_joint_states, qos_in)
         self.quiet_subscription(String, "robot_description", self._on_description, LATCHED)

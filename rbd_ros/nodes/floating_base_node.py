@@ -33,7 +33,6 @@ from geometry_msgs.msg import AccelStamped, Point, PointStamped, Wrench, WrenchS
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -44,7 +43,7 @@ from rbd_ros_interfaces.srv import FloatingBaseDynamics  # type: ignore[attr-def
 from ..dynamics import Data, Model, RbdError, load_urdf_string
 from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics
-from .common import LATCHED, NodeBase, run
+from .common import LATCHED, SENSOR, NodeBase, run
 from .joint_states import JointStateError, JointStateMerger
 
 
@@ -94,10 +93,9 @@ class FloatingBaseNode(NodeBase):
         self.live: Live | None = None
         self.urdf: str | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        sensor = qos_profile_sensor_data
-        self.create_subscription(JointState, "joint_states", self._on_joint_states, sensor)
-        self.create_subscription(Odometry, "odom", self._on_odom, sensor)
-        self.create_subscription(Imu, "imu", self._on_imu, sensor)
+        self.create_subscription(JointState, "joint_states", self._on_joint_states, SENSOR)
+        self.create_subscription(Odometry, "odom", self._on_odom, SENSOR)
+        self.create_subscription(Imu, "imu", self._on_imu, SENSOR)
         self.quiet_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
         self.quiet_subscription(ActiveContacts, "active_contacts", self._on_active, 10)
         self.quiet_subscription(String, "robot_description", self._on_description, LATCHED)

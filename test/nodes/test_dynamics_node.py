@@ -123,6 +123,22 @@ def test_partial_and_reordered_messages_from_several_publishers(node: NodeProces
                                                                  atol=1e-9))
 
 
+def test_a_burst_of_joint_states_is_not_dropped(node: NodeProcess, probe: Probe) -> None:
+    """20 states sent back to back, as a driver that stalled and caught up would: the
+    sensor-data profile's 5-deep queue would keep the last 5; every one is answered."""
+    grav = probe.listen(JointState, f"{NODE}/gravity_torques", 100)
+    pub = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+    assert drive(probe, [joint_state(500.0)], lambda: bool(grav))  # connected both ways
+    probe.spin_for(0.2)
+    grav.clear()
+    for k in range(20):
+        pub.publish(joint_state(600.0 + k / 1000, q=Q + k / 100))
+    probe.spin_until(lambda: len(grav) >= 20, 5.0)
+    got = sorted(round(m.header.stamp.nanosec / 1e6) for m in grav if m.header.stamp.sec == 600)
+    assert got == list(range(20))
+    np.testing.assert_allclose(by_name(grav[-1]), gravity(MODEL, DATA, Q + 0.19), atol=1e-9)
+
+
 def test_services_answer_and_reject_with_reasons(node: NodeProcess, probe: Probe) -> None:
     order = [NAMES[k] for k in (3, 0, 6, 1, 5, 2, 4)]
     perm = [NAMES.index(n) for n in order]
