@@ -380,8 +380,7 @@ class DynamicsNode(NodeBase):
 
     def _srv_inverse(self, req: Any, res: Any) -> Any:
         def compute(live: Live, res: Any) -> None:
-            q, (v, a), idx = self._request_state(live, req, "velocities",
-                                                 "accelerations")
+            q, (v, a), idx = self._request_state(live, req, "velocities", "accelerations")
             if len(req.wrench_links) != len(req.wrenches):
                 raise JointStateError(f"{len(req.wrench_links)} wrench_links for "
                                       f"{len(req.wrenches)} wrenches")
