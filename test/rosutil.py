@@ -15,6 +15,8 @@ import rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
+# what the other side uses -- robot_state_publisher's description, a driver's sensor-data
+# joint states -- written here, not taken from the nodes, so the tests check they match
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 SENSOR = qos_profile_sensor_data
