@@ -417,8 +417,9 @@ def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
             (out_dir / "summary.txt").write_text(summary.text() + "\n")
         return summary
     finally:
-        if analysis is not None and analysis.writers is not None:  # on any error (Ctrl-C
-            analysis.writers.abort()  # too), leave no writer process behind
+        # on any error (Ctrl-C too), leave no writer process behind
+        if analysis is not None and analysis.writers is not None:
+            analysis.writers.abort()
         reader.close()
 
 

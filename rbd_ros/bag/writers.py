@@ -98,13 +98,13 @@ class Writers:
         """Finish every file, and with ``plot`` (see :func:`plots`) the PNGs: half the joints
         drawn here while the writer process finishes the files and draws the other half."""
         try:
-            n = len(self.names)
-            here, there = list(range((n + 1) // 2)), list(range((n + 1) // 2, n))
             if plot is None:
                 self.pipe.send(("close", [], None))
             else:
-                self.pipe.send(("close", [self.names[j] for j in there], _joints(plot, n, there)))
-                plots(self.out_dir, [self.names[j] for j in here], _joints(plot, n, here))
+                n = self.nj
+                half = (n + 1) // 2
+                self.pipe.send(("close", self.names[half:], _joints(plot, n, range(half, n))))
+                plots(self.out_dir, self.names[:half], _joints(plot, n, range(half)))
             while self.done < self.sent + 1:  # the chunks, then the close
                 self._reply()
         finally:
@@ -120,7 +120,7 @@ class Writers:
         self.path.unlink(missing_ok=True)
 
 
-def _joints(data: F64, n: int, joints: list[int]) -> F64:
+def _joints(data: F64, n: int, joints: range) -> F64:
     """The columns of :func:`plots`' ``data`` (of ``n`` joints) for some of the joints."""
     cols = [0] + [1 + k * n + j for k in range(6) for j in joints]
     return data[:, cols]

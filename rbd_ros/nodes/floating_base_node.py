@@ -105,9 +105,9 @@ class FloatingBaseNode(NodeBase):
         self.pub_tau = self.quiet_publisher(JointState, "~/joint_torques", 10)
         self.pub_status = self.quiet_publisher(String, "~/status", 10)
         self.pub_flight_base = self.quiet_publisher(AccelStamped, "~/flight/base_acceleration",
-                                                     10)
+                                                    10)
         self.pub_flight_joints = self.quiet_publisher(JointTrajectory,
-                                                       "~/flight/joint_accelerations", 10)
+                                                      "~/flight/joint_accelerations", 10)
         self.pub_contact: dict[str, tuple[Any, Any]] = {}
         self.create_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
         if self.param("robot_description"):

@@ -51,7 +51,6 @@ def test_a_rare_topic_among_many(tmp_path: Path, in_order: bool) -> None:
     assert np.median([len(b) for b in pages]) >= 2  # the rowid ranges widened to find them
 
 
-
 def test_a_description_recorded_late_is_found(tmp_path: Path) -> None:
     """robot_state_publisher started after the driver: the description is row 5,001 of the file,
     found by the storage-order read the analysis uses for it (its ranges widen as they go)."""
