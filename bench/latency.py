@@ -35,6 +35,13 @@ except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
 """
 
 
+def _local_ros() -> None:
+    """This process and the nodes it starts: on loopback, in a domain of their own (set, not
+    defaulted: a shell set up for a robot must not put the benchmark on its network)."""
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ["ROS_DOMAIN_ID"] = str(100 + os.getpid() % 50)
+
+
 def _start(args: list[str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -110,8 +117,7 @@ def latency(n: int, rounds: int = 3) -> None:
     """Each node alone on the machine, in turn, ``rounds`` times (n / rounds messages a time,
     a fresh process each), latencies pooled: the machine's drift over the run falls on all
     three alike."""
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 50))
+    _local_ros()
     import rclpy
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
@@ -183,8 +189,7 @@ def _start_node(tmp: str, module: str, node: str, urdf_path: str, params: str
 
 def floating_latency(n: int) -> None:
     """The floating-base node on Talos (both feet in contact, QP every message) at 500 Hz."""
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 50))
+    _local_ros()
     import rclpy
     from geometry_msgs.msg import WrenchStamped
 

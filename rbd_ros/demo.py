@@ -43,8 +43,11 @@ def _params(path: Path, node: str, urdf: str, extra: str = "") -> str:
 
 
 def _local_ros() -> None:
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 60))
+    """The demo's processes: on loopback, in a domain of their own (set, not defaulted: a
+    shell set up for a robot must not put the demo's joint states and efforts on its
+    network)."""
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    os.environ["ROS_DOMAIN_ID"] = str(150 + os.getpid() % 60)
 
 
 def _start(tmp: str, module: str, node: str, urdf: str, extra: str = "",
