@@ -149,10 +149,12 @@ class Model:
         return dataclasses.replace(self, gravity=g)
 
     def neutral(self) -> F64:
-        """Zero joint positions (identity orientation for a free flyer), mimic joints excluded."""
+        """Zero joint positions (identity orientation for a free flyer and every floating joint),
+        mimic joints excluded."""
         q = np.zeros(self.nq)
-        if self.has_free_flyer:
-            q[6] = 1.0
+        for j in self.joints:
+            if j.kind == "floating" and j.idx_q >= 0:
+                q[j.idx_q + 6] = 1.0
         return q
 
     def expand_q(self, q: F64) -> F64:

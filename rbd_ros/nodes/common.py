@@ -3,10 +3,12 @@ profiles, stamps, and the console entry point."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import logging
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import rclpy
@@ -31,8 +33,10 @@ SENSOR = QoSProfile(depth=20, history=HistoryPolicy.KEEP_LAST,
                     durability=DurabilityPolicy.VOLATILE)
 
 
-def stamp_seconds(stamp: Any) -> float:
-    return float(stamp.sec) + 1e-9 * float(stamp.nanosec)
+def stamp_ns(stamp: Any) -> int:
+    """A builtin_interfaces Time or Duration as integer nanoseconds. Never float seconds: a
+    double holds today's time since 1970 in ~238 ns steps, and stamps are differenced."""
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
 class NodeBase(Node):
@@ -67,7 +71,7 @@ class NodeBase(Node):
         from .joint_states import JointStateError
 
         try:
-            update = merger.update(stamp_seconds(msg.header.stamp), msg.name, msg.position,
+            update = merger.update(stamp_ns(msg.header.stamp), msg.name, msg.position,
                                    msg.velocity, msg.effort)
         except JointStateError as e:
             self.warn("bad_state", f"dropped a joint_states message: {e}")
@@ -78,6 +82,20 @@ class NodeBase(Node):
         if not merger.ready:
             self.warn("waiting", f"waiting for joint_states of {merger.missing()}")
         return True
+
+    @contextlib.contextmanager
+    def core_log(self) -> Iterator[None]:
+        """Within: what the dynamics core logs (a URDF's oddities when it loads) goes to this
+        node's logger, so to /rosout, instead of Python's stderr."""
+        handler = _ToNodeLogger(self.get_logger())
+        core = logging.getLogger("rbd_ros.dynamics")
+        core.addHandler(handler)
+        propagate, core.propagate = core.propagate, False
+        try:
+            yield
+        finally:
+            core.removeHandler(handler)
+            core.propagate = propagate
 
     def settle(self) -> None:
         """Once a model is live: collect, then freeze what is left (imports, the model) out of
@@ -93,6 +111,23 @@ class NodeBase(Node):
         if now - self._last_warn.get(key, -math.inf) >= THROTTLE_S:
             self._last_warn[key] = now
             self.get_logger().warning(text)
+
+
+class _ToNodeLogger(logging.Handler):
+    def __init__(self, logger: Any) -> None:
+        super().__init__()
+        self.logger = logger
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if record.levelno >= logging.ERROR:
+            self.logger.error(text)
+        elif record.levelno >= logging.WARNING:
+            self.logger.warning(text)
+        elif record.levelno >= logging.INFO:
+            self.logger.info(text)
+        else:
+            self.logger.debug(text)
 
 
 def _no_default_events(kind: str) -> Any:

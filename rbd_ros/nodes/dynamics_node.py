@@ -50,7 +50,7 @@ from rbd_ros_interfaces.srv import (  # type: ignore[attr-defined]
 )
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
-from .common import LATCHED, SENSOR, NodeBase, run, stamp_seconds
+from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns
 from .joint_states import JointStateError, JointStateMerger
 from .trajectory import Trajectory
 
@@ -93,6 +93,7 @@ class DynamicsNode(NodeBase):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("rbd_dynamics", **kwargs)
         self.live: Live | None = None
+        self.urdf = ""  # the URDF of the model in use
         d = self.declare_parameter
         d("robot_description", "", ParameterDescriptor(
             type=ParameterType.PARAMETER_STRING,
@@ -140,7 +141,8 @@ class DynamicsNode(NodeBase):
         self._set_rate(self.param("publish_rate"))
         self._last_stamp = None
         if self.param("robot_description"):
-            self._install(self.param("robot_description"), "the robot_description parameter")
+            self._install(self.param("robot_description"), "the robot_description parameter",
+                          from_parameter=True)
 
     # ------------------------------------------------------------------ parameters
     def _check_startup(self) -> None:
@@ -173,9 +175,10 @@ class DynamicsNode(NodeBase):
             if reason:
                 return SetParametersResult(successful=False, reason=reason)
         for p in params:
-            if p.name == "robot_description" and p.value:
+            if p.name == "robot_description" and p.value and p.value != self.urdf:
                 try:
-                    self._install(p.value, "the robot_description parameter", strict=True)
+                    self._install(p.value, "the robot_description parameter",
+                                  from_parameter=True)
                 except RbdError as e:
                     return SetParametersResult(successful=False, reason=f"rejected URDF: {e}")
             elif p.name == "gravity" and self.live is not None:
@@ -196,21 +199,41 @@ class DynamicsNode(NodeBase):
             self.timer = self.create_timer(1.0 / hz, self._on_timer)
 
     # ------------------------------------------------------------------ the model
-    def _install(self, urdf: str, source: str, strict: bool = False) -> None:
-        """Load a new model; a bad one is rejected and the last good model stays."""
+    def _install(self, urdf: str, source: str, from_parameter: bool = False) -> None:
+        """Load a new model; a bad one is rejected and the last good model stays. The
+        ``robot_description`` parameter then shows the model in use, wherever it came from."""
         try:
-            model = load_urdf_string(urdf, floating_base=self.param("floating_base"))
+            with self.core_log():
+                model = load_urdf_string(urdf, floating_base=self.param("floating_base"))
             model = model.with_gravity(list(self.param("gravity")))
-            joints = self.live.joints if self.live is not None else list(self.param("joints") or [])
-            known = [j for j in joints if j in {x.name for x in model.joints}]
-            self._swap(model, known)
+            self._swap(model, self._command_order(model))
         except (RbdError, JointStateError) as e:
-            if strict:
+            if from_parameter:
                 raise
             self.get_logger().error(f"rejected the URDF from {source}; keeping "
                                     f"{'the last good model' if self.live else 'no model'}: {e}")
             return
+        self.urdf = urdf
+        if not from_parameter and self.param("robot_description") != urdf:
+            self.set_parameters([Parameter("robot_description", value=urdf)])
         self.get_logger().info(f"model from {source}: {model.summary().splitlines()[0]}")
+        held = self.live.merger.held if self.live else []
+        if held:
+            self.get_logger().warning(
+                f"joints {held} have several coordinates, which /joint_states cannot carry: "
+                "they are held at their neutral pose (identity), at rest")
+
+    def _command_order(self, model: Model) -> list[str]:
+        """The ``joints`` parameter if the model has all of them, else the model's order."""
+        wanted = list(self.param("joints") or [])
+        lacking = [j for j in wanted if j not in model.state_joint_names]
+        if lacking:
+            self.get_logger().warning(
+                f"the joints parameter names {lacking}, which the new model does not have: "
+                f"effort_commands and the *_command outputs now follow the model's order "
+                f"{model.state_joint_names} until joints is set again")
+            return []
+        return wanted
 
     def _swap(self, model: Model, joints: list[str] | None) -> None:
         old = self.live
@@ -292,16 +315,16 @@ class DynamicsNode(NodeBase):
                     elif f == "positions":  # hold the measured (or the previous) position
                         out[k] = live.merger.q[live.index.q_index(np.array(idx))] if k == 0 \
                             else out[k - 1]
-            times = [stamp_seconds(pt.time_from_start) for pt in pts]
+            times = [stamp_ns(pt.time_from_start) for pt in pts]
             if not all(np.isfinite(x).all() for x in arr.values()) or \
                     any(b <= a for a, b in itertools.pairwise(times)):
                 raise JointStateError("values must be finite and times strictly increasing")
         except JointStateError as e:
             self.warn("bad_trajectory", f"dropped desired_trajectory: {e}")
             return
-        start = stamp_seconds(msg.header.stamp)
-        if start == 0.0:
-            start = self.get_clock().now().nanoseconds * 1e-9
+        start = stamp_ns(msg.header.stamp)
+        if start == 0:
+            start = self.get_clock().now().nanoseconds
         live.trajectory = Trajectory(idx, times, arr["positions"], arr["velocities"],
                                      arr["accelerations"], start)
 
@@ -329,8 +352,7 @@ class DynamicsNode(NodeBase):
             ext[live.out_v] = st.effort[live.out_v] - tau[live.out_v]
             self._emit(live, stamp, self.pub_external, None, ext)
         if live.trajectory is not None and listened(self.pub_ff, self.pub_ff_cmd):
-            t = stamp_seconds(stamp)
-            pd, vd, ad = live.trajectory.sample(t)
+            pd, vd, ad = live.trajectory.sample(stamp_ns(stamp))
             q, v, a = st.q.copy(), np.zeros(m.nv), np.zeros(m.nv)
             idx = live.trajectory.v_index
             q[live.index.q_index(idx)] = pd
@@ -350,19 +372,15 @@ class DynamicsNode(NodeBase):
             pub_cmd.publish(cmd)
 
     # ------------------------------------------------------------------ services
-    def _request_state(self, live: Live, req: Any, *fields: str
+    def _request_state(self, live: Live, req: Any, res: Any, *fields: str
                        ) -> tuple[np.ndarray, list[np.ndarray], list[int]]:
-        """q, the request's other per-joint ``fields`` in model order, and the request's
-        joints' velocity indices. A free-flyer base stays at the origin, at rest."""
-        names = req.joint_names
-        pos, *others = live.index.full_state(
-            names, positions=req.positions, **{f: getattr(req, f) for f in fields})
-        q = live.model.neutral()
-        if live.model.has_free_flyer:
-            q[7:] = pos[6:]
-        else:
-            q = pos
-        return q, others, live.index.order(names)
+        """q, the request's other per-joint ``fields`` in model order, and the velocity
+        indices of the joints answered for (set as ``res.joint_names``: the request's, less
+        its mimic joints). A free-flyer base stays at the origin, at rest."""
+        names, idx, q, others = live.index.full_state(
+            req.joint_names, req.positions, **{f: getattr(req, f) for f in fields})
+        res.joint_names = names
+        return q, others, idx
 
     def _serve(self, response: Any, compute: Callable[[Live, Any], None]) -> Any:
         live = self.live
@@ -380,7 +398,8 @@ class DynamicsNode(NodeBase):
 
     def _srv_inverse(self, req: Any, res: Any) -> Any:
         def compute(live: Live, res: Any) -> None:
-            q, (v, a), idx = self._request_state(live, req, "velocities", "accelerations")
+            q, (v, a), idx = self._request_state(live, req, res, "velocities",
+                                                 "accelerations")
             if len(req.wrench_links) != len(req.wrenches):
                 raise JointStateError(f"{len(req.wrench_links)} wrench_links for "
                                       f"{len(req.wrenches)} wrenches")
@@ -388,28 +407,26 @@ class DynamicsNode(NodeBase):
                 link: _wrench(w) for link, w in zip(req.wrench_links, req.wrenches,
                                                     strict=True)}) if req.wrenches else None
             tau = rnea(live.model, live.data, q, v, a, f_ext, friction=req.include_friction)
-            res.joint_names, res.efforts = list(req.joint_names), tau[idx].tolist()
+            res.efforts = tau[idx].tolist()
         return self._serve(res, compute)
 
     def _srv_forward(self, req: Any, res: Any) -> Any:
         def compute(live: Live, res: Any) -> None:
-            q, (v, tau), idx = self._request_state(live, req, "velocities", "efforts")
+            q, (v, tau), idx = self._request_state(live, req, res, "velocities", "efforts")
             qdd = aba(live.model, live.data, q, v, tau, friction=req.include_friction)
-            res.joint_names, res.accelerations = list(req.joint_names), qdd[idx].tolist()
+            res.accelerations = qdd[idx].tolist()
         return self._serve(res, compute)
 
     def _srv_mass_matrix(self, req: Any, res: Any) -> Any:
         def compute(live: Live, res: Any) -> None:
-            q, _, idx = self._request_state(live, req)
+            q, _, idx = self._request_state(live, req, res)
             M = crba(live.model, live.data, q)
-            res.joint_names = list(req.joint_names)
             res.mass_matrix = M[np.ix_(idx, idx)].reshape(-1).tolist()
         return self._serve(res, compute)
 
     def _srv_gravity(self, req: Any, res: Any) -> Any:
         def compute(live: Live, res: Any) -> None:
-            q, _, idx = self._request_state(live, req)
-            res.joint_names = list(req.joint_names)
+            q, _, idx = self._request_state(live, req, res)
             res.efforts = gravity(live.model, live.data, q)[idx].tolist()
         return self._serve(res, compute)
 

@@ -132,7 +132,8 @@ class FloatingBaseNode(NodeBase):
         gravity = list(overrides.get("gravity", self.param("gravity")))
         if len(gravity) != 3 or not all(math.isfinite(x) for x in gravity):
             raise RbdError(f"gravity must be 3 finite numbers, got {gravity}")
-        model = load_urdf_string(urdf, floating_base=True).with_gravity(gravity)
+        with self.core_log():
+            model = load_urdf_string(urdf, floating_base=True).with_gravity(gravity)
         contacts, mu = self._contacts(overrides)
         return Live(model, contacts, mu)
 
@@ -145,10 +146,14 @@ class FloatingBaseNode(NodeBase):
             return
         self.urdf, self.live = urdf, live
         self.settle()
+        if self.param("robot_description") != urdf:  # the parameter shows the model in use
+            self.set_parameters([Parameter("robot_description", value=urdf)])
         self.get_logger().info(f"model from {source}: {live.model.summary().splitlines()[0]}")
 
     def _on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
         changes = {p.name: p.value for p in params}
+        if changes.get("robot_description") == self.urdf:  # the model in use, shown
+            del changes["robot_description"]
         urdf = changes.get("robot_description") or self.urdf
         keys = {"robot_description", "contact_links", "sole_half_lengths", "sole_half_widths",
                 "friction_coefficient", "gravity"}
@@ -294,9 +299,8 @@ class FloatingBaseNode(NodeBase):
             res.message = "no model yet: the node has not received a robot_description"
             return res
         try:
-            names = list(req.joint_names)
-            pos, vel, acc = live.merger.joints.full_state(
-                names, positions=req.positions, velocities=req.velocities,
+            names, idx, q, (vel, acc) = live.merger.joints.full_state(
+                req.joint_names, req.positions, velocities=req.velocities,
                 accelerations=req.accelerations)
             p, o = req.base_pose.position, req.base_pose.orientation
             t, b = req.base_twist, req.base_acceleration
@@ -309,7 +313,7 @@ class FloatingBaseNode(NodeBase):
             if not (np.all(np.isfinite(np.r_[base, twist, accel])) and 0.5 < n < 2.0):
                 raise JointStateError("the base pose, twist and acceleration must be finite "
                                       "and the orientation a unit quaternion")
-            q = np.r_[base[:3], base[3:] / n, pos[6:]]
+            q[:7] = np.r_[base[:3], base[3:] / n]
             v, a = np.r_[twist, vel[6:]], np.r_[accel, acc[6:]]
             links = list(req.contact_links) or [c.link for c in live.contacts]
             by_link = {c.link: c for c in live.contacts}
@@ -323,7 +327,6 @@ class FloatingBaseNode(NodeBase):
         if not r.feasible:
             res.message = r.reason
             return res
-        idx = live.merger.joints.order(names)
         res.success = True
         res.base_wrench = _wrench(r.base_wrench)
         res.contact_links = links

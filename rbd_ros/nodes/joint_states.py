@@ -8,12 +8,12 @@ rejected whole: nothing of it is kept.
 Velocities: when a message carries none, each joint's velocity is estimated as the backward
 difference of its last two positions over their stamps (zero until there are two). The
 measured acceleration used for external-torque estimates is the backward difference of
-velocities in the same way.
+velocities in the same way. Stamps are integer nanoseconds: only their differences become
+seconds, so a 1 ms step keeps its precision at any time since 1970.
 """
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections import Counter
 from collections.abc import Sequence
@@ -67,45 +67,80 @@ class JointIndex:
     def __init__(self, model: Model) -> None:
         self.model = model
         self.index = {name: model.joint(name).idx_v for name in model.state_joint_names}
-        self.offset = 6 if model.has_free_flyer else 0  # q index = v index + 1 with a base
+        self._v2q = np.full(model.nv, -1, dtype=np.int64)  # q index of a 1-DOF joint's v
+        for name in model.state_joint_names:
+            j = model.joint(name)
+            self._v2q[j.idx_v] = j.idx_q
         self.mimic = {j.name for j in model.joints if j.mimic is not None}
         self.names = list(self.index)
+
+    def _unknown(self, names: Sequence[str]) -> str:
+        """Why ``names`` (not among the 1-DOF independent joints) cannot be given by name."""
+        kinds = {j.name: j.kind for j in self.model.joints}
+        other = [n for n in names if n in kinds and n not in self.mimic]
+        if other:
+            return (f"joints {other} are {', '.join(sorted({kinds[n] for n in other}))} "
+                    f"joints: they have several coordinates and cannot be given by name; "
+                    f"the 1-DOF joints are {self.names}")
+        return (f"unknown joints {list(names)}; the model's joints are {self.names}"
+                + (f" (mimic joints {sorted(self.mimic)} follow their source)" if self.mimic
+                   else ""))
 
     def order(self, names: Sequence[str]) -> list[int]:
         """Velocity indices of ``names``, which must be known and distinct."""
         unknown = [n for n in names if n not in self.index]
         if unknown:
-            raise JointStateError(
-                f"unknown joints {unknown}; the model's joints are {self.names}"
-                + (f" (mimic joints {sorted(self.mimic)} follow their source)" if self.mimic
-                   else ""))
+            raise JointStateError(self._unknown(unknown))
         if len(set(names)) != len(names):
             raise JointStateError(f"joint names repeat: {_repeated(names)}")
         return [self.index[n] for n in names]
 
-    def full_state(self, names: Sequence[str], **arrays: Sequence[float]) -> list[F64]:
-        """Arrays given per name (a service request's fields, by field name) as model-ordered
-        vectors of length nv. Every independent joint must be named; an empty array means
-        zeros."""
+    def full_state(self, names: Sequence[str], positions: Sequence[float],
+                   **arrays: Sequence[float]) -> tuple[list[str], list[int], F64, list[F64]]:
+        """A service request's per-name arrays in model order: (the independent joints it
+        names, their velocity indices, q (the model's neutral configuration where a joint has
+        several coordinates), and ``arrays`` as vectors of length nv).
+
+        Every independent joint must be named and given a position; another array is one
+        value per name, or empty for zeros. Mimic joints may be named, as in /joint_states:
+        their values are not used (they follow their source) and they are not answered for.
+        """
+        unknown = [n for n in names if n not in self.index and n not in self.mimic]
+        if unknown:
+            raise JointStateError(self._unknown(unknown))
+        if len(set(names)) != len(names):
+            raise JointStateError(f"joint names repeat: {_repeated(names)}")
         missing = [n for n in self.names if n not in set(names)]
-        idx = self.order(names)
         if missing:
             raise JointStateError(f"missing joints {missing}: give every independent joint")
+        if len(positions) != len(names):
+            raise JointStateError(f"positions has {len(positions)} entries for {len(names)} "
+                                  "joint names: a position is required for every joint")
+        rows = [k for k, n in enumerate(names) if n in self.index]
+        used = [names[k] for k in rows]
+        idx = [self.index[n] for n in used]
+        pos = _values("positions", positions, len(names))
+        q = self.model.neutral()
+        if pos is not None:  # not empty: checked above
+            q[self.q_index(np.array(idx, dtype=np.int64))] = pos[rows]
         out = []
         for field, arr in arrays.items():
             vals = _values(field, arr, len(names))
             x = np.zeros(self.model.nv)
             if vals is not None:
-                x[idx] = vals
+                x[idx] = vals[rows]
             out.append(x)
-        return out
+        return used, idx, q, out
 
     def q_index(self, v_index: Any) -> Any:
-        """Position index of a 1-DOF joint's velocity index (int, array or slice)."""
-        shift = 1 if self.model.has_free_flyer else 0  # the quaternion's fourth number
+        """Position index of a 1-DOF joint's velocity index (int, array or slice; a slice
+        stays a slice where the positions are contiguous too)."""
         if isinstance(v_index, slice):
-            return slice(v_index.start + shift, v_index.stop + shift)
-        return v_index + shift
+            qi = self._v2q[v_index]
+            if qi.size and np.array_equal(qi, np.arange(qi[0], qi[0] + qi.size)):
+                return slice(int(qi[0]), int(qi[0]) + qi.size)
+            return qi
+        return self._v2q[v_index]
 
 
 class JointStateMerger:
@@ -118,11 +153,16 @@ class JointStateMerger:
         self.v = np.zeros(model.nv)
         self.a = np.zeros(model.nv)
         self.effort = np.full(model.nv, np.nan)
-        self.stamp = np.full(model.nv, np.nan)  # per joint, seconds
+        self.stamp = np.zeros(model.nv, dtype=np.int64)  # per joint, ns (valid where seen)
         self.seen = np.zeros(model.nv, dtype=bool)
         self._plans: dict[tuple[str, ...], Plan] = {}
-        if model.has_free_flyer:
-            self.seen[:6] = True  # the base comes from elsewhere (odometry)
+        # joints with several coordinates (a free flyer, floating and planar joints) are not
+        # in /joint_states: the base comes from odometry, the others stay where they are
+        self.held = [j.name for j in model.joints if j.idx_v >= 0 and j.nv > 1
+                     and not (model.has_free_flyer and j.idx_v == 0)]
+        for j in model.joints:
+            if j.idx_v >= 0 and j.nv > 1:
+                self.seen[j.idx_v : j.idx_v + j.nv] = True
 
     @property
     def ready(self) -> bool:
@@ -149,33 +189,31 @@ class JointStateMerger:
         rows: Any = ks
         cols: Any = idx
         qi: Any = self.joints.q_index(idx)
-        base = self.joints.offset  # a free flyer's 6 velocities come first
         n = idx.size
         if n and np.array_equal(ks, np.arange(len(key))) and \
-                np.array_equal(idx, np.arange(base, base + n)):
+                np.array_equal(idx, np.arange(idx[0], idx[0] + n)):
             # every joint in model order, as one driver sends them: slices, not index arrays
-            rows, cols, qi = slice(0, n), slice(base, base + n), self.joints.q_index(
-                slice(base, base + n))
+            rows, cols = slice(0, n), slice(int(idx[0]), int(idx[0]) + n)
+            qi = self.joints.q_index(cols)
         plan: Plan = (update, rows, cols, qi)
         if len(self._plans) < 64:
             self._plans[key] = plan
         return plan
 
-    def update(self, stamp: float, names: Sequence[str], positions: Sequence[float],
+    def update(self, stamp: int, names: Sequence[str], positions: Sequence[float],
                velocities: Sequence[float], efforts: Sequence[float]) -> Update:
-        """Merge one message; raises JointStateError (and keeps nothing) if it is unusable."""
+        """Merge one message stamped ``stamp`` (integer ns); raises JointStateError (and keeps
+        nothing) if it is unusable."""
         update, ks, idx, qi = self._plan(names)
         n = len(names)
         pos = _values("position", positions, n)
         vel = _values("velocity", velocities, n)
         eff = _values("effort", efforts, n)
-        if not math.isfinite(stamp):
-            raise JointStateError("the stamp is not a finite time")
         if not update.updated:
             return update
-        dt = stamp - self.stamp[idx]
-        prev = self.seen[idx] & (dt > 0)  # NaN stamps (never seen) compare False
-        step = np.where(prev, dt, 1.0)
+        dt = stamp - self.stamp[idx]  # integer ns: exact
+        prev = self.seen[idx] & (dt > 0)
+        step = np.where(prev, dt, 1) * 1e-9
         if vel is not None:
             v_new = vel[ks]
         elif pos is not None:

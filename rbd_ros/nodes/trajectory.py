@@ -14,16 +14,17 @@ from ..dynamics.model import F64
 
 
 class Trajectory:
-    def __init__(self, v_index: list[int], times: Sequence[float],
-                 positions: F64, velocities: F64, accelerations: F64, start: float) -> None:
+    def __init__(self, v_index: list[int], times_ns: Sequence[int],
+                 positions: F64, velocities: F64, accelerations: F64, start_ns: int) -> None:
         self.v_index = np.asarray(v_index)  # model velocity index of each trajectory joint
-        self.times = np.asarray(times, dtype=np.float64)  # time_from_start of each point
+        self.times = np.asarray(times_ns, dtype=np.int64)  # time_from_start of each point, ns
         self.p, self.v, self.a = positions, velocities, accelerations  # (points, joints)
-        self.start = start
+        self.start = start_ns
 
-    def sample(self, t: float) -> tuple[F64, F64, F64]:
-        """Desired (position, velocity, acceleration) of the trajectory joints at time t."""
-        s = t - self.start
+    def sample(self, t_ns: int) -> tuple[F64, F64, F64]:
+        """Desired (position, velocity, acceleration) of the trajectory joints at ``t_ns``
+        (integer ns, as the start: time is never rounded through float seconds)."""
+        s = t_ns - self.start
         times = self.times
         if s <= times[0]:
             return self.p[0], self.v[0], self.a[0]
@@ -31,5 +32,5 @@ class Trajectory:
             z = np.zeros_like(self.p[-1])
             return self.p[-1], z, z
         k = int(np.searchsorted(times, s, side="right")) - 1
-        w = (s - times[k]) / (times[k + 1] - times[k])
+        w = float(s - times[k]) / float(times[k + 1] - times[k])
         return tuple((1 - w) * x[k] + w * x[k + 1] for x in (self.p, self.v, self.a))

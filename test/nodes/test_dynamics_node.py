@@ -17,7 +17,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rbd_ros.dynamics import Data, aba, crba, gravity, load_urdf, rnea
+from rbd_ros.dynamics import Data, aba, crba, gravity, load_urdf, load_urdf_string, rnea
 from rbd_ros.robots import ARM
 from rbd_ros_interfaces.srv import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
 
@@ -181,6 +181,14 @@ def test_services_answer_and_reject_with_reasons(node: NodeProcess, probe: Probe
          "unknown joints ['elbow']"),
         (GravityTorques, GravityTorques.Request(joint_names=NAMES[:6], positions=q[:6]),
          "missing joints ['joint7']"),
+        (GravityTorques, GravityTorques.Request(joint_names=NAMES),  # answered q = 0 before
+         "positions has 0 entries for 7 joint names: a position is required"),
+        (MassMatrix, MassMatrix.Request(joint_names=NAMES),
+         "positions has 0 entries for 7 joint names: a position is required"),
+        (ForwardDynamics, ForwardDynamics.Request(joint_names=NAMES, efforts=[1.0] * 7),
+         "positions has 0 entries for 7 joint names: a position is required"),
+        (InverseDynamics, InverseDynamics.Request(joint_names=NAMES, velocities=q),
+         "positions has 0 entries for 7 joint names: a position is required"),
         (GravityTorques, GravityTorques.Request(joint_names=NAMES, positions=[*q[:6], np.nan]),
          "positions contains NaN or inf"),
         (MassMatrix, MassMatrix.Request(joint_names=NAMES, positions=q[:3]),
@@ -350,3 +358,143 @@ def test_publish_rate_follows_sim_time(ros: None, probe: Probe, tmp_path: Path) 
     finally:
         print(sim.stop())
 
+
+
+def _link(name: str) -> str:
+    return (f'<link name="{name}"><inertial><origin xyz="0 0 0.1"/><mass value="1"/>'
+            '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>')
+
+
+def _joint(name: str, kind: str, parent: str, child: str, extra: str = "") -> str:
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="0 0 0.2"/><axis xyz="0 1 0"/>'
+            f'<limit effort="10" velocity="1" lower="-3" upper="3"/>{extra}</joint>')
+
+
+#: a floating joint to a carrier, an arm joint, and a gripper finger that mimics it
+GRIPPER = "\n".join(['<robot name="carrier">', *(_link(n) for n in ("world", "cart", "a", "b")),
+                     _joint("mount", "floating", "world", "cart"),
+                     _joint("j1", "revolute", "cart", "a"),
+                     _joint("finger", "revolute", "a", "b", '<mimic joint="j1" multiplier="-0.5"/>'),
+                     "</robot>"])
+
+
+def test_mimic_and_floating_joints_in_requests(ros: None, probe: Probe, tmp_path: Path) -> None:
+    """One rule for /joint_states and the services: a mimic joint may be named, its value is
+    not used and it is not answered for; a floating joint named says what it is."""
+    params = params_file(tmp_path / "p.yaml", "/grip/rbd_dynamics",
+                         {"robot_description": GRIPPER})
+    grip = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/grip", "--params-file",
+                       str(params))
+
+    model = load_urdf_string(GRIPPER)
+    try:
+        srv = "/grip/rbd_dynamics/gravity_torques"
+        res = probe.call(GravityTorques, srv, GravityTorques.Request(
+            joint_names=["finger", "j1"], positions=[123.0, 0.4]), timeout=60)
+        assert res.success, res.message
+        assert list(res.joint_names) == ["j1"]
+        want = gravity(model, Data(model), np.r_[model.neutral()[:-1], 0.4])[-1:]
+        np.testing.assert_allclose(res.efforts, want, atol=1e-12)
+        res = probe.call(GravityTorques, srv, GravityTorques.Request(
+            joint_names=["mount", "j1"], positions=[0.0, 0.4]))
+        assert not res.success
+        assert "['mount'] are floating joints" in res.message and "['j1']" in res.message
+    finally:
+        print(grip.stop())
+
+
+def test_a_new_robot_description_swaps_everything(ros: None, probe: Probe,
+                                                  tmp_path: Path) -> None:
+    """A 7-joint arm swapped for a 6-joint one: the command order follows the new model (with
+    `joints` unset) and the robot_description parameter shows the model in use."""
+    from rcl_interfaces.srv import GetParameters
+
+    six = ARM.read_text().replace('<joint name="joint7" type="revolute">',
+                                  '<joint name="joint7" type="fixed">')
+    node = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/swap")
+    try:
+        desc = probe.node.create_publisher(String, "/swap/robot_description", LATCHED)
+        desc.publish(String(data=ARM.read_text()))
+        req = GravityTorques.Request(joint_names=NAMES, positions=list(Q))
+        assert probe.spin_until(lambda: probe.call(
+            GravityTorques, "/swap/rbd_dynamics/gravity_torques", req, timeout=60).success, 60)
+        desc.publish(String(data=six))
+        req6 = GravityTorques.Request(joint_names=NAMES[:6], positions=list(Q[:6]))
+        assert probe.spin_until(lambda: probe.call(
+            GravityTorques, "/swap/rbd_dynamics/gravity_torques", req6).success, 15)
+        got = probe.call(GetParameters, "/swap/rbd_dynamics/get_parameters",
+                         GetParameters.Request(names=["robot_description"]))
+        assert got.values[0].string_value == six
+        # commands for the new robot, in its order, are taken: ABA predicts with them
+        accel = probe.listen(JointTrajectory, "/swap/rbd_dynamics/predicted_accelerations")
+        cmd = probe.node.create_publisher(Float64MultiArray, "/swap/effort_commands", 10)
+        states = probe.node.create_publisher(JointState, "/swap/joint_states", SENSOR)
+        tau = np.linspace(-1.0, 1.0, 6)
+        state = JointState(name=NAMES[:6], position=list(Q[:6]), velocity=[0.0] * 6)
+
+        def send() -> bool:
+            cmd.publish(Float64MultiArray(data=list(tau)))
+            states.publish(state)
+            return bool(accel)
+
+        assert probe.spin_until(send, 15), "commands for the new robot were dropped"
+        m6 = load_urdf_string(six)
+        want = aba(m6, Data(m6), Q[:6], np.zeros(6), tau)
+        np.testing.assert_allclose(accel[-1].points[0].accelerations, want, atol=1e-9)
+    finally:
+        print(node.stop())
+
+
+def test_outputs_at_todays_stamps_are_exact(ros: None, probe: Probe, tmp_path: Path) -> None:
+    """Positions only at 1 kHz with stamps of today on a motion of constant acceleration: the
+    node's external torques equal the measured effort minus RNEA at the exact backward
+    differences, and the feed-forward is sampled at the exact time."""
+    params = params_file(tmp_path / "p.yaml", "/ns/rbd_dynamics", {
+        "robot_description": ARM.read_text(), "joint_states_qos": "reliable"})
+    node = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/ns", "--params-file",
+                       str(params))
+    try:
+        ext = probe.listen(JointState, "/ns/rbd_dynamics/external_torques", 100)
+        ff = probe.listen(JointState, "/ns/rbd_dynamics/feedforward_torques", 100)
+        pub = probe.node.create_publisher(JointState, "/ns/joint_states", 100)
+        traj = probe.node.create_publisher(JointTrajectory, "/ns/desired_trajectory", 10)
+        t0 = 1_795_000_000 * 10**9 + 123_456_789  # ns; as float seconds good to ~238 ns
+        c, acc = np.linspace(0.5, 2.0, 7), np.linspace(-3.0, 3.0, 7)
+        # a trajectory from Q to Q + 0.5 over one second from t0, at rest: the feed-forward
+        # at stamp t is RNEA at rest at Q + 0.5 (t - t0) / 1 s
+        pts = [JointTrajectoryPoint(positions=list(Q + d), velocities=[0.0] * 7,
+                                    accelerations=[0.0] * 7, time_from_start=Duration(sec=s))
+               for d, s in ((0.0, 0), (0.5, 1))]
+        msg = JointTrajectory(joint_names=NAMES, points=pts)
+        msg.header.stamp = Time(sec=t0 // 10**9, nanosec=t0 % 10**9)
+        assert probe.spin_until(lambda: pub.get_subscription_count() > 0
+                                and traj.get_subscription_count() > 0, 30)
+        probe.spin_for(1.0)
+        traj.publish(msg)
+        probe.spin_for(0.5)
+        sent = {}
+        for k in range(30):
+            t = k * 1e-3
+            stamp = t0 + k * 1_000_000
+            q = Q + c * t + 0.5 * acc * t * t
+            m = JointState(name=NAMES, position=list(q), effort=list(EFFORT))
+            m.header.stamp = Time(sec=stamp // 10**9, nanosec=stamp % 10**9)
+            pub.publish(m)
+            sent[stamp] = q
+            probe.spin_for(0.01)
+        probe.spin_until(lambda: len(ext) >= 30 and len(ff) >= 30, 10)
+        assert len(ext) == 30 and len(ff) == 30
+        for m in ext[2:-1]:
+            stamp = m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
+            t = (stamp - t0) * 1e-9
+            v_est = c + acc * (t - 0.5e-3)  # backward differences, exactly
+            want = EFFORT - rnea(MODEL, DATA, sent[stamp], v_est, acc)
+            np.testing.assert_allclose(by_name(m), want, rtol=1e-9, atol=1e-9)
+        for m in ff:
+            stamp = m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
+            q = Q + 0.5 * (stamp - t0) / 1e9
+            np.testing.assert_allclose(by_name(m), rnea(MODEL, DATA, q, np.zeros(7),
+                                                        np.zeros(7)), rtol=0, atol=1e-11)
+    finally:
+        print(node.stop())
