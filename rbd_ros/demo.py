@@ -5,6 +5,11 @@ Three processes on this machine (DDS on loopback, a domain of their own): the si
 sinusoidal trajectory, first alone and then with the dynamics node's feed-forward torques
 (RNEA at the desired motion) added. It prints the tracking error of both runs and the dynamics
 node's latency, then stops everything and exits.
+
+The loop runs in lockstep: the simulator steps once per answer of the controller, and in the
+second run the controller answers a joint state only once it has the dynamics node's
+feed-forward for that state's stamp. So every step has exactly one step of delay, however slow
+the machine: a busy machine makes the demo take longer, never unstable.
 """
 
 from __future__ import annotations
@@ -14,20 +19,25 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from .robots import ARM
 
 # N m / rad and N m s / rad per joint: soft, so that gravity shows, and scaled to each joint's
-# inertia so that the loop (1 kHz, a millisecond or two of delay) stays stable
+# inertia (the loop has one 1 ms step of delay: lockstep)
 KP = np.array([150.0, 150.0, 60.0, 60.0, 8.0, 10.0, 3.0])
 KD = np.array([15.0, 15.0, 6.0, 6.0, 0.5, 1.0, 0.2])
 AMPLITUDE = np.array([0.4, 0.3, 0.4, 0.3, 0.4, 0.4, 0.5])
 FREQUENCY = 0.5  # Hz
 Q0 = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 0.9, 0.0])
+NAMES = [f"joint{k}" for k in range(1, 8)]
+SETTLE_S = 0.5  # the first half second of each run is not scored
+WALL_LIMIT_S = 300.0  # per run: the loop has stopped if a run takes longer than this
 
 
 def desired(t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -50,128 +60,210 @@ def _local_ros() -> None:
     os.environ["ROS_DOMAIN_ID"] = str(150 + os.getpid() % 60)
 
 
-def _start(tmp: str, module: str, node: str, urdf: str, extra: str = "",
-           params_files: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
-    params = _params(Path(tmp) / f"{node}.yaml", node, urdf, extra)
-    files = [a for f in (*params_files, params) for a in ("--params-file", f)]
-    return subprocess.Popen([sys.executable, "-m", f"rbd_ros.nodes.{module}", "--ros-args",
-                             *files, "--log-level", "error"])
+class _Process:
+    """A node in its own process; its log lines are passed through and counted."""
+
+    def __init__(self, tmp: str, module: str, node: str, urdf: str, extra: str = "",
+                 params_files: tuple[str, ...] = ()) -> None:
+        params = _params(Path(tmp) / f"{node}.yaml", node, urdf, extra)
+        files = [a for f in (*params_files, params) for a in ("--params-file", f)]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", f"rbd_ros.nodes.{module}", "--ros-args", *files,
+             "--log-level", "error"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True)
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            sys.stderr.write(line)
+
+    def count(self, text: str) -> int:
+        return sum(text in line for line in self.lines)
 
 
-def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+def _stop(procs: list[_Process]) -> None:
     for p in procs:
-        p.send_signal(signal.SIGINT)
+        p.proc.send_signal(signal.SIGINT)
     for p in procs:
         try:
-            p.wait(10)
+            p.proc.wait(10)
         except subprocess.TimeoutExpired:
-            p.kill()
+            p.proc.kill()
+        p.reader.join(5)
+
+
+class _Controller:
+    """PD (plus feed-forward) on each joint state; answers stamped with the state's stamp."""
+
+    def __init__(self, seconds: float, publish: Any) -> None:
+        self.seconds = seconds
+        self.publish = publish  # (stamp, efforts) -> None
+        self.mode = "pause"  # no answer: the lockstep simulator waits
+        self.start = 0  # ns: the run's t = 0
+        self.pending: tuple[int, np.ndarray, np.ndarray] | None = None
+        self.arrived: dict[int, float] = {}  # state stamp -> wall time it arrived
+        self.ff: dict[int, np.ndarray] = {}
+        self.errors: dict[str, list[float]] = {"PD only": [], "PD + feed-forward": []}
+        self.ff_after: list[float] = []  # s from a joint state to its feed-forward
+        self.steps = 0
+
+    def on_state(self, stamp: int, q: np.ndarray, v: np.ndarray) -> None:
+        self.pending = (stamp, q, v)
+        self.arrived.setdefault(stamp, time.monotonic())
+        self.answer()
+
+    def on_ff(self, stamp: int, tau: np.ndarray) -> None:
+        if stamp in self.arrived and stamp not in self.ff:
+            self.ff_after.append(max(0.0, time.monotonic() - self.arrived[stamp]))
+        self.ff[stamp] = tau
+        self.answer()
+
+    def begin(self, mode: str) -> int:
+        """Start a run at the state the simulator waits with; its stamp is the run's t = 0."""
+        assert self.pending is not None
+        self.start = self.pending[0]
+        self.mode = mode
+        self.answer()
+        return self.start
+
+    def answer(self) -> None:
+        if self.pending is None or self.mode == "pause":
+            return
+        stamp, q, v = self.pending
+        t = (stamp - self.start) * 1e-9
+        if t >= self.seconds:
+            self.mode = "pause"
+            return
+        qd, vd, _ = desired(t)
+        tau = KP * (qd - q) + KD * (vd - v)
+        if self.mode == "PD + feed-forward":
+            ff = self.ff.get(stamp)
+            if ff is None:
+                return  # until the dynamics node's answer for this state is in
+            tau = tau + ff
+            self.ff = {s: x for s, x in self.ff.items() if s > stamp}
+        self.publish(stamp, tau)
+        self.pending = None
+        self.steps += 1
+        self.arrived = {s: w for s, w in self.arrived.items() if s >= stamp}
+        if t >= SETTLE_S:
+            self.errors[self.mode].append(float(np.max(np.abs(qd - q))))
 
 
 def run(seconds: float = 4.0) -> int:
     _local_ros()
     import rclpy
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from .nodes.common import SENSOR
+    from .nodes.common import stamp_ns
 
     urdf = ARM.read_text()
-    init = "    initial_positions: [" + ", ".join(f"{x:.3f}" for x in Q0) + "]\n"
-    procs: list[subprocess.Popen[bytes]] = []
+    init = ("    lockstep: true\n    initial_positions: ["
+            + ", ".join(f"{x:.3f}" for x in Q0) + "]\n")
+    procs: list[_Process] = []
     with tempfile.TemporaryDirectory() as tmp:
-        procs += [_start(tmp, "simulator_node", "rbd_simulator", urdf, init),
-                  _start(tmp, "dynamics_node", "rbd_dynamics", urdf)]
+        procs += [_Process(tmp, "simulator_node", "rbd_simulator", urdf, init),
+                  _Process(tmp, "dynamics_node", "rbd_dynamics", urdf,
+                           "    joint_states_qos: reliable\n")]
         rclpy.init()
         node = rclpy.create_node("rbd_demo_controller")
-        state: dict[str, object] = {"ff": None, "mode": "wait"}
-        errors: dict[str, list[float]] = {"PD only": [], "PD + feed-forward": []}
-        latency: list[float] = []
-        cmd = node.create_publisher(Float64MultiArray, "effort_commands", 10)
-        traj_pub = node.create_publisher(JointTrajectory, "desired_trajectory", 10)
-        t_start = [0.0]
+        reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        cmd = node.create_publisher(JointState, "effort_command_states", reliable)
+        out = JointState(name=NAMES)
 
-        def on_state(msg: JointState) -> None:
-            q, v = np.array(msg.position), np.array(msg.velocity)
-            t = time.monotonic() - t_start[0]
-            qd, vd, _ = desired(t)
-            tau = KP * (qd - q) + KD * (vd - v)
-            mode = state["mode"]
-            if mode == "PD + feed-forward" and state["ff"] is not None:
-                tau = tau + state["ff"]
-            cmd.publish(Float64MultiArray(data=tau.tolist()))
-            if mode in errors and t > 0.5:  # after half a second of settling
-                errors[mode].append(float(np.max(np.abs(qd - q))))
+        def publish(stamp: int, tau: np.ndarray) -> None:
+            out.header.stamp.sec, out.header.stamp.nanosec = divmod(stamp, 1_000_000_000)
+            out.effort = tau.tolist()
+            cmd.publish(out)
 
-        def on_ff(msg: Float64MultiArray) -> None:
-            state["ff"] = np.array(msg.data)
+        ctl = _Controller(seconds, publish)
+        node.create_subscription(JointState, "joint_states", lambda m: ctl.on_state(
+            stamp_ns(m.header.stamp), np.array(m.position), np.array(m.velocity)), reliable)
+        node.create_subscription(JointState, "rbd_dynamics/feedforward_torques", lambda m: (
+            ctl.on_ff(stamp_ns(m.header.stamp), np.array(m.effort))), reliable)
+        from trajectory_msgs.msg import JointTrajectory
 
-        def on_ff_stamped(msg: JointState) -> None:
-            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-            latency.append(time.time() - stamp)
+        traj_pub = node.create_publisher(JointTrajectory, "desired_trajectory", reliable)
 
-        node.create_subscription(JointState, "joint_states", on_state, SENSOR)
-        node.create_subscription(Float64MultiArray, "rbd_dynamics/feedforward_command", on_ff, 10)
-        node.create_subscription(JointState, "rbd_dynamics/gravity_torques", on_ff_stamped, 10)
+        def spin_until(done: Any, limit: float) -> bool:
+            end = time.monotonic() + limit
+            while not done() and time.monotonic() < end:
+                rclpy.spin_once(node, timeout_sec=0.05)
+            return bool(done())
 
-        def spin(duration: float) -> None:
-            end = time.monotonic() + duration
-            while time.monotonic() < end:
-                rclpy.spin_once(node, timeout_sec=0.01)
-
+        walls: dict[str, float] = {}
         try:
-            print("rbd_ros demo: simulator (ABA at 1 kHz) + dynamics node + PD controller, "
-                  f"bundled 7-joint arm, {seconds:.0f} s per run")
-            deadline = time.monotonic() + 30
-            while not latency and time.monotonic() < deadline:
-                spin(0.1)  # until the three processes see each other
-            if not latency:
-                print("error: the simulator and the dynamics node did not come up",
+            print("rbd_ros demo: simulator (ABA at 1 kHz, in lockstep) + dynamics node + PD "
+                  f"controller, bundled 7-joint arm, {seconds:.0f} s per run")
+            up = spin_until(lambda: ctl.pending is not None and cmd.get_subscription_count()
+                            and traj_pub.get_subscription_count(), 60.0)
+            if not up:
+                print("error: the simulator and the dynamics node did not come up in 60 s",
                       file=sys.stderr)
                 return 1
-            for mode in errors:
-                t_start[0] = time.monotonic()
+            for mode in ctl.errors:
+                start = ctl.begin(mode)
                 if mode == "PD + feed-forward":
-                    traj_pub.publish(_trajectory(node, JointTrajectory, JointTrajectoryPoint,
-                                                 seconds))
-                latency.clear()
-                state["mode"] = mode
-                spin(seconds)
-                state["mode"] = "wait"
-            _report(errors, latency)
+                    traj_pub.publish(_trajectory(start, seconds))
+                t0 = time.monotonic()
+                if not spin_until(lambda: ctl.mode == "pause", WALL_LIMIT_S):
+                    print(f"error: run '{mode}' did not finish in {WALL_LIMIT_S:.0f} s "
+                          f"({ctl.steps} steps)", file=sys.stderr)
+                    return 1
+                walls[mode] = time.monotonic() - t0
+                spin_until(lambda: ctl.pending is not None, 5.0)
         finally:
             node.destroy_node()
             rclpy.try_shutdown()
             _stop(procs)
-    return 0
+    return _report(ctl, walls, seconds, procs[0].count("simulation reset"))
 
 
-def _trajectory(node, JointTrajectory, JointTrajectoryPoint, seconds: float):
-    """The desired motion, sampled every 10 ms from now, for the dynamics node."""
+def _trajectory(start: int, seconds: float) -> Any:
+    """The desired motion from ``start`` (ns, simulated time), every 10 ms."""
     from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    msg = JointTrajectory(joint_names=[f"joint{k}" for k in range(1, 8)])
-    msg.header.stamp = node.get_clock().now().to_msg()
+    msg = JointTrajectory(joint_names=NAMES)
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(start, 1_000_000_000)
     for k in range(int(seconds * 100) + 1):
-        t = k / 100
-        q, v, a = desired(t)
+        q, v, a = desired(k / 100)
+        sec, nanosec = divmod(k * 10_000_000, 1_000_000_000)
         msg.points.append(JointTrajectoryPoint(
             positions=q.tolist(), velocities=v.tolist(), accelerations=a.tolist(),
-            time_from_start=Duration(sec=int(t), nanosec=round((t % 1) * 1e9))))
+            time_from_start=Duration(sec=sec, nanosec=nanosec)))
     return msg
 
 
-def _report(errors: dict[str, list[float]], latency: list[float]) -> None:
-    print(f"\n{'run':<20} {'samples':>8} {'mean |e|max (rad)':>18} {'worst (rad)':>12}")
-    for mode, e in errors.items():
-        print(f"{mode:<20} {len(e):8d} {np.mean(e):18.4f} {np.max(e):12.4f}")
-    a, b = (np.mean(e) for e in errors.values())
+def _report(ctl: _Controller, walls: dict[str, float], seconds: float, resets: int) -> int:
+    """The table; 1 (and why) where a run has no valid result."""
+    expected = round((seconds - SETTLE_S) * 1000)
+    print(f"\n{'run':<20} {'samples':>8} {'mean |e|max (rad)':>18} {'worst (rad)':>12} "
+          f"{'wall ms/step':>13}")
+    for mode, e in ctl.errors.items():
+        per_step = 1e3 * walls.get(mode, np.nan) / max(len(e) + SETTLE_S * 1000, 1)
+        mean = f"{np.mean(e):18.4f}" if e else f"{'-':>18}"
+        worst = f"{np.max(e):12.4f}" if e else f"{'-':>12}"
+        print(f"{mode:<20} {len(e):8d} {mean} {worst} {per_step:13.2f}")
+    problems = [f"the simulator reset {resets} times (the state blew up)"] if resets else []
+    problems += [f"run '{m}' has {len(e)} of {expected} samples" for m, e in ctl.errors.items()
+                 if abs(len(e) - expected) > 1]
+    problems += [f"run '{m}' has a non-finite tracking error" for m, e in ctl.errors.items()
+                 if not np.all(np.isfinite(e))]
+    if problems:
+        print("error: no valid comparison: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    a, b = (np.mean(e) for e in ctl.errors.values())
     print(f"feed-forward reduces the mean tracking error {a / b:.1f} times")
-    lat = np.array(latency) * 1e3
-    print(f"dynamics node latency, joint state stamped -> torques received: p50 "
-          f"{np.percentile(lat, 50):.2f} ms, p99 {np.percentile(lat, 99):.2f} ms over "
-          f"{lat.size} messages")
+    lat = 1e3 * np.array(ctl.ff_after)
+    print(f"dynamics node: feed-forward in p50 {np.percentile(lat, 50):.2f} ms, p99 "
+          f"{np.percentile(lat, 99):.2f} ms after the joint state ({lat.size} states)")
+    return 0
 
 
 #: (what happens, hip/knee angles per leg [HAA, HFE, KFE] x 4, active feet, IMU specific force)
@@ -207,8 +299,8 @@ def run_quadruped() -> int:
     feet = ["LF_foot", "RF_foot", "LH_foot", "RH_foot"]
     names = [f"{leg}_{j}" for leg in ("LF", "RF", "LH", "RH") for j in ("HAA", "HFE", "KFE")]
     with tempfile.TemporaryDirectory() as tmp:
-        procs = [_start(tmp, "floating_base_node", "rbd_floating_base", QUADRUPED.read_text(),
-                        params_files=(config,))]
+        procs = [_Process(tmp, "floating_base_node", "rbd_floating_base",
+                          QUADRUPED.read_text(), params_files=(config,))]
         rclpy.init()
         node = rclpy.create_node("rbd_demo_quadruped")
         got: dict[str, object] = {}

@@ -1,10 +1,19 @@
 """A small rigid-body simulator: integrates our ABA at a fixed step (1 kHz by default),
-publishes ``joint_states`` and applies the efforts it receives on ``effort_commands``.
+publishes ``joint_states`` and applies the efforts it receives.
 
-It is the robot of the demo and of the benchmarks: semi-implicit Euler at ``1 / rate``
-seconds per step, stepped on a wall timer that catches up (several steps per tick) when the
-timer runs late, so simulated time keeps pace with the clock. Efforts hold until the next
-command; a command older than ``command_timeout`` is dropped to zero, as a driver would.
+Simulated time is the simulator's own: step ``k`` is stamped ``t0 + k * dt`` (integer ns, ``t0``
+the wall clock at start-up). It never catches up: a slow process slows simulated time down
+instead of integrating a burst of steps with one stale torque.
+
+- ``lockstep: false`` (default): one step per tick of a ``1 / rate`` wall timer, as a robot's
+  driver publishes; efforts hold until the next command, and a command older than
+  ``command_timeout`` (simulated seconds) drops to zero, as a driver would.
+- ``lockstep: true``: the simulator waits for the controller. Every effort command steps it
+  once; a stamped ``effort_command_states`` message answers the state of its stamp, and one
+  for an older state is ignored. While it waits, it publishes the current state again every
+  0.1 s (wall), so that a controller that starts late, or a lost message, never stalls the
+  loop. A controller that answers each joint state sees exactly one step of delay, whatever the
+  load on the machine.
 """
 
 from __future__ import annotations
@@ -20,10 +29,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..dynamics import Data, RbdError, aba, integrate, load_urdf_string
-from .common import NodeBase, run
-from .joint_states import JointIndex
+from .common import NodeBase, run, stamp_ns
+from .joint_states import JointIndex, JointStateError
 
-MAX_CATCH_UP = 50  # steps per tick at most; beyond that the simulation slows down instead
+REPUBLISH_S = 0.1  # lockstep: the current state again after this long without a command
 
 
 class SimulatorNode(NodeBase):
@@ -42,64 +51,115 @@ class SimulatorNode(NodeBase):
             description="order of effort_commands; unset: the model's joints"))
         d("command_timeout", 0.1, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, read_only=True,
-            description="seconds after which an effort command is dropped to zero"))
-        self.model = load_urdf_string(self.param("robot_description"))
+            description="simulated seconds after which an effort command drops to zero"))
+        d("lockstep", False, ParameterDescriptor(
+            type=ParameterType.PARAMETER_BOOL, read_only=True,
+            description="step once per effort command instead of on a wall timer"))
+        rate = float(self.param("rate"))
+        if not (math.isfinite(rate) and 1.0 <= rate <= 100_000.0):
+            raise ValueError(f"rate must be 1 to 100000 steps per second, got {rate}")
+        with self.core_log():
+            self.model = load_urdf_string(self.param("robot_description"))
         if self.model.has_free_flyer:
             raise RbdError("the simulator handles fixed-base robots only")
         self.data = Data(self.model)
-        index = JointIndex(self.model)
-        self.names = index.names
+        self.index = JointIndex(self.model)
+        self.names = self.index.names
         self.joints = list(self.param("joints") or self.names)
-        self.joints_v = index.order(self.joints)
+        self.joints_v = self.index.order(self.joints)
         self.q = self.model.neutral()
         init = self.param("initial_positions")
         if init:
             if len(init) != len(self.joints) or not all(math.isfinite(x) for x in init):
-                raise RbdError(f"initial_positions needs {len(self.joints)} finite values")
-            self.q[self.joints_v] = init
+                raise ValueError(f"initial_positions needs {len(self.joints)} finite values")
+            self.q[self.index.q_index(np.array(self.joints_v))] = init
         self.q0 = self.q.copy()
         self.v = np.zeros(self.model.nv)
         self.tau = np.zeros(self.model.nv)
-        self.dt = 1.0 / float(self.param("rate"))
-        self.timeout = float(self.param("command_timeout"))
-        self.t_sim = self._now()
-        self.t_command = -math.inf
+        self.dt_ns = round(1e9 / rate)
+        self.dt = self.dt_ns * 1e-9
+        self.timeout_ns = round(float(self.param("command_timeout")) * 1e9)
+        self.t0 = self.get_clock().now().nanoseconds
+        self.k = 0  # steps taken
+        self.k_command = -(1 << 62)  # step of the last command
+        self.resets = 0
+        self.lockstep = bool(self.param("lockstep"))
+        self.waiting = 0  # lockstep: republish ticks since the last step
         self.pub = self.create_publisher(JointState, "joint_states", 10)
+        self.msg = JointState(name=self.names)
         self.create_subscription(Float64MultiArray, "effort_commands", self._on_command, 10)
-        self.create_timer(self.dt, self._tick)
+        self.create_subscription(JointState, "effort_command_states", self._on_command_states,
+                                 10)
+        if self.lockstep:
+            self.create_timer(REPUBLISH_S, self._republish)
+            self._publish()
+        else:
+            self.create_timer(self.dt, self._step)
 
-    def _now(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+    @property
+    def stamp(self) -> int:
+        return self.t0 + self.k * self.dt_ns
 
     def _on_command(self, msg: Float64MultiArray) -> None:
         data = np.asarray(msg.data, dtype=np.float64)
         if data.shape != (len(self.joints),) or not np.all(np.isfinite(data)):
-            self.get_logger().warning(
-                f"dropped effort_commands: expected {len(self.joints)} finite efforts in the "
-                f"order {self.joints}", throttle_duration_sec=5.0)
+            self.warn("bad_command", f"dropped effort_commands: expected {len(self.joints)} "
+                                     f"finite efforts in the order {self.joints}, got "
+                                     f"{len(data)}")
             return
-        self.tau[:] = 0.0
-        self.tau[self.joints_v] = data
-        self.t_command = self._now()
+        self._apply(self.joints_v, data)
 
-    def _tick(self) -> None:
-        now = self._now()
-        steps = min(int((now - self.t_sim) / self.dt), MAX_CATCH_UP)
-        if steps <= 0:
-            return
-        tau = self.tau if now - self.t_command < self.timeout else np.zeros(self.model.nv)
+    def _on_command_states(self, msg: JointState) -> None:
         try:
-            for _ in range(steps):  # semi-implicit Euler
-                self.v += self.dt * aba(self.model, self.data, self.q, self.v, tau,
-                                        friction=True)
-                self.q = integrate(self.model, self.q, self.v, self.dt)
+            idx = self.index.order(msg.name)
+            eff = np.asarray(msg.effort, dtype=np.float64)
+            if eff.shape != (len(idx),) or not np.all(np.isfinite(eff)):
+                raise JointStateError(f"expected {len(idx)} finite efforts, got {list(eff)}")
+        except JointStateError as e:
+            self.warn("bad_command", f"dropped effort_command_states: {e}")
+            return
+        stamp = stamp_ns(msg.header.stamp)
+        if self.lockstep and stamp and stamp != self.stamp:
+            return  # the answer to a state already stepped past
+        self._apply(idx, eff)
+
+    def _apply(self, idx: Any, efforts: np.ndarray) -> None:
+        self.tau[:] = 0.0
+        self.tau[idx] = efforts
+        self.k_command = self.k
+        if self.lockstep:
+            self._step()
+
+    def _republish(self) -> None:
+        self.waiting += 1
+        if self.waiting > 1:  # a whole period without a step: the controller has not answered
+            self._publish()
+
+    def _step(self) -> None:
+        """One semi-implicit Euler step, then publish the new state."""
+        if (self.k - self.k_command) * self.dt_ns > self.timeout_ns:
+            self.tau[:] = 0.0
+        try:
+            self.v += self.dt * aba(self.model, self.data, self.q, self.v, self.tau,
+                                    friction=True)
+            self.q = integrate(self.model, self.q, self.v, self.dt)
+            if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.v))):
+                raise RbdError("the state is no longer finite")
         except RbdError as e:  # blown up (efforts too large for the step): start again
-            self.get_logger().error(f"simulation reset: {e}", throttle_duration_sec=5.0)
+            self.resets += 1
+            self.get_logger().error(f"simulation reset ({self.resets} so far): {e}",
+                                    throttle_duration_sec=5.0)
             self.q, self.v = self.q0.copy(), np.zeros(self.model.nv)
-        self.t_sim = max(self.t_sim + steps * self.dt, now - MAX_CATCH_UP * self.dt)
-        msg = JointState(name=self.names, position=self.q[: len(self.names)].tolist(),
-                         velocity=self.v.tolist(), effort=tau.tolist())
-        msg.header.stamp = self.get_clock().now().to_msg()
+        self.k += 1
+        self.waiting = 0
+        self._publish()
+
+    def _publish(self) -> None:
+        msg = self.msg
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(self.stamp, 1_000_000_000)
+        msg.position = self.q[self.index.q_index(np.arange(self.model.nv))].tolist()
+        msg.velocity = self.v.tolist()
+        msg.effort = self.tau.tolist()
         self.pub.publish(msg)
 
 
