@@ -20,7 +20,7 @@ ARM_READY = [0.0, 0.6, 0.0, -1.2, 0.0, 0.9, 0.0]
 def _info(args: argparse.Namespace) -> int:
     path = BUNDLED.get(args.urdf, args.urdf)
     floating = args.floating_base or args.urdf == "quadruped"
-    model = load_urdf(path, floating_base=floating)
+    model = load_urdf(path, floating_base=floating, strict=args.strict)
     data = Data(model)
     q = model.neutral()
     if args.urdf == "arm":
@@ -87,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     info.add_argument("urdf", nargs="?", default="arm",
                       help="a URDF file, or a bundled robot: arm (default), quadruped")
     info.add_argument("--floating-base", action="store_true", help="add a free-flyer root")
+    info.add_argument("--strict", action="store_true",
+                      help="refuse inertias no solid body has (by default: loaded as given, "
+                           "with a warning, as Pinocchio and KDL load them)")
     info.set_defaults(func=_info)
     an = sub.add_parser("analyze", help="dynamics of recorded joint states (rosbag2: sqlite3 "
                                          "or MCAP), written as an MCAP bag, Parquet (CSV), PNG")

@@ -1,7 +1,12 @@
 """URDF to :class:`~rbd_ros.dynamics.model.Model`, through urdf-parser-py.
 
-Everything a URDF can get wrong that would make the dynamics meaningless is checked here and
-reported as one :class:`URDFError` whose text names the element at fault.
+Everything a URDF can get wrong that would make the dynamics meaningless (a loop, a missing
+link, a non-finite number, a negative mass) is refused as one :class:`URDFError` whose text
+names the element at fault. What real vendor URDFs carry as CAD-export noise -- an inertia
+that is slightly indefinite, principal moments that break the triangle inequality -- is loaded
+as given, as Pinocchio, KDL and Gazebo load it, with one warning that names each link and what
+is odd about it; ``strict=True`` refuses it instead. Only links and joints are read: visuals,
+collisions, materials, transmissions and ``<gazebo>`` tags cannot stop a model from loading.
 """
 
 from __future__ import annotations
@@ -38,29 +43,56 @@ ROOT_JOINT = "root_joint"
 COORDINATES = {"floating": (7, 6), "planar": (3, 3)}
 
 
-def load_urdf(path: str | Path, floating_base: bool = False) -> Model:
-    """Model of the URDF file at ``path``; ``floating_base`` adds a free-flyer root."""
+def load_urdf(path: str | Path, floating_base: bool = False, strict: bool = False) -> Model:
+    """Model of the URDF file at ``path``; ``floating_base`` adds a free-flyer root;
+    ``strict`` refuses inertias no solid body has instead of warning about them."""
     try:
         text = Path(path).read_text()
     except OSError as e:
         raise URDFError(f"cannot read URDF file '{path}': {e.strerror}") from None
-    return load_urdf_string(text, floating_base=floating_base)
+    return load_urdf_string(text, floating_base=floating_base, strict=strict)
 
 
-def load_urdf_string(xml: str, floating_base: bool = False) -> Model:
+def load_urdf_string(xml: str, floating_base: bool = False, strict: bool = False) -> Model:
     """Model of a URDF document (as ``robot_description`` carries it)."""
-    _check_xml(xml)
+    root = _check_xml(xml)
     with _quiet_parser() as notes:
         try:
-            robot = up.URDF.from_xml_string(xml)
+            robot = up.URDF.from_xml_string(ET.tostring(_dynamics_only(root), encoding="unicode"))
         except Exception as e:  # urdf-parser-py raises assorted types
             raise URDFError(f"invalid URDF: {e}") from None
     for note in notes:
         log.debug("urdf-parser-py: %s", note)
-    return _Builder(robot, floating_base).build()
+    builder = _Builder(robot, floating_base)
+    model = builder.build()
+    if builder.odd:
+        text = "; ".join(builder.odd)
+        if strict:
+            raise URDFError(f"refused in strict mode: {text}")
+        log.warning("URDF '%s' loaded as Pinocchio and KDL load it, but %s", model.name, text)
+    if builder.massless:
+        log.info("links without <inertial> are massless: %s", ", ".join(builder.massless))
+    return model
 
 
-def _check_xml(xml: str) -> None:
+#: what the dynamics read from a link and from the robot; joints are kept whole
+_LINK_KEEP = {"inertial"}
+
+
+def _dynamics_only(root: ET.Element) -> ET.Element:
+    """A copy of ``<robot>`` with only its links (their ``<inertial>``) and joints: an odd
+    ``<visual>``, ``<material>`` or ``<transmission>`` must not keep a robot from loading."""
+    out = ET.Element("robot", {"name": root.get("name") or "robot"})
+    for el in root:
+        if el.tag == "joint":
+            out.append(el)
+        elif el.tag == "link":
+            link = ET.SubElement(out, "link", dict(el.attrib))
+            link.extend(c for c in el if c.tag in _LINK_KEEP)
+    return out
+
+
+def _check_xml(xml: str) -> ET.Element:
     if not isinstance(xml, str) or not xml.strip():
         raise URDFError("the URDF is empty: expected an XML document with a <robot> element")
     try:
@@ -85,6 +117,7 @@ def _check_xml(xml: str) -> None:
             )
     if not names["link"]:
         raise URDFError("the URDF declares no <link>")
+    return root
 
 
 @contextlib.contextmanager
@@ -130,10 +163,16 @@ class _Builder:
         self.nq_full = 0
         self.nv_full = 0
         self.massless: list[str] = []
+        self.odd: list[str] = []  # what is loaded as given but no real robot has
 
     # ------------------------------------------------------------------ tree
     def build(self) -> Model:
         root = self._root()
+        for j in self.robot.joints:
+            if j.mimic is not None and j.mimic.joint not in self.joints:
+                self.odd.append(f"joint '{j.name}' mimics joint '{j.mimic.joint}', which is not "
+                                "declared: it is loaded as an independent joint")
+                j.mimic = None
         children: dict[str, list[up.Joint]] = {name: [] for name in self.links}
         for j in self.robot.joints:
             children[j.parent].append(j)
@@ -152,8 +191,6 @@ class _Builder:
             j = stack.pop()
             self._joint(j)
             stack.extend(reversed(children[j.child]))
-        if self.massless:
-            log.warning("links without <inertial> are massless: %s", ", ".join(self.massless))
         return self._assemble()
 
     def _root(self) -> str:
@@ -223,19 +260,14 @@ class _Builder:
                           dtype=float)
         _finite(Ic, f"the inertia of link '{link}'")
         ev = np.linalg.eigvalsh(Ic)
-        tol = 1e-6 * max(float(np.abs(ev).max()), 1e-12)
+        tol = 1e-6 * float(np.abs(ev).max()) + 1e-12
+        moments = f"principal moments {ev[0]:.3g}, {ev[1]:.3g}, {ev[2]:.3g} kg m^2"
         if ev[0] < -tol:
-            raise URDFError(
-                f"link '{link}' has an inertia with a negative principal moment "
-                f"({ev[0]:.6g}): the inertia matrix must be positive semi-definite"
-            )
-        if ev[2] > ev[0] + ev[1] + tol:
-            # Real vendor URDFs do this (ANYmal C's depth camera); the dynamics stay well
-            # defined as long as the matrix is positive semi-definite, so only warn.
-            log.warning(
-                "link '%s' has principal moments %.6g, %.6g, %.6g that break the triangle "
-                "inequality (largest <= sum of the other two): no solid body has this inertia",
-                link, ev[0], ev[1], ev[2])
+            self.odd.append(f"link '{link}' has an inertia that is not positive semi-definite "
+                            f"({moments})")
+        elif ev[2] > ev[0] + ev[1] + tol:
+            self.odd.append(f"link '{link}' has {moments}, which break the triangle "
+                            "inequality (the largest must not exceed the sum of the others)")
         R, c = _origin(inertial)
         _finite(c, f"the <inertial><origin> of link '{link}'")
         return spatial_inertia(m, c, R @ Ic @ R.T)

@@ -498,3 +498,34 @@ def test_outputs_at_todays_stamps_are_exact(ros: None, probe: Probe, tmp_path: P
                                                         np.zeros(7)), rtol=0, atol=1e-11)
     finally:
         print(node.stop())
+
+
+def test_urdf_warnings_reach_rosout(ros: None, probe: Probe, tmp_path: Path) -> None:
+    """What is odd in a URDF is said through the node's logger, so on /rosout (it went to
+    Python's stderr, where nothing in ROS sees it)."""
+    from rcl_interfaces.msg import Log
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    noisy = ARM.read_text().replace(  # the tool's inertia, as a CAD export can leave it
+        'ixx="0.000426667" ixy="0" ixz="0" iyy="0.000426667" iyz="0" izz="0.000426667"',
+        'ixx="1e-7" ixy="5e-8" ixz="0" iyy="1e-8" iyz="0" izz="1e-7"')
+    assert noisy != ARM.read_text()
+    logs = probe.listen(Log, "/rosout", QoSProfile(
+        depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    params = params_file(tmp_path / "p.yaml", "/noisy/rbd_dynamics", {"robot_description": noisy})
+    node = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/noisy", "--params-file",
+                       str(params))
+    try:
+        def warned() -> bool:
+            return any(m.name == "noisy.rbd_dynamics" and m.level == Log.WARN
+                       and "link 'tool' has an inertia that is not positive semi-definite"
+                       in m.msg for m in logs)
+
+        assert probe.spin_until(warned, 60.0), [m.msg for m in logs]
+        res = probe.call(GravityTorques, "/noisy/rbd_dynamics/gravity_torques",
+                         GravityTorques.Request(joint_names=NAMES, positions=list(Q)))
+        assert res.success  # loaded as given
+    finally:
+        out = node.stop()
+    assert "Traceback" not in out
