@@ -93,7 +93,7 @@ def test_cad_noise_loads_as_given_with_one_warning_and_strict_refuses(
                  "independent joint"):
         assert what in warnings[0]
     assert m.joint_names == ["j1", "j2"] and not m.mimic_joint_names
-    with pytest.raises(URDFError, match="refused in strict mode: joint 'j2'.*link 'antenna'.*link 'b'"):
+    with pytest.raises(URDFError, match=r"refused in strict mode: joint 'j2'.*link 'antenna'.*link 'b'"):
         load_urdf_string(text, strict=True)
 
 
