@@ -31,5 +31,23 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sha" ]; then
         pip_install --no-deps --no-build-isolation --force-reinstall ./rbd_ros_interfaces
     echo "$sha" > "$stamp"
 fi
-"$VENV/bin/python" -c "import rbd_ros.dynamics, rbd_ros_interfaces.srv" \
+# what `ros2 run` and `ros2 launch` look for under the prefix, which an editable install does
+# not write: the ament index marker, share/rbd_ros (setup.py's data_files) and the nodes'
+# executables in lib/rbd_ros
+rm -rf "$prefix/share/rbd_ros" "$prefix/lib/rbd_ros"
+"$VENV/bin/python" setup.py -q install_data --install-dir "$prefix" > /dev/null 2>&1
+mkdir -p "$prefix/lib/rbd_ros"
+for exe in $("$VENV/bin/python" -c "from importlib.metadata import entry_points
+print(*(e.name for e in entry_points(group='console_scripts') if e.value.startswith('rbd_ros.nodes')))"); do
+    cp "$VENV/bin/$exe" "$prefix/lib/rbd_ros/"
+done
+# `source .venv/bin/activate` also puts the venv on the ament index, for the ros2 CLI
+grep -q AMENT_PREFIX_PATH "$VENV/bin/activate" || cat >> "$VENV/bin/activate" <<'ENV'
+# rbd_ros: the venv is a ROS prefix (ros2 run / ros2 launch rbd_ros ...)
+export AMENT_PREFIX_PATH="$VIRTUAL_ENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+ENV
+AMENT_PREFIX_PATH="$prefix" "$VENV/bin/python" -c "
+import rbd_ros.dynamics, rbd_ros_interfaces.srv
+from ament_index_python import get_package_share_directory as share
+assert share('rbd_ros') == '$prefix/share/rbd_ros'" \
     || { echo "error: set-up failed" >&2; exit 1; }

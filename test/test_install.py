@@ -1,0 +1,77 @@
+"""What a ROS user installs, a ROS user can launch: the set-up makes the venv a ROS prefix
+(ament index marker, share/rbd_ros, lib/rbd_ros executables), as colcon's install space is."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rosutil import Probe, params_file
+
+from rbd_ros.dynamics import Data, gravity, load_urdf
+from rbd_ros.launch_support import robot_description
+from rbd_ros.robots import ARM
+from rbd_ros_interfaces.srv import GravityTorques
+
+
+@pytest.fixture
+def ament(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AMENT_PREFIX_PATH", sys.prefix)
+
+
+def test_the_package_share_resolves_through_the_ament_index(ament: None) -> None:
+    from ament_index_python import get_package_prefix, get_package_share_directory
+
+    share = Path(get_package_share_directory("rbd_ros"))
+    assert share == Path(sys.prefix) / "share" / "rbd_ros"
+    for f in ("package.xml", "launch/dynamics.launch.py", "launch/floating_base.launch.py",
+              "config/dynamics.yaml", "config/floating_base.yaml", "urdf/arm7.urdf"):
+        assert (share / f).is_file(), f
+    lib = Path(get_package_prefix("rbd_ros")) / "lib" / "rbd_ros"
+    for exe in ("dynamics_node", "floating_base_node", "simulator_node"):
+        assert os.access(lib / exe, os.X_OK), exe
+
+
+def test_the_node_starts_through_its_lib_executable(ament: None, probe: Probe,
+                                                    tmp_path: Path) -> None:
+    """As `ros2 run rbd_ros dynamics_node --ros-args --params-file <share>/config/...` does."""
+    from ament_index_python import get_package_prefix, get_package_share_directory
+
+    exe = Path(get_package_prefix("rbd_ros")) / "lib" / "rbd_ros" / "dynamics_node"
+    config = Path(get_package_share_directory("rbd_ros")) / "config" / "dynamics.yaml"
+    urdf = params_file(tmp_path / "urdf.yaml", "/installed/rbd_dynamics",
+                       {"robot_description": ARM.read_text()})
+    proc = subprocess.Popen([str(exe), "--ros-args", "-r", "__ns:=/installed", "--params-file",
+                             str(config), "--params-file", str(urdf)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        q = [0.1, 0.5, -0.2, -1.1, 0.3, 0.8, -0.4]
+        res = probe.call(GravityTorques, "/installed/rbd_dynamics/gravity_torques",
+                         GravityTorques.Request(joint_names=[f"joint{k}" for k in range(1, 8)],
+                                                positions=q), timeout=60)
+        assert res.success, res.message
+        m = load_urdf(ARM)
+        np.testing.assert_allclose(res.efforts, gravity(m, Data(m), np.array(q)), atol=1e-12)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate(timeout=15)[0]
+    assert proc.returncode == 0 and "Traceback" not in out, out
+
+
+def test_a_xacro_description_file_is_expanded(tmp_path: Path) -> None:
+    """description_file:=robot.urdf.xacro in the launch files (xacro is a requirement)."""
+    xacro = tmp_path / "arm.urdf.xacro"
+    xacro.write_text(ARM.read_text().replace(
+        "<robot ", '<robot xmlns:xacro="http://www.ros.org/wiki/xacro" ', 1).replace(
+        '<mass value="0.4"/>', '<xacro:property name="tool_mass" value="0.8"/>'
+                               '<mass value="${tool_mass / 2}"/>'))
+    [params] = robot_description(str(xacro))
+    from rbd_ros.dynamics import load_urdf_string
+
+    assert load_urdf_string(params["robot_description"]).total_mass == \
+        pytest.approx(load_urdf(ARM).total_mass)
