@@ -65,6 +65,9 @@ def load_urdf_string(xml: str, floating_base: bool = False, strict: bool = False
         log.debug("urdf-parser-py: %s", note)
     builder = _Builder(robot, floating_base)
     model = builder.build()
+    if model.nv and model.total_mass == 0.0:
+        builder.odd.append("no link has an <inertial>: every torque is zero and forward "
+                           "dynamics is undefined (a kinematics-only description)")
     if builder.odd:
         text = "; ".join(builder.odd)
         if strict:
@@ -101,6 +104,11 @@ def _check_xml(xml: str) -> ET.Element:
         raise URDFError(f"the URDF is not well-formed XML: {e}") from None
     if root.tag != "robot":
         raise URDFError(f"the URDF's top element is <{root.tag}>, expected <robot>")
+    if any(el.tag.startswith("{") and "xacro" in el.tag or
+           any("${" in v or "$(" in v for v in el.attrib.values()) for el in root.iter()):
+        raise URDFError("this is xacro, not URDF (it has xacro:, ${...} or $(...)): expand it "
+                        "first (xacro robot.urdf.xacro > robot.urdf), or give the launch "
+                        "files description_file:=robot.urdf.xacro")
     names: dict[str, set[str]] = {"link": set(), "joint": set()}
     for el in root:
         if el.tag in names:

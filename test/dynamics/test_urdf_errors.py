@@ -19,6 +19,9 @@ GOOD_LINKS = link("base") + link("a", 1.0, inertia=BOX) + link("b", 1.0, inertia
     ("<robot name='x'><link name='a'>", "not well-formed XML"),
     ("<model name='x'/>", r"top element is <model>, expected <robot>"),
     ("<robot name='x'/>", "declares no <link>"),
+    ('<robot name="x" xmlns:xacro="http://www.ros.org/wiki/xacro"><xacro:include filename="a"/>'
+     '</robot>', "this is xacro, not URDF"),
+    ('<robot name="x"><link name="${prefix}base"/></robot>', "this is xacro, not URDF"),
     (robot(GOOD_LINKS, joint("j", "revolute", "base", "a")), r"2 root links \(base, b\)"),
     (robot(GOOD_LINKS, joint("j1", "revolute", "base", "a"), joint("j2", "revolute", "b", "a"),
            joint("j3", "revolute", "base", "b")), "link 'a' is the child of two joints"),
@@ -107,3 +110,14 @@ def test_parts_the_dynamics_do_not_read_cannot_stop_a_robot_from_loading() -> No
         '<link name="a">', '<link name="a"><visual><geometry><box size="1 1 1"/></geometry>'
                            '<material name="n"><texture/></material></visual>')
     assert load_urdf_string(text).joint_names == ["j1"]
+
+
+def test_a_robot_without_any_mass_is_warned(caplog: pytest.LogCaptureFixture) -> None:
+    """Kinematics-only descriptions (MoveIt's panda, several industrial arms) load, but every
+    torque is zero: said in the warning, refused in strict mode."""
+    text = robot(link("base"), link("a"), joint("j1", "revolute", "base", "a"))
+    with caplog.at_level(logging.WARNING, logger="rbd_ros.dynamics"):
+        load_urdf_string(text)
+    assert "no link has an <inertial>: every torque is zero" in caplog.text
+    with pytest.raises(URDFError, match="no link has an <inertial>"):
+        load_urdf_string(text, strict=True)
