@@ -104,7 +104,7 @@ def _check_xml(xml: str) -> ET.Element:
         raise URDFError(f"the URDF is not well-formed XML: {e}") from None
     if root.tag != "robot":
         raise URDFError(f"the URDF's top element is <{root.tag}>, expected <robot>")
-    if any(el.tag.startswith("{") and "xacro" in el.tag or
+    if any((el.tag.startswith("{") and "xacro" in el.tag) or
            any("${" in v or "$(" in v for v in el.attrib.values()) for el in root.iter()):
         raise URDFError("this is xacro, not URDF (it has xacro:, ${...} or $(...)): expand it "
                         "first (xacro robot.urdf.xacro > robot.urdf), or give the launch "
