@@ -20,6 +20,9 @@ setup(
     ],
     python_requires=">=3.10",
     install_requires=["setuptools", "numpy", "numba", "urdf-parser-py"],
+    # colcon test runs pytest only when the package names it (else unittest: "Ran 0 tests")
+    extras_require={"test": ["pytest"]},
+    tests_require=["pytest"],
     zip_safe=False,
     maintainer="rbd_ros developers",
     maintainer_email="rbd-ros@example.com",

@@ -7,8 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .bag.analyze import BagError
-from .bag.writers import OutputError
+from .bag.errors import BagError, OutputError, missing_extra
 from .dynamics import Data, RbdError, gravity, load_urdf
 from .robots import ARM, QUADRUPED
 
@@ -126,6 +125,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except (RbdError, BagError, OutputError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as e:
+        why = missing_extra(e)
+        if why is None:
+            raise
+        print(f"error: rbd-ros {args.command}: {why}", file=sys.stderr)
         return 2
 
 

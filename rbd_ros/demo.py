@@ -289,8 +289,7 @@ def run_quadruped() -> int:
     from sensor_msgs.msg import Imu, JointState
     from std_msgs.msg import String
 
-    from rbd_ros_interfaces.msg import ActiveContacts  # type: ignore[attr-defined]
-
+    from .nodes.interfaces import ActiveContacts
     from .robots import QUADRUPED
 
     config = str(Path(__file__).resolve().parents[1] / "config" / "floating_base.yaml")

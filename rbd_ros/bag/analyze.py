@@ -31,17 +31,14 @@ from numpy.typing import NDArray
 from ..dynamics import Model, aba_batch, load_urdf, load_urdf_string, rnea_batch
 from ..dynamics.model import F64
 from .cdr import decode, decode_arrays
+from .errors import BagError, OutputError
 from .readers import Batch, batches
-from .writers import OutputError, Writers, preload_pyplot
+from .writers import Writers, preload_pyplot
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 COMMAND_ARRAY = "std_msgs/msg/Float64MultiArray"
 STRING = "std_msgs/msg/String"
 PLOT_BUCKETS = 2_000  # the plots show each series' min and max in this many spans of time
-
-
-class BagError(ValueError):
-    """A recording that cannot be analysed; the text says why and what to change."""
 
 
 @dataclass

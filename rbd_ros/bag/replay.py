@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .analyze import BagError
+from .errors import BagError
 
 
 def message_class(msgtype: str) -> Any:

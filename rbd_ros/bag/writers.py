@@ -10,6 +10,7 @@ from numba import njit
 from numpy.typing import NDArray
 
 from .cdr import F64, layout
+from .errors import OutputError
 from .sink import Sink
 
 #: per-joint columns of the tables, in order
@@ -26,10 +27,6 @@ TOPICS = (
     ("/rbd/external_torques", "residual", "sensor_msgs/msg/JointState"),
     ("/rbd/predicted_accelerations", "qdd_predicted", "sensor_msgs/msg/JointState"),
 )
-
-
-class OutputError(RuntimeError):
-    """Writing the outputs failed (a full disk, a folder that cannot be written)."""
 
 
 class Writers:

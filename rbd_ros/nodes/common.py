@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import logging
 import math
 import sys
@@ -131,14 +132,15 @@ class _ToNodeLogger(logging.Handler):
 
 
 def _no_default_events(kind: str) -> Any:
-    """Event callbacks that switch rclpy's defaults off (rclpy from Iron on); None (the
-    defaults) where rclpy cannot."""
-    try:
-        from rclpy import event_handler
-
-        return getattr(event_handler, f"{kind}EventCallbacks")(use_default_callbacks=False)
-    except (ImportError, TypeError):  # Humble: rclpy.qos_event, always with the defaults
-        return None
+    """Event callbacks that switch rclpy's defaults off: rclpy.event_handler from Iron on,
+    rclpy.qos_event on Humble (both take use_default_callbacks)."""
+    for module in ("rclpy.event_handler", "rclpy.qos_event"):
+        try:
+            callbacks = getattr(importlib.import_module(module), f"{kind}EventCallbacks")
+            return callbacks(use_default_callbacks=False)
+        except (ImportError, AttributeError, TypeError):
+            continue
+    return None
 
 
 def run(node_class: Callable[[], Node], args: list[str] | None = None) -> int:

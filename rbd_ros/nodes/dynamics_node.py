@@ -42,15 +42,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rbd_ros_interfaces.srv import (  # type: ignore[attr-defined]
-    ForwardDynamics,
-    GravityTorques,
-    InverseDynamics,
-    MassMatrix,
-)
-
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
 from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns
+from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
 from .joint_states import JointStateError, JointStateMerger
 from .trajectory import Trajectory
 

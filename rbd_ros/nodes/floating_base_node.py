@@ -37,13 +37,11 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rbd_ros_interfaces.msg import ActiveContacts  # type: ignore[attr-defined]
-from rbd_ros_interfaces.srv import FloatingBaseDynamics  # type: ignore[attr-defined]
-
 from ..dynamics import Data, Model, RbdError, load_urdf_string
 from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics
 from .common import LATCHED, SENSOR, NodeBase, run
+from .interfaces import ActiveContacts, FloatingBaseDynamics
 from .joint_states import JointStateError, JointStateMerger
 
 

@@ -15,7 +15,8 @@ import pytest
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
-from rbd_ros.bag.analyze import BagError, Options, analyze
+from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.bag.errors import BagError
 from rbd_ros.robots import ARM
 
 TS = get_typestore(Stores.ROS2_HUMBLE)
@@ -329,7 +330,7 @@ def test_no_outputs_gives_the_summary_alone(tmp_path: Path, recording) -> None: 
 
 
 def test_output_errors_stop_the_analysis_with_the_reason(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
-    from rbd_ros.bag.writers import OutputError
+    from rbd_ros.bag.errors import OutputError
 
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
     out = tmp_path / "out"
@@ -339,7 +340,8 @@ def test_output_errors_stop_the_analysis_with_the_reason(tmp_path: Path, recordi
 
 
 def test_a_writer_that_dies_is_reported(tmp_path: Path) -> None:
-    from rbd_ros.bag.writers import COLUMNS, OutputError, Writers
+    from rbd_ros.bag.errors import OutputError
+    from rbd_ros.bag.writers import COLUMNS, Writers
 
     w = Writers(tmp_path, NAMES, ("parquet",), rows=100)
     cols = {"ns": np.arange(100, dtype=np.int64), **{c: np.zeros((100, 7)) for c in COLUMNS}}
