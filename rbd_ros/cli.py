@@ -49,7 +49,8 @@ def _analyze(args: argparse.Namespace) -> int:
     opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
                    command_topic=args.command_topic, command_joints=args.command_joints,
                    filter=args.filter, friction=args.friction, progress=not args.quiet,
-                   outputs=Options.outputs + ("csv",) * args.csv)
+                   outputs=Options.outputs + ("csv",) * args.csv,
+                   rename=tuple(args.rename), hold=_held(args.hold))
     # a folder of recordings: every bag in it (a folder with metadata.yaml, or an .mcap)
     folders = [Path(b) for b in args.bags]
     bags = [p for f in folders for p in
@@ -62,6 +63,15 @@ def _analyze(args: argparse.Namespace) -> int:
     for bag, summary in zip(bags, summaries, strict=True):
         print(f"{bag}:\n{summary.text()}\n")
     return 0
+
+
+def _held(items: list[str]) -> dict[str, float]:
+    from .joint_names import NameMap
+
+    try:
+        return NameMap.parse_held(items)
+    except ValueError as e:
+        raise BagError(str(e)) from None
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -98,6 +108,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     an.add_argument("--joint-states-topic", default="/joint_states")
     an.add_argument("--command-topic", help="commanded efforts: Float64MultiArray or JointState")
     an.add_argument("--command-joints", nargs="+", help="joint order of a Float64MultiArray")
+    an.add_argument("--rename", nargs="+", default=[], metavar="OLD=NEW",
+                    help="recorded joint names -> the URDF's; a trailing * maps a prefix: "
+                         "--rename 'fer_*=panda_*'")
+    an.add_argument("--hold", nargs="+", default=[], metavar="NAME=POSITION",
+                    help="joints the recording lacks (a gripper), held at this position")
     an.add_argument("--filter", choices=("central", "backward"), default="central",
                     help="accelerations by zero-phase central or causal backward differences")
     an.add_argument("--friction", action="store_true", help="model the URDF's joint friction")

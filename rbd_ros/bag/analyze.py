@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 
 from ..dynamics import Model, aba_batch, load_urdf, load_urdf_string, rnea_batch
 from ..dynamics.model import F64
+from ..joint_names import NameMap
 from .cdr import decode, decode_arrays
 from .errors import BagError, OutputError
 from .readers import Batch, batches
@@ -52,6 +53,15 @@ class Options:
     chunk: int = 10_000  # joint states read, computed and written at a time
     outputs: tuple[str, ...] = ("mcap", "parquet", "png")  # and "csv"
     progress: bool = True
+    rename: tuple[str, ...] = ()  # recorded joint names -> the model's: OLD=NEW, OLD_*=NEW_*
+    hold: dict[str, float] = field(default_factory=dict)  # joints not recorded: held here
+
+    @property
+    def names(self) -> NameMap:
+        try:
+            return NameMap(self.rename, self.hold)
+        except ValueError as e:
+            raise BagError(str(e)) from None
 
 
 @dataclass
@@ -139,6 +149,9 @@ class Analysis:
         self.carry: dict[str, Any] | None = None
         self.first = True
         self.last = np.full((3, len(self.names)), np.nan)  # last position, velocity, effort
+        self.rename = opts.names
+        for name, position in opts.hold.items():  # carried into every message, never named
+            self.last[:2, self.col[name]] = position, 0.0
         self.stride = max(1, total // PLOT_BUCKETS)
         self.plot: list[F64] = []
         # no outputs (a summary only): no writer process either
@@ -155,7 +168,7 @@ class Analysis:
         vals = np.full((3, n, nj), np.nan)
         for g in decode(js.data, js.offsets):
             ns[g.index] = g.stamps
-            keep, target = _columns(g.names, self.col)
+            keep, target = _columns(self.rename.names(g.names), self.col)
             at = slice(None) if g.index.size == n else g.index[:, None]
             for f, arr in enumerate((g.position, g.velocity, g.effort)):
                 if arr.shape[1]:
@@ -334,6 +347,7 @@ def _commands(reader: Any, batch: Batch, conns: list[Any], model: Model, opts: O
     names = model.state_joint_names
     col = {n: i for i, n in enumerate(names)}
     order = np.array([col[n] for n in (opts.command_joints or names)])
+    rename = opts.names
     out = np.full((len(batch), len(names)), np.nan)
     arrays = np.isin(batch.conn, [c.id for c in conns if c.msgtype == COMMAND_ARRAY])
     for kind in (True, False):
@@ -355,7 +369,7 @@ def _commands(reader: Any, batch: Batch, conns: list[Any], model: Model, opts: O
             for g in decode(part.data, part.offsets):
                 if g.effort.shape[1] != len(g.names):
                     continue  # a JointState without efforts commands nothing
-                keep, target = _columns(g.names, col)
+                keep, target = _columns(rename.names(g.names), col)
                 out[idx[g.index, None], target] = g.effort[:, keep]
     return out
 
@@ -392,7 +406,7 @@ def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
                 raise BagError(f"no topic {opts.command_topic} in the recording; topics: "
                                f"{sorted(topics)}")
         model = _model(reader, opts)
-        _check_names(reader, js, model)
+        _check_names(reader, js, model, opts, warnings)
         out_dir.mkdir(parents=True, exist_ok=True)
         total = sum(c.msgcount for c in js)
         analysis = Analysis(model, out_dir, opts, total)
@@ -452,16 +466,28 @@ def _model(reader, opts: Options) -> Model:
     raise BagError("no URDF: give one with --urdf, or record the /robot_description topic")
 
 
-def _check_names(reader, conns, model: Model) -> None:
-    """The model's joints must all appear in the recording: say which names differ."""
+def _check_names(reader, conns, model: Model, opts: Options, warnings: list[str]) -> None:
+    """The model's joints must all appear in the recording (renamed), or be held: say which
+    names differ and how to map them."""
     batch = next(batches(reader, conns, 200, ordered=False), None)  # every publisher's
-    recorded = {n for g in (decode(batch.data, batch.offsets) if batch else []) for n in g.names}
+    rename = opts.names
+    recorded = {rename(n) for g in (decode(batch.data, batch.offsets) if batch else [])
+                for n in g.names}
     wanted = set(model.state_joint_names)
-    missing = sorted(wanted - recorded)
+    unknown_held = sorted(set(opts.hold) - wanted)
+    if unknown_held:
+        raise BagError(f"held joints {unknown_held} are not joints of the model "
+                       f"{sorted(wanted)}")
+    missing = sorted(wanted - recorded - set(opts.hold))
     if missing:
         extra = sorted(recorded - wanted - {j.name for j in model.joints})
         raise BagError(f"the URDF does not match the recorded joint names: the model's {missing} "
-                       f"are not recorded; recorded names the model lacks: {extra}")
+                       f"are not recorded; recorded names the model lacks: {extra}. "
+                       f"{rename.hint().capitalize()}: --rename, --hold")
+    held = sorted(set(opts.hold) - recorded)
+    if held:
+        warnings.append("joints not recorded, held at a fixed position at rest: "
+                        + ", ".join(f"{n} = {opts.hold[n]:g}" for n in held))
 
 
 def _one(args: tuple[Path, Path, Options]) -> Summary:

@@ -59,6 +59,33 @@ class NodeBase(Node):
         return self.create_subscription(msg_type, topic, callback, qos,
                                         event_callbacks=_no_default_events("Subscription"))
 
+    def declare_joint_names(self) -> None:
+        """Parameters that map a driver's joint names to the model's (read-only)."""
+        from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+        from rclpy.parameter import Parameter
+
+        for name, kind, text in (
+                ("joint_rename", ParameterType.PARAMETER_STRING_ARRAY,
+                 "joint_states names -> the model's: OLD=NEW, or OLD_*=NEW_* for a prefix"),
+                ("held_joints", ParameterType.PARAMETER_STRING_ARRAY,
+                 "joints no joint_states message carries, held at held_positions"),
+                ("held_positions", ParameterType.PARAMETER_DOUBLE_ARRAY,
+                 "one per held joint")):
+            self.declare_parameter(name, Parameter.Type(kind), ParameterDescriptor(
+                type=kind, read_only=True, description=text))
+        self.name_map()  # a bad rule stops the node with its reason
+
+    def name_map(self) -> Any:
+        from ..joint_names import NameMap
+
+        held = list(self.param("held_joints") or [])
+        positions = list(self.param("held_positions") or [])
+        if len(held) != len(positions):
+            raise ValueError(f"held_joints has {len(held)} names, held_positions "
+                             f"{len(positions)} values: give one position per joint")
+        return NameMap(list(self.param("joint_rename") or []), dict(zip(held, positions,
+                                                                         strict=True)))
+
     def param(self, name: str) -> Any:
         """A parameter's value; None for a typed parameter nobody has set."""
         try:

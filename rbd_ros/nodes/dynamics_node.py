@@ -43,6 +43,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
+from ..joint_names import NameMap
 from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
 from .joint_states import JointStateError, JointStateMerger
@@ -54,10 +55,10 @@ QOS_CHOICES = ("sensor_data", "reliable")
 class Live:
     """Everything that depends on the model; replaced whole when the model changes."""
 
-    def __init__(self, model: Model, joints: Sequence[str]) -> None:
+    def __init__(self, model: Model, joints: Sequence[str], names: NameMap) -> None:
         self.model = model
         self.data = Data(model)
-        self.merger = JointStateMerger(model)
+        self.merger = JointStateMerger(model, names)
         self.index = self.merger.joints
         self.names = list(self.index.names)  # output order of the JointState topics
         self.out_v = np.array([self.index.index[n] for n in self.names], dtype=np.int64)
@@ -110,6 +111,7 @@ class DynamicsNode(NodeBase):
         d("friction", False, ParameterDescriptor(
             type=ParameterType.PARAMETER_BOOL,
             description="add the URDF's joint friction to every torque the node computes"))
+        self.declare_joint_names()
         self._check_startup()
         self.friction = bool(self.param("friction"))
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -231,7 +233,8 @@ class DynamicsNode(NodeBase):
 
     def _swap(self, model: Model, joints: list[str] | None) -> None:
         old = self.live
-        live = Live(model, joints if joints is not None else (old.joints if old else []))
+        live = Live(model, joints if joints is not None else (old.joints if old else []),
+                    self.name_map())
         if old is not None and old.model.nv == model.nv and old.names == live.names:
             live.merger = old.merger  # keep the measured state across a gravity change
             live.command, live.trajectory = old.command, old.trajectory

@@ -48,11 +48,11 @@ from .joint_states import JointStateError, JointStateMerger
 class Live:
     """Everything that depends on the model and the contact set; replaced whole."""
 
-    def __init__(self, model: Model, contacts: list[Contact], mu: float) -> None:
+    def __init__(self, model: Model, contacts: list[Contact], mu: float, names: Any) -> None:
         check_contacts(model, contacts, mu)
         self.model, self.contacts, self.mu = model, contacts, mu
         self.data = Data(model)
-        self.merger = JointStateMerger(model)
+        self.merger = JointStateMerger(model, names)
         self.names = self.merger.joints.names
         self.v_index = np.array([self.merger.joints.index[n] for n in self.names])
         self.base_link = model.body_names[0]
@@ -88,6 +88,7 @@ class FloatingBaseNode(NodeBase):
             type=ParameterType.PARAMETER_DOUBLE_ARRAY, description="world frame, m/s^2"))
         d("world_frame", "odom", ParameterDescriptor(
             type=ParameterType.PARAMETER_STRING, description="frame_id of world outputs"))
+        self.declare_joint_names()
         self.live: Live | None = None
         self.urdf: str | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -133,7 +134,10 @@ class FloatingBaseNode(NodeBase):
         with self.core_log():
             model = load_urdf_string(urdf, floating_base=True).with_gravity(gravity)
         contacts, mu = self._contacts(overrides)
-        return Live(model, contacts, mu)
+        try:
+            return Live(model, contacts, mu, self.name_map())
+        except JointStateError as e:
+            raise RbdError(str(e)) from None
 
     def _install(self, urdf: str, source: str) -> None:
         try:

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..dynamics import Model
 from ..dynamics.model import F64
+from ..joint_names import NameMap
 
 #: names seen, message rows, v indices, q indices (index arrays, or slices when the message
 #: names every joint in model order)
@@ -144,9 +145,10 @@ class JointIndex:
 
 
 class JointStateMerger:
-    """The latest position, velocity and effort of every joint, merged from messages."""
+    """The latest position, velocity and effort of every joint, merged from messages whose
+    names ``names`` maps to the model's (joints it holds count as seen, at their position)."""
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, names: NameMap | None = None) -> None:
         self.joints = JointIndex(model)
         self.model = model
         self.q = model.neutral()
@@ -163,6 +165,14 @@ class JointStateMerger:
         for j in model.joints:
             if j.idx_v >= 0 and j.nv > 1:
                 self.seen[j.idx_v : j.idx_v + j.nv] = True
+        self.names = names or NameMap()
+        unknown = sorted(set(self.names.held) - set(self.joints.index))
+        if unknown:
+            raise JointStateError(f"held joints {unknown} are not joints of the model "
+                                  f"{self.joints.names}")
+        for name, position in self.names.held.items():
+            i = self.joints.index[name]
+            self.q[self.joints.q_index(i)], self.seen[i] = position, True
 
     @property
     def ready(self) -> bool:
@@ -173,10 +183,10 @@ class JointStateMerger:
 
     def _plan(self, names: Sequence[str]) -> Plan:
         """How a message with these names maps to the model (cached: drivers repeat them)."""
-        key = tuple(names)
-        cached = self._plans.get(key)
+        cached = self._plans.get(tuple(names))
         if cached is not None:
             return cached
+        key = self.names.names(names)
         if len(set(key)) != len(key):
             raise JointStateError(f"joint names repeat within the message: {_repeated(key)}")
         index, mimic = self.joints.index, self.joints.mimic
@@ -197,7 +207,7 @@ class JointStateMerger:
             qi = self.joints.q_index(cols)
         plan: Plan = (update, rows, cols, qi)
         if len(self._plans) < 64:
-            self._plans[key] = plan
+            self._plans[tuple(names)] = plan
         return plan
 
     def update(self, stamp: int, names: Sequence[str], positions: Sequence[float],

@@ -383,3 +383,47 @@ def test_residual_statistics_and_plot_envelope() -> None:
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(env, np.column_stack([np.fmin.reduceat(series, starts),
                                                             np.fmax.reduceat(series, starts)]))
+
+
+def test_recorded_names_are_mapped_and_missing_joints_held(tmp_path: Path) -> None:
+    """A Franka recording names its joints fer_joint1..7 and has no gripper; the common panda
+    URDF says panda_joint1..7 plus a finger joint. Refused with what to do, then analysed with
+    a prefix rename and the finger held: gravity equals Pinocchio's on the panda."""
+    from pinref import ROBOTS, PinRef
+
+    from rbd_ros.dynamics import load_urdf
+
+    urdf = ROBOTS / "panda_description/urdf/panda.urdf"
+    model = load_urdf(urdf)
+    assert model.state_joint_names == [f"panda_joint{k}" for k in range(1, 8)] + \
+        ["panda_finger_joint1"]
+    rng = np.random.default_rng(3)
+    lo = np.array([j.lower for j in model.joints if j.idx_v >= 0])[:7]
+    hi = np.array([j.upper for j in model.joints if j.idx_v >= 0])[:7]
+    q = rng.uniform(lo, hi, (50, 7))
+    JS, Header = TS.types["sensor_msgs/msg/JointState"], TS.types["std_msgs/msg/Header"]
+    Time = TS.types["builtin_interfaces/msg/Time"]
+    bag = tmp_path / "franka"
+    with Writer(bag, version=8, storage_plugin=StoragePlugin.SQLITE3) as w:
+        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
+        for k in range(len(q)):
+            ns = 1_700_000_000 * 10**9 + k * 1_000_000
+            msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
+                     name=[f"fer_joint{i}" for i in range(1, 8)], position=q[k].copy(),
+                     velocity=np.zeros(7), effort=np.zeros(7))
+            w.write(js, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+    with pytest.raises(BagError, match=r"fer_\*=panda_\*"):
+        analyze([bag], tmp_path / "refused", Options(urdf=urdf, progress=False, outputs=()))
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--urdf",
+                        str(urdf), "--out", str(out), "--quiet", "--rename", "fer_*=panda_*",
+                        "--hold", "panda_finger_joint1=0.02"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "held at a fixed position at rest: panda_finger_joint1 = 0.02" in r.stdout
+    table = pq.read_table(out / "analysis.parquet").to_pydict()
+    ref = PinRef(model, str(urdf), False)
+    for k in range(len(q)):
+        want = ref.gravity(np.r_[q[k], 0.02])
+        got = [table[f"gravity_{n}"][k] for n in model.state_joint_names]
+        np.testing.assert_allclose(got, want, atol=1e-9)

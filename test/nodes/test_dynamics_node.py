@@ -529,3 +529,31 @@ def test_urdf_warnings_reach_rosout(ros: None, probe: Probe, tmp_path: Path) -> 
     finally:
         out = node.stop()
     assert "Traceback" not in out
+
+
+def test_a_drivers_names_are_mapped_and_missing_joints_held(ros: None, probe: Probe,
+                                                             tmp_path: Path) -> None:
+    """joint_rename maps a driver's names (a prefix here) to the URDF's; held_joints stands in
+    for a joint no message carries."""
+    params = params_file(tmp_path / "p.yaml", "/map/rbd_dynamics", {
+        "robot_description": ARM.read_text(), "joint_rename": ["fer_joint*=joint*"],
+        "held_joints": ["joint7"], "held_positions": [0.3]})
+    node = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/map", "--params-file",
+                       str(params))
+    try:
+        grav = probe.listen(JointState, "/map/rbd_dynamics/gravity_torques")
+        pub = probe.node.create_publisher(JointState, "/map/joint_states", SENSOR)
+        msg = JointState(name=[f"fer_joint{k}" for k in range(1, 7)], position=list(Q[:6]))
+
+        def send() -> bool:
+            pub.publish(msg)
+            return bool(grav)
+
+        assert probe.spin_until(send, 60.0)
+        np.testing.assert_allclose(by_name(grav[-1]), gravity(MODEL, DATA, np.r_[Q[:6], 0.3]),
+                                   atol=1e-12)
+    finally:
+        print(node.stop())
+    bad = NodeProcess("rbd_ros.nodes.dynamics_node", "-p", "joint_rename:=['fer_*=panda']")
+    out = bad.proc.communicate(timeout=60)[0]
+    assert bad.proc.returncode == 2 and "write OLD=NEW, or OLD_*=NEW_*" in out, out
