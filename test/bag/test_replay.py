@@ -47,8 +47,8 @@ def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
         player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
                                    "--delay", "20",
                                    "--topics", "/joint_states", "/effort_commands",
-                                   "--rate", "0.5"])
-        probe.spin_until(lambda: player.poll() is not None, 30.0)
+                                   "--rate", "0.1"])  # the probe keeps up on a busy machine
+        probe.spin_until(lambda: player.poll() is not None, 90.0)
         probe.spin_for(1.0)
         assert player.returncode == 0
     finally:
