@@ -22,7 +22,6 @@ setup(
     install_requires=["setuptools", "numpy", "numba", "urdf-parser-py"],
     # colcon test runs pytest only when the package names it (else unittest: "Ran 0 tests")
     extras_require={"test": ["pytest"]},
-    tests_require=["pytest"],
     zip_safe=False,
     maintainer="rbd_ros developers",
     maintainer_email="rbd-ros@example.com",

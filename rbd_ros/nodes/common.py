@@ -8,6 +8,7 @@ import gc
 import importlib
 import logging
 import math
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -195,6 +196,9 @@ def run(node_class: Callable[[], Node], args: list[str] | None = None) -> int:
         if rclpy.ok():
             raise
     finally:
+        # a terminal's Ctrl-C under `ros2 launch` reaches the node twice (from the terminal and
+        # from launch): the second must not interrupt the teardown with a traceback
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0

@@ -58,6 +58,9 @@ class SimulatorNode(NodeBase):
         rate = float(self.param("rate"))
         if not (math.isfinite(rate) and 1.0 <= rate <= 100_000.0):
             raise ValueError(f"rate must be 1 to 100000 steps per second, got {rate}")
+        if not self.param("robot_description"):
+            raise ValueError("set the robot_description parameter to the robot's URDF "
+                             "(-p robot_description:=... or a --params-file)")
         with self.core_log():
             self.model = load_urdf_string(self.param("robot_description"))
         if self.model.has_free_flyer:

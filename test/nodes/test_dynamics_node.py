@@ -557,3 +557,18 @@ def test_a_drivers_names_are_mapped_and_missing_joints_held(ros: None, probe: Pr
     bad = NodeProcess("rbd_ros.nodes.dynamics_node", "-p", "joint_rename:=['fer_*=panda']")
     out = bad.proc.communicate(timeout=60)[0]
     assert bad.proc.returncode == 2 and "write OLD=NEW, or OLD_*=NEW_*" in out, out
+
+
+def test_a_double_ctrl_c_ends_the_node_quietly(ros: None) -> None:
+    """Ctrl-C in a terminal running `ros2 launch` reaches the node twice (the terminal's
+    process group, then launch): the teardown must not end in a KeyboardInterrupt traceback."""
+    import signal
+    import time
+
+    node = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/twice")
+    time.sleep(3.0)
+    node.proc.send_signal(signal.SIGINT)
+    time.sleep(0.02)
+    node.proc.send_signal(signal.SIGINT)
+    out = node.proc.communicate(timeout=30)[0]
+    assert node.proc.returncode == 0 and "Traceback" not in out, out
