@@ -46,7 +46,7 @@ from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_stri
 from ..joint_names import NameMap
 from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
-from .joint_states import JointStateError, JointStateMerger
+from .joint_states import JointStateError, JointStateMerger, ordered_efforts
 from .trajectory import Trajectory
 
 QOS_CHOICES = ("sensor_data", "reliable")
@@ -266,25 +266,17 @@ class DynamicsNode(NodeBase):
         live = self.live
         if live is None:
             return
-        data = np.asarray(msg.data, dtype=np.float64)
-        if data.shape != (len(live.joints),) or not np.all(np.isfinite(data)):
-            self.warn("bad_command", f"dropped effort_commands: expected {len(live.joints)} "
-                                      f"finite efforts in the order {live.joints}, got "
-                                      f"{len(data)}")
-            return
-        live.command[live.joints_v] = data
+        try:
+            live.command[live.joints_v] = ordered_efforts(msg.data, live.joints)
+        except JointStateError as e:
+            self.warn("bad_command", f"dropped effort_commands: {e}")
 
     def _on_command_states(self, msg: JointState) -> None:
         live = self.live
         if live is None:
             return
         try:
-            idx = live.index.order(msg.name)
-            if len(msg.effort) != len(idx):
-                raise JointStateError(f"{len(msg.effort)} efforts for {len(idx)} names")
-            eff = np.asarray(msg.effort, dtype=np.float64)
-            if not np.all(np.isfinite(eff)):
-                raise JointStateError("an effort is NaN or inf")
+            idx, eff = live.index.efforts(msg.name, msg.effort)
         except JointStateError as e:
             self.warn("bad_command", f"dropped effort_command_states: {e}")
             return

@@ -62,6 +62,15 @@ def _values(name: str, values: Sequence[float], n: int) -> F64 | None:
     return a
 
 
+def ordered_efforts(data: Sequence[float], joints: Sequence[str]) -> F64:
+    """Commanded efforts in the order ``joints`` (effort_commands, a Float64MultiArray)."""
+    a = np.asarray(data, dtype=np.float64)
+    if a.shape != (len(joints),) or not np.all(np.isfinite(a)):
+        raise JointStateError(f"expected {len(joints)} finite efforts in the order "
+                              f"{list(joints)}, got {len(a)}")
+    return a
+
+
 class JointIndex:
     """Maps joint names to the model's velocity indices (1-DOF independent joints)."""
 
@@ -95,6 +104,16 @@ class JointIndex:
         if len(set(names)) != len(names):
             raise JointStateError(f"joint names repeat: {_repeated(names)}")
         return [self.index[n] for n in names]
+
+    def efforts(self, names: Sequence[str], efforts: Sequence[float]) -> tuple[list[int], F64]:
+        """Commanded efforts by name (effort_command_states): velocity indices and values."""
+        idx = self.order(names)
+        if len(efforts) != len(idx):
+            raise JointStateError(f"{len(efforts)} efforts for {len(idx)} names")
+        eff = np.asarray(efforts, dtype=np.float64)
+        if not np.all(np.isfinite(eff)):
+            raise JointStateError("an effort is NaN or inf")
+        return idx, eff
 
     def full_state(self, names: Sequence[str], positions: Sequence[float],
                    **arrays: Sequence[float]) -> tuple[list[str], list[int], F64, list[F64]]:

@@ -30,7 +30,7 @@ from std_msgs.msg import Float64MultiArray
 
 from ..dynamics import Data, RbdError, aba, integrate, load_urdf_string
 from .common import NodeBase, run, stamp_ns
-from .joint_states import JointIndex, JointStateError
+from .joint_states import JointIndex, JointStateError, ordered_efforts
 
 REPUBLISH_S = 0.1  # lockstep: the current state again after this long without a command
 
@@ -104,20 +104,16 @@ class SimulatorNode(NodeBase):
         return self.t0 + self.k * self.dt_ns
 
     def _on_command(self, msg: Float64MultiArray) -> None:
-        data = np.asarray(msg.data, dtype=np.float64)
-        if data.shape != (len(self.joints),) or not np.all(np.isfinite(data)):
-            self.warn("bad_command", f"dropped effort_commands: expected {len(self.joints)} "
-                                     f"finite efforts in the order {self.joints}, got "
-                                     f"{len(data)}")
+        try:
+            efforts = ordered_efforts(msg.data, self.joints)
+        except JointStateError as e:
+            self.warn("bad_command", f"dropped effort_commands: {e}")
             return
-        self._apply(self.joints_v, data)
+        self._apply(self.joints_v, efforts)
 
     def _on_command_states(self, msg: JointState) -> None:
         try:
-            idx = self.index.order(msg.name)
-            eff = np.asarray(msg.effort, dtype=np.float64)
-            if eff.shape != (len(idx),) or not np.all(np.isfinite(eff)):
-                raise JointStateError(f"expected {len(idx)} finite efforts, got {list(eff)}")
+            idx, eff = self.index.efforts(msg.name, msg.effort)
         except JointStateError as e:
             self.warn("bad_command", f"dropped effort_command_states: {e}")
             return
