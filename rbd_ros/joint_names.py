@@ -54,8 +54,3 @@ class NameMap:
             if not sep or not name:
                 raise ValueError(f"held joint '{item}': write NAME=POSITION") from None
         return held
-
-    def hint(self) -> str:
-        return ("map recorded names to the model's with rename rules OLD=NEW (a trailing * "
-                "maps a prefix: 'fer_*=panda_*'), and hold joints the recording lacks at a "
-                "position (NAME=POSITION)")

@@ -482,8 +482,10 @@ def _check_names(reader, conns, model: Model, opts: Options, warnings: list[str]
     if missing:
         extra = sorted(recorded - wanted - {j.name for j in model.joints})
         raise BagError(f"the URDF does not match the recorded joint names: the model's {missing} "
-                       f"are not recorded; recorded names the model lacks: {extra}. "
-                       f"{rename.hint().capitalize()}: --rename, --hold")
+                       f"are not recorded; recorded names the model lacks: {extra}. Map "
+                       f"recorded names to the model's with --rename OLD=NEW (a trailing * maps "
+                       f"a prefix: --rename 'fer_*=panda_*'), and hold joints the recording "
+                       f"lacks with --hold NAME=POSITION")
     held = sorted(set(opts.hold) - recorded)
     if held:
         warnings.append("joints not recorded, held at a fixed position at rest: "
