@@ -159,6 +159,7 @@ def run(seconds: float = 4.0) -> int:
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory
 
     from .nodes.common import stamp_ns
 
@@ -186,8 +187,6 @@ def run(seconds: float = 4.0) -> int:
             stamp_ns(m.header.stamp), np.array(m.position), np.array(m.velocity)), reliable)
         node.create_subscription(JointState, "rbd_dynamics/feedforward_torques", lambda m: (
             ctl.on_ff(stamp_ns(m.header.stamp), np.array(m.effort))), reliable)
-        from trajectory_msgs.msg import JointTrajectory
-
         traj_pub = node.create_publisher(JointTrajectory, "desired_trajectory", reliable)
 
         def spin_until(done: Any, limit: float) -> bool:

@@ -78,10 +78,6 @@ def load_urdf_string(xml: str, floating_base: bool = False, strict: bool = False
     return model
 
 
-#: what the dynamics read from a link and from the robot; joints are kept whole
-_LINK_KEEP = {"inertial"}
-
-
 def _dynamics_only(root: ET.Element) -> ET.Element:
     """A copy of ``<robot>`` with only its links (their ``<inertial>``) and joints: an odd
     ``<visual>``, ``<material>`` or ``<transmission>`` must not keep a robot from loading."""
@@ -91,7 +87,7 @@ def _dynamics_only(root: ET.Element) -> ET.Element:
             out.append(el)
         elif el.tag == "link":
             link = ET.SubElement(out, "link", dict(el.attrib))
-            link.extend(c for c in el if c.tag in _LINK_KEEP)
+            link.extend(c for c in el if c.tag == "inertial")
     return out
 
 
@@ -351,8 +347,6 @@ class _Builder:
         j = self.joints[name]
         while j.mimic is not None:
             src = j.mimic.joint
-            if src not in self.joints:
-                raise URDFError(f"joint '{j.name}' mimics joint '{src}', which is not declared")
             if self.joints[src].type not in ONE_DOF or j.type not in ONE_DOF:
                 raise URDFError(
                     f"mimic joint '{j.name}' ({j.type}) follows '{src}' "

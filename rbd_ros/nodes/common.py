@@ -22,6 +22,8 @@ from rclpy.exceptions import (
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
+from ..joint_names import NameMap
+
 THROTTLE_S = 5.0
 #: robot_description as robot_state_publisher publishes it
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
@@ -76,9 +78,7 @@ class NodeBase(Node):
                 type=kind, read_only=True, description=text))
         self.name_map()  # a bad rule stops the node with its reason
 
-    def name_map(self) -> Any:
-        from ..joint_names import NameMap
-
+    def name_map(self) -> NameMap:
         held = list(self.param("held_joints") or [])
         positions = list(self.param("held_positions") or [])
         if len(held) != len(positions):

@@ -40,6 +40,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ..dynamics import Data, Model, RbdError, load_urdf_string
 from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics
+from ..joint_names import NameMap
 from .common import LATCHED, SENSOR, NodeBase, run
 from .interfaces import ActiveContacts, FloatingBaseDynamics
 from .joint_states import JointStateError, JointStateMerger
@@ -48,7 +49,8 @@ from .joint_states import JointStateError, JointStateMerger
 class Live:
     """Everything that depends on the model and the contact set; replaced whole."""
 
-    def __init__(self, model: Model, contacts: list[Contact], mu: float, names: Any) -> None:
+    def __init__(self, model: Model, contacts: list[Contact], mu: float,
+                 names: NameMap) -> None:
         check_contacts(model, contacts, mu)
         self.model, self.contacts, self.mu = model, contacts, mu
         self.data = Data(model)

@@ -141,7 +141,7 @@ class JointIndex:
         idx = [self.index[n] for n in used]
         pos = _values("positions", positions, len(names))
         q = self.model.neutral()
-        if pos is not None:  # not empty: checked above
+        if pos is not None:  # None only when no joint is named (a model without 1-DOF joints)
             q[self.q_index(np.array(idx, dtype=np.int64))] = pos[rows]
         out = []
         for field, arr in arrays.items():
