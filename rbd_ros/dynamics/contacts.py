@@ -1,25 +1,35 @@
-"""Contact reactions of a floating-base robot standing on flat, horizontal ground.
+"""Contact reactions of a floating-base robot: feet on the ground, on slopes, hands on walls.
 
 Nothing actuates the base, so the wrench it needs (RNEA's first six rows, Featherstone ch. 9)
-must come from the contacts. That wrench is split over the active contacts by a small QP:
+must come from the contacts. That wrench is split over the active contacts by a small QP
+(solved by quadprog) whose variables are each contact's wrench in its own contact frame:
 
     minimise    sum_c |f_c|^2 + TORQUE_WEIGHT * |tau_c|^2
-    subject to  sum_c (f_c, tau_c + (p_c - p_base) x f_c) = required wrench (world axes)
-                f_cz >= 0                          (unilateral: the ground only pushes)
-                |f_cx|, |f_cy| <= mu f_cz          (friction pyramid, world axes)
-                |tau_c,x|, |tau_c,y| in the sole's axes within the sole's half width and half
-                length times f_cz                  (a flat foot: centre of pressure on the sole)
+    subject to  sum_c (contact wrenches, moved to the base origin) = the wrench the base needs
+                each wrench inside its contact's cone (below)
 
-Each contact wrench is expressed in world-aligned axes at the contact point (a point contact
-at the link origin, a flat foot at the sole centre = link origin; a point contact carries no
-torque). The world's z axis is the ground normal. The QP is solved by quadprog; an infeasible
-one (the ground would have to pull, or push outside the friction cone or off the soles) is
-reported with a reason instead of a solution.
+A contact is a frame fixed in a link (``offset`` and ``rpy`` from the link's frame) and one of:
+
+* a **point**: the force acts at the frame's origin, or for a round foot of ``radius`` r at the
+  point of its sphere that touches the surface (origin - r n). The surface normal ``n`` is a
+  world direction (``normal``: the ground is [0, 0, 1], a wall is horizontal). No torque. The
+  friction cone |f_t| <= mu f_n is approximated from inside by FRICTION_SIDES faces, turned
+  with the contact frame's x axis so that the answer does not depend on the robot's heading.
+* a **sole**: a rectangle of half sizes (``half_length`` along x, ``half_width`` along y)
+  centred at the frame's origin, flat on its surface, so the normal is the frame's z axis.
+  Its wrench at the centre lies in the contact wrench cone of Caron, Pham and Nakamura,
+  "Stability of surface contacts for humanoid robots" (ICRA 2015): forces at the four corners,
+  each in the friction pyramid inscribed in the cone (mu / sqrt(2) per axis), which bounds
+  the friction, keeps the centre of pressure on the sole and bounds the yaw torque.
+
+Every contact's normal force also lies within [min_force, max_force]. An impossible motion is
+reported with the constraints that fail, per contact (``Reaction.reason``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 import quadprog
@@ -29,52 +39,147 @@ from .floating import base_reaction
 from .kinematics import center_of_mass, link_placement, placements
 from .model import F64, Data, Model
 from .rnea import rnea
+from .spatial import rpy_matrix
 
 TORQUE_WEIGHT = 10.0  # per (N m)^2, relative to 1 per N^2: prefer forces to sole torques
+FRICTION_SIDES = 8  # a point's cone: its inscribed pyramid with this many faces
 
 
 @dataclass(frozen=True)
 class Contact:
-    """A link that can touch the ground: a point, or a flat foot with a rectangular sole."""
+    """Where and how a link can touch its surroundings (see the module's docstring)."""
 
     link: str
-    half_length: float = 0.0  # sole half size along the link's x axis, m (0: a point)
-    half_width: float = 0.0  # along the link's y axis
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)  # contact frame origin, link frame, m
+    rpy: tuple[float, float, float] = (0.0, 0.0, 0.0)  # contact frame axes, as a URDF origin
+    radius: float = 0.0  # a round foot's radius, m (points only)
+    half_length: float = 0.0  # a sole's half size along the contact frame's x, m
+    half_width: float = 0.0  # along its y
+    normal: tuple[float, float, float] = (0.0, 0.0, 1.0)  # world surface normal (points only)
+    min_force: float = 0.0  # bounds on the normal force, N
+    max_force: float = math.inf
 
     @property
-    def is_foot(self) -> bool:
-        return self.half_length > 0 and self.half_width > 0
+    def is_sole(self) -> bool:
+        return self.half_length > 0 or self.half_width > 0
 
 
 @dataclass
 class Reaction:
-    """The answer for one state. ``feasible`` False: see ``reason``; the rest is not set."""
+    """The answer for one state. ``feasible`` False: see ``reason``; per contact fields empty."""
 
     feasible: bool
     reason: str
     base_wrench: F64  # [force; torque] the base needs, base frame
     com_wrench: F64  # total contact wrench about the centre of mass, world axes
     com: F64  # centre of mass, world
-    wrenches: dict[str, F64]  # per active contact: [force; torque] world axes at the contact
-    cop: dict[str, F64]  # per active contact: centre of pressure, world (a point: itself)
-    rotation: dict[str, F64]  # per active contact: the link's axes in the world
-    tau: F64  # joint torques consistent with the contact wrenches
+    wrenches: dict[str, F64] = field(default_factory=dict)  # [force; torque], link frame,
+    #                                                          about the link's origin
+    points: dict[str, F64] = field(default_factory=dict)  # contact frame origin (a round
+    #                                                        foot: its touching point), world
+    cop: dict[str, F64] = field(default_factory=dict)  # centre of pressure, world (a point:
+    #                                                     the point)
+    normals: dict[str, F64] = field(default_factory=dict)  # surface normal, world
+    tau: F64 = field(default_factory=lambda: np.zeros(0))  # joint torques with these wrenches
+
+
+class _Cone:
+    """One contact's constraints ``rows @ x >= lower`` on its wrench ``x`` in its contact frame
+    (a point: the force; a sole: force and torque at the sole's centre), with a name per row."""
+
+    def __init__(self, c: Contact, mu: float) -> None:
+        self.size = 6 if c.is_sole else 3
+        self.mu = mu
+        rows: list[list[float]] = []
+        lower: list[float] = []
+        self.kinds: list[str] = []
+
+        def add(kind: str, row: list[float], low: float = 0.0) -> None:
+            rows.append(row + [0.0] * (self.size - len(row)))
+            lower.append(low)
+            self.kinds.append(kind)
+
+        add("unilateral" if c.min_force == 0 else "minimum normal force", [0, 0, 1], c.min_force)
+        if math.isfinite(c.max_force):
+            add("maximum normal force", [0, 0, -1], -c.max_force)
+        if not c.is_sole:
+            inner = mu * math.cos(math.pi / FRICTION_SIDES)
+            for k in range(FRICTION_SIDES):
+                t = (2 * k + 1) * math.pi / FRICTION_SIDES
+                add("friction", [-math.cos(t), -math.sin(t), inner])
+        else:
+            X, Y, m = c.half_length, c.half_width, mu / math.sqrt(2.0)
+            for s in (1.0, -1.0):
+                add("friction", [s, 0, m])
+                add("friction", [0, s, m])
+                add("centre of pressure", [0, 0, Y, s, 0, 0])  # |tau_x| <= Y f_z
+                add("centre of pressure", [0, 0, X, 0, s, 0])  # |tau_y| <= X f_z
+            for s1 in (1.0, -1.0):
+                for s2 in (1.0, -1.0):
+                    # tau_z >= -m (X + Y) f_z + |Y f_x - m tau_x| + |X f_y - m tau_y|
+                    add("yaw torque", [-s1 * Y, -s2 * X, m * (X + Y), s1 * m, s2 * m, 1.0])
+                    # tau_z <= m (X + Y) f_z - |Y f_x + m tau_x| - |X f_y + m tau_y|
+                    add("yaw torque", [-s1 * Y, -s2 * X, m * (X + Y), -s1 * m, -s2 * m, -1.0])
+        self.rows, self.lower = np.array(rows), np.array(lower)
+        self.weight = np.r_[np.ones(3), TORQUE_WEIGHT * np.ones(self.size - 3)]
 
 
 def check_contacts(model: Model, contacts: list[Contact], mu: float) -> None:
-    if not np.isfinite(mu) or mu <= 0:
+    if not math.isfinite(mu) or mu <= 0:
         raise ModelError(f"the friction coefficient must be > 0, got {mu}")
+    seen: set[str] = set()
     for c in contacts:
         if c.link not in model.frames:
             raise ModelError(f"contact link '{c.link}' is not a link of model '{model.name}'; "
                              f"links: {sorted(model.frames)}")
-        if not (c.half_length >= 0 and c.half_width >= 0):
-            raise ModelError(f"contact '{c.link}': sole sizes must be >= 0")
+        if c.link in seen:
+            raise ModelError(f"contact link '{c.link}' is listed twice")
+        seen.add(c.link)
+        numbers = [*c.offset, *c.rpy, *c.normal, c.radius, c.half_length, c.half_width,
+                   c.min_force]
+        if len(c.offset) != 3 or len(c.rpy) != 3 or len(c.normal) != 3 or \
+                not all(math.isfinite(x) for x in numbers):
+            raise ModelError(f"contact '{c.link}': offset, rpy and normal must be 3 finite "
+                             "numbers each, and the sizes finite")
+        if min(c.radius, c.half_length, c.half_width, c.min_force) < 0:
+            raise ModelError(f"contact '{c.link}': radius, sole sizes and min_force must be >= 0")
+        if c.is_sole and (c.half_length == 0 or c.half_width == 0 or c.radius > 0):
+            raise ModelError(f"contact '{c.link}': a sole needs half_length > 0 and "
+                             "half_width > 0 and no radius (a point or round foot: both 0)")
+        if math.hypot(*c.normal) < 1e-9:
+            raise ModelError(f"contact '{c.link}': the normal must not be zero")
+        if not c.max_force > c.min_force:
+            raise ModelError(f"contact '{c.link}': max_force ({c.max_force}) must exceed "
+                             f"min_force ({c.min_force})")
+
+
+def contact_frame(model: Model, body_placements: F64, c: Contact) -> tuple[F64, F64]:
+    """(axes, point) of a contact in the world: axes' columns the two tangents and the
+    surface normal; the point where its force acts (a sole: its centre)."""
+    R, p = link_placement(model, body_placements, c.link)
+    R = R @ rpy_matrix(c.rpy)
+    p = p + R @ np.asarray(c.offset, dtype=np.float64)
+    if c.is_sole:
+        return R, p
+    n = np.asarray(c.normal, dtype=np.float64)
+    n = n / np.linalg.norm(n)
+    # tangents turn with the contact frame: its x axis in the surface (y if x is normal to it)
+    for axis in (R[:, 0], R[:, 1]):
+        t1 = axis - (axis @ n) * n
+        length = np.linalg.norm(t1)
+        if length > 0.1:
+            break
+    t1 = t1 / length
+    return np.column_stack([t1, np.cross(n, t1), n]), p - c.radius * n
+
+
+def _skew(r: F64) -> F64:
+    return np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
 
 
 def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Contact],
           mu: float) -> Reaction:
-    """Contact wrenches, centre of pressure and joint torques that realise the motion
+    """Contact wrenches, centres of pressure and joint torques that realise the motion
     ``(q, v, a)`` (free-flyer model; ``a`` includes the base acceleration)."""
     model.require_free_flyer()
     base_wrench, _ = base_reaction(model, data, q, v, a)
@@ -82,69 +187,97 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
     Rb, pb = X[0, :9].reshape(3, 3), X[0, 9:]
     com = center_of_mass(model, X)
     need = np.r_[Rb @ base_wrench[:3], Rb @ base_wrench[3:]]  # world axes, about the base
-    empty = Reaction(False, "", base_wrench, np.zeros(6), com, {}, {}, {},
-                     np.zeros(model.nv - 6))
+    out = Reaction(False, "", base_wrench, np.zeros(6), com, tau=np.zeros(model.nv - 6))
     if not contacts:
-        empty.reason = "no contact is active"
-        return empty
-    if need[2] < -1e-9:
-        empty.reason = (f"the contacts would have to pull on the ground: the motion needs "
-                        f"{need[2]:.3f} N upwards from them")
-        return empty
-    frames = [link_placement(model, X, c.link) for c in contacts]
-    sizes = [6 if c.is_foot else 3 for c in contacts]
-    n = sum(sizes)
-    A = np.zeros((6, n))  # sum of contact wrenches about the base origin
-    G = np.zeros((n, n))
-    ineq: list[F64] = []
+        out.reason = "no contact is active"
+        return out
+    cones = [_Cone(c, mu) for c in contacts]
+    frames = [contact_frame(model, X, c) for c in contacts]
+    n = sum(k.size for k in cones)
+    A = np.zeros((6, n))  # contact-frame wrenches -> their sum about the base origin, world
     o = 0
-    for c, (R, p), k in zip(contacts, frames, sizes, strict=True):
-        r = p - pb
-        A[:3, o : o + 3] = np.eye(3)
-        A[3:, o : o + 3] = np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
-        G[o : o + 3, o : o + 3] = np.eye(3)
-        fz = np.zeros(n)
-        fz[o + 2] = 1.0
-        ineq.append(fz)
-        for axis in (0, 1):
-            for sign in (1.0, -1.0):
-                row = mu * fz.copy()
-                row[o + axis] -= sign
-                ineq.append(row)
-        if k == 6:
-            A[3:, o + 3 : o + 6] = np.eye(3)
-            G[o + 3 : o + 6, o + 3 : o + 6] = TORQUE_WEIGHT * np.eye(3)
-            for axis, half in ((0, c.half_width), (1, c.half_length)):
-                for sign in (1.0, -1.0):  # |(R^T tau)_axis| <= half * f_z
-                    row = half * fz.copy()
-                    row[o + 3 : o + 6] -= sign * R[:, axis]
-                    ineq.append(row)
-        o += k
-    C = np.vstack([A, *ineq]).T
-    b = np.r_[need, np.zeros(len(ineq))]
+    for k, (R, p) in zip(cones, frames, strict=True):
+        A[:3, o : o + 3] = R
+        A[3:, o : o + 3] = _skew(p - pb) @ R
+        if k.size == 6:
+            A[3:, o + 3 : o + 6] = R
+        o += k.size
+    rows = np.zeros((sum(len(k.lower) for k in cones), n))
+    r = o = 0
+    for k in cones:
+        rows[r : r + len(k.lower), o : o + k.size] = k.rows
+        r, o = r + len(k.lower), o + k.size
+    lower = np.concatenate([k.lower for k in cones])
+    weight = np.concatenate([k.weight for k in cones])
     try:
-        w = quadprog.solve_qp(G + 1e-9 * np.eye(n), np.zeros(n), C, b, 6)[0]
+        w = quadprog.solve_qp(np.diag(weight), np.zeros(n), np.vstack([A, rows]).T,
+                              np.r_[need, lower], 6)[0]
     except ValueError:
-        empty.reason = ("no contact wrenches can produce this motion: the ground would have "
-                        f"to push outside the friction cone (mu = {mu}) or with the centre of "
-                        "pressure off the support (the soles, or the line or polygon of the "
-                        "contact points)")
-        return empty
-    wrenches: dict[str, F64] = {}
-    cop: dict[str, F64] = {}
-    rotation: dict[str, F64] = {}
+        out.reason = _why_not(contacts, cones, A, rows, lower, need)
+        return out
     f_ext = np.zeros((model.nb, 6))
-    com_wrench = np.zeros(6)
     o = 0
-    for c, (R, p), k in zip(contacts, frames, sizes, strict=True):
-        wc = np.r_[w[o : o + 3], w[o + 3 : o + 6] if k == 6 else np.zeros(3)]
-        wrenches[c.link], rotation[c.link] = wc, R
-        cop[c.link] = p + np.array([-wc[4] / wc[2], wc[3] / wc[2], 0.0]) if wc[2] > 1e-9 else p
-        com_wrench += np.r_[wc[:3], wc[3:] + np.cross(p - com, wc[:3])]
+    for c, k, (R, p) in zip(contacts, cones, frames, strict=True):
+        f, tau = R @ w[o : o + 3], (R @ w[o + 3 : o + 6] if k.size == 6 else np.zeros(3))
+        o += k.size
+        out.com_wrench += np.r_[f, tau + np.cross(p - com, f)]
+        Rl, pl = link_placement(model, X, c.link)
+        out.wrenches[c.link] = np.r_[Rl.T @ f, Rl.T @ (tau + np.cross(p - pl, f))]
+        out.points[c.link] = p
+        out.normals[c.link] = R[:, 2]
+        fn = f @ R[:, 2]
+        local = R.T @ tau
+        out.cop[c.link] = p + R @ np.array([-local[1] / fn, local[0] / fn, 0.0]) \
+            if k.size == 6 and fn > 1e-9 else p
         body = model.frames[c.link].body
         Rbody, pbody = X[body, :9].reshape(3, 3), X[body, 9:]
-        f_ext[body, :3] += Rbody.T @ wc[:3]
-        f_ext[body, 3:] += Rbody.T @ (wc[3:] + np.cross(p - pbody, wc[:3]))
-        o += k
-    tau = rnea(model, data, q, v, a, f_ext)
-    return Reaction(True, "", base_wrench, com_wrench, com, wrenches, cop, rotation, tau[6:])
+        f_ext[body, :3] += Rbody.T @ f
+        f_ext[body, 3:] += Rbody.T @ (tau + np.cross(p - pbody, f))
+    out.tau = rnea(model, data, q, v, a, f_ext)[6:]
+    out.feasible = True
+    return out
+
+
+_STAGES = (("unilateral", "minimum normal force", "maximum normal force"), ("friction",),
+           ("centre of pressure",), ("yaw torque",))
+
+
+def _why_not(contacts: list[Contact], cones: list[_Cone], A: F64, rows: F64, lower: F64,
+             need: F64) -> str:
+    """Which constraints make the QP infeasible. The kinds are added one at a time (normal
+    force, friction, centre of pressure, yaw); the first that cannot be met is named, with the
+    contacts whose rows of that kind would have to give (the least squared violation)."""
+    x, *_ = np.linalg.lstsq(A, need, rcond=None)
+    scale = max(1.0, float(np.abs(need).max()))
+    if np.abs(A @ x - need).max() > 1e-9 * scale:
+        return ("no contact wrenches at all can give the wrench this motion needs: point "
+                "contacts carry no torque, so the needed moment must vanish about the point "
+                "(or the line) they form; a sole or another contact is needed")
+    owner = [c.link for c, k in zip(contacts, cones, strict=True) for _ in k.kinds]
+    kinds = [kind for k in cones for kind in k.kinds]
+    n = A.shape[1]
+    for stage, names in enumerate(_STAGES):
+        hard = [i for i, kind in enumerate(kinds) if any(kind in s for s in _STAGES[:stage])]
+        soft = [i for i, kind in enumerate(kinds) if kind in names]
+        m = len(soft)
+        if not m:
+            continue
+        G = np.diag(np.r_[1e-6 * np.ones(n), np.ones(m)])
+        C = np.vstack([np.c_[A, np.zeros((6, m))], np.c_[rows[hard], np.zeros((len(hard), m))],
+                       np.c_[rows[soft], np.eye(m)], np.c_[np.zeros((m, n)), np.eye(m)]]).T
+        b = np.r_[need, lower[hard], lower[soft], np.zeros(m)]
+        slack = quadprog.solve_qp(G, np.zeros(n + m), C, b, 6)[0][n:]
+        failed: dict[str, set[str]] = {}
+        for i, s in zip(soft, slack, strict=True):
+            if s > 1e-6 * scale:
+                failed.setdefault(owner[i], set()).add(kinds[i])
+        if failed:
+            what = "; ".join(f"{link}: {', '.join(sorted(k))}" for link, k in failed.items())
+            pulls = any("unilateral" in k for k in failed.values())
+            hint = {0: "the ground would have to pull" if pulls else
+                       "the normal force would leave its bounds",
+                    1: f"outside the friction cone, mu = {cones[0].mu}",
+                    2: "the centre of pressure would leave the sole",
+                    3: "more yaw torque than the sole's friction gives"}[stage]
+            return f"the contacts cannot give the wrench this motion needs ({hint}): {what}"
+    return "the contacts cannot give the wrench this motion needs (numerical trouble in the QP)"

@@ -126,7 +126,7 @@ class FloatingBaseNode(NodeBase):
             raise RbdError(f"contact_links ({len(links)}), sole_half_lengths ({len(lengths)}) "
                            f"and sole_half_widths ({len(widths)}) must have equal lengths")
         mu = float(value("friction_coefficient"))
-        return [Contact(link, a, b) for link, a, b in zip(links, lengths, widths,
+        return [Contact(link, half_length=a, half_width=b) for link, a, b in zip(links, lengths, widths,
                                                           strict=True)], mu
 
     def _build(self, urdf: str, overrides: dict[str, Any]) -> Live:
@@ -288,8 +288,7 @@ class FloatingBaseNode(NodeBase):
                 pubs = (self.quiet_publisher(WrenchStamped, f"{base}/wrench", 10),
                         self.quiet_publisher(PointStamped, f"{base}/center_of_pressure", 10))
                 self.pub_contact[link] = pubs
-            R = r.rotation[link]
-            pubs[0].publish(_wrench_stamped(stamp, link, np.r_[R.T @ w[:3], R.T @ w[3:]]))
+            pubs[0].publish(_wrench_stamped(stamp, link, w))
             pubs[1].publish(_point_stamped(stamp, world, r.cop[link]))
         js = JointState(name=live.names, effort=r.tau[live.v_index - 6].tolist())
         js.header.stamp = stamp

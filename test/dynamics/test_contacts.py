@@ -68,22 +68,66 @@ def test_one_foot_takes_all_the_weight(talos) -> None:  # type: ignore[no-untype
                                atol=1e-6)
     # with its real sole the centre of pressure would have to leave the foot
     r = standing(m, d, m.neutral(), [Contact("left_sole_link", **SOLE)])
-    assert not r.feasible and "off the support" in r.reason
+    assert not r.feasible
+    assert r.reason.endswith("(the centre of pressure would leave the sole): "
+                             "left_sole_link: centre of pressure")
 
 
-def test_impossible_motions_are_reported(talos) -> None:  # type: ignore[no-untyped-def]
+def test_impossible_motions_name_the_constraint_and_the_contact(talos) -> None:  # type: ignore[no-untyped-def]
     m, d = talos
     feet = [Contact("left_sole_link", **SOLE), Contact("right_sole_link", **SOLE)]
     q, v = m.neutral(), np.zeros(m.nv)
-    a = np.zeros(m.nv)
-    a[2] = -15.0  # falling faster than gravity: the feet would have to pull
-    r = solve(m, d, q, v, a, feet, 0.7)
-    assert not r.feasible and "pull on the ground" in r.reason
-    a = np.zeros(m.nv)
-    a[0] = 12.0  # sideways harder than mu * g allows
-    r = solve(m, d, q, v, a, feet, 0.7)
-    assert not r.feasible and "friction cone" in r.reason
-    assert not solve(m, d, q, v, np.zeros(m.nv), [], 0.7).feasible
+
+    def why(axis: int, value: float, contacts: list[Contact] = feet) -> str:
+        a = np.zeros(m.nv)
+        a[axis] = value
+        r = solve(m, d, q, v, a, contacts, 0.7)
+        assert not r.feasible
+        return r.reason
+
+    both = "left_sole_link: {0}; right_sole_link: {0}"
+    # falling faster than gravity: the feet would have to pull
+    assert why(2, -15.0).endswith("(the ground would have to pull): " + both.format("unilateral"))
+    # forwards harder than the friction allows (mu / sqrt(2) = 0.49 per axis of a sole)
+    assert why(0, 0.55 * G).endswith(
+        "(outside the friction cone, mu = 0.7): " + both.format("friction"))
+    # spinning about the vertical: more yaw torque than the soles' friction gives
+    assert "yaw torque than the sole's friction gives" in why(5, 30.0)
+    # upper bounds on the normal forces (feet that must not carry more than 400 N each)
+    light = [Contact(f.link, max_force=400.0, **SOLE) for f in feet]
+    assert why(2, 0.0, light).endswith(
+        "(the normal force would leave its bounds): " + both.format("maximum normal force"))
+    # one foot's bound moves the other's centre of pressure off its sole
+    light = [Contact("left_sole_link", max_force=100.0, **SOLE), feet[1]]
+    assert why(2, 0.0, light).endswith("right_sole_link: centre of pressure")
+    assert "no contact is active" in solve(m, d, q, v, np.zeros(m.nv), [], 0.7).reason
+    # one point contact carries no torque: only a motion with no moment about it is possible
+    assert "point contacts carry no torque" in why(2, 0.0, [Contact("left_sole_link")])
+
+
+def test_normal_force_bounds_shift_the_load(talos) -> None:  # type: ignore[no-untyped-def]
+    m, d = talos
+    feet = [Contact("left_sole_link", min_force=600.0, **SOLE),
+            Contact("right_sole_link", **SOLE)]
+    r = standing(m, d, m.neutral(), feet)
+    assert r.feasible, r.reason
+    assert r.wrenches["left_sole_link"][2] == pytest.approx(600.0, abs=1e-6)
+    np.testing.assert_allclose(r.wrenches["left_sole_link"][2] + r.wrenches["right_sole_link"][2],
+                               m.total_mass * G, rtol=1e-9)
+
+
+def test_bad_contacts_are_refused(talos) -> None:  # type: ignore[no-untyped-def]
+    m, _ = talos
+    for bad, match in [(Contact("left_sole_link", half_length=0.1), "half_width > 0"),
+                       (Contact("left_sole_link", radius=0.02, **SOLE), "no radius"),
+                       (Contact("left_sole_link", normal=(0.0, 0.0, 0.0)), "normal"),
+                       (Contact("left_sole_link", radius=-1.0), ">= 0"),
+                       (Contact("left_sole_link", min_force=10.0, max_force=5.0), "max_force"),
+                       (Contact("left_sole_link", offset=(0.0, float("nan"), 0.0)), "finite")]:
+        with pytest.raises(ModelError, match=match):
+            check_contacts(m, [bad], 0.7)
+    with pytest.raises(ModelError, match="listed twice"):
+        check_contacts(m, [Contact("left_sole_link"), Contact("left_sole_link")], 0.7)
 
 
 def test_quadruped_point_feet(talos) -> None:  # type: ignore[no-untyped-def]
