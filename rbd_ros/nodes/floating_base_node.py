@@ -126,8 +126,8 @@ class FloatingBaseNode(NodeBase):
             raise RbdError(f"contact_links ({len(links)}), sole_half_lengths ({len(lengths)}) "
                            f"and sole_half_widths ({len(widths)}) must have equal lengths")
         mu = float(value("friction_coefficient"))
-        return [Contact(link, half_length=a, half_width=b) for link, a, b in zip(links, lengths, widths,
-                                                          strict=True)], mu
+        return [Contact(link, half_length=a, half_width=b)
+                for link, a, b in zip(links, lengths, widths, strict=True)], mu
 
     def _build(self, urdf: str, overrides: dict[str, Any]) -> Live:
         gravity = list(overrides.get("gravity", self.param("gravity")))

@@ -71,16 +71,16 @@ class Scene:
             out.append((R, p, np.vstack([J_lin, J[3:]])))
         return out
 
-    def cone(self, c: Contact) -> tuple[np.ndarray, np.ndarray]:
-        """Rows and bounds, rows @ x >= b, of the contact's cone in its own frame."""
-        rows, b = [], []
+    def cone(self, c: Contact) -> np.ndarray:
+        """Rows, rows @ x >= 0, of the contact's cone in its own frame."""
+        rows: list[list[float]] = []
         if not c.is_sole:
             k = 8
             for i in range(k):
                 t = math.pi / k * (2 * i + 1)
                 rows.append([-math.cos(t), -math.sin(t), MU * math.cos(math.pi / k)])
             rows.append([0, 0, 1])
-            return np.array(rows), np.zeros(len(rows))
+            return np.array(rows)
         # Caron, Pham, Nakamura 2015, eq. (11)-(13), corners in the inscribed pyramid
         X, Y, m = c.half_length, c.half_width, MU / math.sqrt(2)
         for s in (1, -1):
@@ -90,14 +90,14 @@ class Scene:
                 rows.append([-Y * s, -X * t, m * (X + Y), m * s, m * t, 1])
                 rows.append([-Y * s, -X * t, m * (X + Y), -m * s, -m * t, -1])
         rows.append([0, 0, 1, 0, 0, 0])
-        return np.array(rows, dtype=float), np.zeros(len(rows))
+        return np.array(rows, dtype=float)
 
     def reference(self, q, v, a, contacts):  # type: ignore[no-untyped-def]
         """(contact-frame wrenches or None if infeasible, per contact world wrench at the
         point, joint torques)."""
         tau_full = self.ref.rnea(q, v, a)
         frames = self.frames(q, contacts)
-        blocks, cols, rows, bounds, weights = [], [], [], [], []
+        blocks, cols, rows, weights = [], [], [], []
         for c, (R, _p, J) in zip(contacts, frames, strict=True):
             k = 6 if c.is_sole else 3
             E = np.zeros((6, k))  # local -> world wrench at the point
@@ -105,21 +105,19 @@ class Scene:
             if k == 6:
                 E[3:, 3:] = R
             blocks.append(J.T @ E)
-            cr, cb = self.cone(c)
-            rows.append(cr)
-            bounds.append(cb)
+            rows.append(self.cone(c))
             weights += [1.0] * 3 + [10.0] * (k - 3)
             cols.append(k)
         n = sum(cols)
         A = np.hstack(blocks)  # generalized force of the contact wrenches
-        C = np.zeros((sum(len(b) for b in bounds), n))
+        C = np.zeros((sum(len(cr) for cr in rows), n))
         r = o = 0
         for cr, k in zip(rows, cols, strict=True):
             C[r : r + len(cr), o : o + k] = cr
             r, o = r + len(cr), o + k
         try:
             x = quadprog.solve_qp(np.diag(weights), np.zeros(n), np.vstack([A[:6], C]).T,
-                                  np.r_[tau_full[:6], np.concatenate(bounds)], 6)[0]
+                                  np.r_[tau_full[:6], np.zeros(len(C))], 6)[0]
         except ValueError:
             return None, None, None
         world, o = [], 0
@@ -146,7 +144,7 @@ class Scene:
         frames = self.frames(q, contacts)
         pm, pd = self.ref.pm, self.ref.pd
         ours = []
-        for c, (R, p, J) in zip(contacts, frames, strict=True):
+        for c, (_R, p, _J) in zip(contacts, frames, strict=True):
             oMl = pd.oMf[pm.getFrameId(c.link)]
             wl = r.wrenches[c.link]  # link frame, about its origin -> world, at the point
             f = oMl.rotation @ wl[:3]
