@@ -15,6 +15,8 @@ nothing per body.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numba import njit
 from numpy.typing import NDArray
@@ -29,7 +31,7 @@ JOINT_FREE = 2
 # --------------------------------------------------------------------------- numpy (model build)
 
 
-def rpy_matrix(rpy: F64 | list[float]) -> F64:
+def rpy_matrix(rpy: F64 | Sequence[float]) -> F64:
     """Rotation matrix of URDF roll-pitch-yaw (fixed axes X, Y, Z): ``Rz(y) Ry(p) Rx(r)``."""
     r, p, y = (float(x) for x in rpy)
     cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
