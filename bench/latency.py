@@ -56,9 +56,10 @@ def _stop(p: subprocess.Popen[bytes]) -> None:
 
 
 def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.0,
-            answer_type: Any = None) -> tuple[int, np.ndarray, int]:
+            answer_type: Any = None, odom: bool = False) -> tuple[int, np.ndarray, int]:
     """Publish n joint states at ``rate`` and time the answers (stamped messages) on
-    ``topic``: (states unanswered, latencies in ms, periods the driver woke too late for)."""
+    ``topic``: (states unanswered, latencies in ms, periods the driver woke too late for).
+    ``odom``: each state follows an odometry message of its stamp (a floating base)."""
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import JointState
@@ -70,6 +71,19 @@ def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.
 
     sub = node.create_subscription(answer_type or JointState, topic, on_answer, 10)
     pub = node.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
+    if odom:
+        from nav_msgs.msg import Odometry
+
+        base = node.create_publisher(Odometry, "odom", qos_profile_sensor_data)
+        pose = Odometry()
+        pose.pose.pose.position.z, pose.pose.pose.orientation.w = 1.0, 1.0
+
+    def send(msg: Any) -> None:
+        if odom:
+            pose.header.stamp = msg.header.stamp
+            base.publish(pose)
+        pub.publish(msg)
+
     rng = np.random.default_rng(0)
     q = rng.uniform(-0.5, 0.5, len(names)).tolist()
     # warm up until answers flow (discovery, first calls), then half a second more at the
@@ -79,7 +93,7 @@ def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.
     while time.monotonic() < (settled or deadline):
         msg = JointState(name=names, position=q, velocity=[0.0] * len(names))
         msg.header.stamp = node.get_clock().now().to_msg()
-        pub.publish(msg)
+        send(msg)
         rclpy.spin_once(node, timeout_sec=0.001 if settled else 0.01)
         if received and settled is None:
             settled = time.monotonic() + 0.5
@@ -102,7 +116,7 @@ def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.
         now = time.time()
         msg = JointState(name=names, position=q, velocity=[0.0] * len(names))
         msg.header.stamp.sec, msg.header.stamp.nanosec = int(now), int((now % 1) * 1e9)
-        pub.publish(msg)
+        send(msg)
         sent.append((msg.header.stamp.sec, msg.header.stamp.nanosec, now))
     end = time.monotonic() + 1.0
     while time.monotonic() < end:
@@ -187,11 +201,14 @@ def _start_node(tmp: str, module: str, node: str, urdf_path: str, params: str
                    "--log-level", "error"])
 
 
-def floating_latency(n: int) -> None:
-    """The floating-base node on Talos (both feet in contact, QP every message) at 500 Hz."""
+def floating_latency(n: int, rounds: int = 3) -> None:
+    """The floating-base node on Talos (both feet in contact, QP every message) at 500 Hz,
+    each state after an odometry message of its stamp, beside the echo at the same rate;
+    interleaved rounds, fresh processes, latencies pooled (as ``latency``)."""
     _local_ros()
     import rclpy
     from geometry_msgs.msg import WrenchStamped
+    from sensor_msgs.msg import JointState
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
     from pinref import robot_path
@@ -199,24 +216,40 @@ def floating_latency(n: int) -> None:
     from rbd_ros.dynamics import load_urdf
 
     path = robot_path("talos")
-    model = load_urdf(path, floating_base=True)
-    names = model.state_joint_names
-    print(f"\n## Floating-base node, Talos (nv 38, two flat feet), joint_states at 500 Hz, {n} "
-          "messages; latency to ~/base_wrench (ms)")
+    names = load_urdf(path, floating_base=True).state_joint_names
+    print(f"\n## Floating-base node, Talos (nv 38, two flat feet), joint_states + odom at 500 Hz, "
+          f"{n} messages in {rounds} interleaved rounds; latency to ~/base_wrench (ms)")
     print(f"{'node':<42} {'dropped':>8} {'p50':>7} {'p99':>7} {'max':>7}")
+    sole = "{half_length: 0.1, half_width: 0.05}"
+    params = ("    contact_links: [left_sole_link, right_sole_link]\n    contacts:\n"
+              f"      left_sole_link: {sole}\n      right_sole_link: {sole}\n")
+    cases = [("echo (rclpy limit), 500 Hz", "echo", JointState),
+             ("floating-base node, talos, 500 Hz", "rbd_floating_base/base_wrench",
+              WrenchStamped)]
+    lat: dict[str, list[np.ndarray]] = {c[0]: [] for c in cases}
+    drops = {c[0]: 0 for c in cases}
     rclpy.init()
     driver = rclpy.create_node("latency_driver")
-    with tempfile.TemporaryDirectory() as tmp:
-        proc = _start_node(tmp, "floating_base_node", "rbd_floating_base", path,
-                           "    contact_links: [left_sole_link, right_sole_link]\n"
-                           "    sole_half_lengths: [0.1, 0.1]\n"
-                           "    sole_half_widths: [0.05, 0.05]\n")
-        try:
-            dropped, lat, _ = measure(driver, names, "rbd_floating_base/base_wrench", n, 500.0,
-                                   WrenchStamped)
-        finally:
-            _stop(proc)
-            driver.destroy_node()
-            rclpy.try_shutdown()
-    print(f"{'floating-base node, talos, 500 Hz':<42} {dropped:8d} {np.percentile(lat, 50):7.3f} "
-          f"{np.percentile(lat, 99):7.3f} {lat.max():7.3f}")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for _ in range(rounds):
+                for label, topic, kind in cases:
+                    proc = _start(["-c", ECHO]) if topic == "echo" else \
+                        _start_node(tmp, "floating_base_node", "rbd_floating_base", path, params)
+                    try:
+                        dropped, got, _ = measure(driver, names, topic, n // rounds, 500.0, kind,
+                                                  odom=True)
+                    finally:
+                        _stop(proc)
+                    drops[label] += dropped
+                    lat[label].append(got)
+    finally:
+        driver.destroy_node()
+        rclpy.try_shutdown()
+    results = {k: np.concatenate(v) for k, v in lat.items()}
+    for label, x in results.items():
+        print(f"{label:<42} {drops[label]:8d} {np.percentile(x, 50):7.3f} "
+              f"{np.percentile(x, 99):7.3f} {x.max():7.3f}")
+    echo99 = np.percentile(results[cases[0][0]], 99)
+    print(f"  {cases[1][0]}: p99 = {np.percentile(results[cases[1][0]], 99) / echo99:.2f} x "
+          "the echo's")

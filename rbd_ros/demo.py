@@ -322,8 +322,9 @@ def run_quadruped() -> int:
         try:
             for k, (what, q, contacts, specific_force) in enumerate(STAND_SCRIPT):
                 stamp = 100 + k
-                m = Imu()
+                m = Imu()  # odometry and IMU of the state's stamp, as a state estimator's
                 m.linear_acceleration.z = 9.81 if specific_force is None else specific_force
+                m.header.stamp.sec = odom.header.stamp.sec = stamp
 
                 def send(with_state: bool, m: Imu = m, contacts: list[str] | None = contacts,
                          q: list[float] = q, stamp: int = stamp) -> None:
@@ -331,7 +332,8 @@ def run_quadruped() -> int:
                     imu.publish(m)
                     od.publish(odom)
                     if with_state:
-                        msg = JointState(name=names, position=[float(x) for x in q])
+                        msg = JointState(name=names, position=[float(x) for x in q],
+                                         effort=[0.0] * len(names))  # motors off
                         msg.header.stamp.sec = stamp
                         js.publish(msg)
                     end = time.monotonic() + 0.05

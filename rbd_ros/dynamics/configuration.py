@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .model import F64, Model
@@ -63,4 +65,22 @@ def integrate(model: Model, q: F64, v: F64, dt: float = 1.0) -> F64:
             out[iq + 3 : iq + 7] = nq / np.linalg.norm(nq)
         else:
             out[iq : iq + j.nq] = q[iq : iq + j.nq] + v[iv : iv + j.nv] * dt
+    return out
+
+
+def interpolate_base(x0: F64, x1: F64, s: float) -> F64:
+    """A free flyer's ``[position; quaternion (x, y, z, w); twist]`` a fraction ``s`` of the
+    way from ``x0`` to ``x1``: position and twist linearly, orientation along the shortest
+    great arc (slerp)."""
+    out = x0 + s * (x1 - x0)
+    a, b = x0[3:7], x1[3:7]
+    c = float(a @ b)
+    if c < 0:  # q and -q are the same rotation: take the short way
+        b, c = -b, -c
+    th = math.acos(min(c, 1.0))
+    if th < 1e-9:
+        quat = a + s * (b - a)
+    else:
+        quat = (math.sin((1 - s) * th) * a + math.sin(s * th) * b) / math.sin(th)
+    out[3:7] = quat / np.linalg.norm(quat)
     return out

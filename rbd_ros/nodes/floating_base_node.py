@@ -7,29 +7,44 @@ Inputs (relative names): ``joint_states`` (sensor_msgs/JointState), ``odom``
 the angular acceleration is taken as zero), ``desired_accelerations``
 (trajectory_msgs/JointTrajectory, one point: joint accelerations; zero until one arrives),
 ``active_contacts`` (rbd_ros_interfaces/ActiveContacts; until one arrives every contact link
-is in contact) and ``robot_description``. Without an IMU the base acceleration is zero: the
-reaction of the robot's current posture and velocities (quasi-static in the base).
+is in contact; an empty list: flight) and ``robot_description``. Without an IMU the base
+acceleration is zero: the reaction of the robot's current posture and velocities.
+
+Each joint state is paired with the odometry (and, once an IMU has spoken, the IMU) of its own
+stamp: interpolated between the messages before and after it (the pose along the shortest
+arc). A state newer than the newest odometry waits for the next one, at most
+``input_timeout``; then the nearest odometry is used if it is at most ``input_timeout`` from
+the state's stamp (``~/status`` says "ok; odometry held from ... ms before ..."), else the
+state is not answered and ``~/status`` says which input is stale.
+
+Contacts: ``contact_links``, each described by ``contacts.<link>.*`` (see
+config/floating_base.yaml and rbd_ros/dynamics/contacts.py): a contact frame (offset, rpy),
+a round foot's radius, a point's surface normal, a flat sole's half sizes, normal-force bounds.
 
 Outputs, stamped with the joint state's stamp:
 ``~/base_wrench`` (geometry_msgs/WrenchStamped, base frame): the wrench the base needs,
 which the contacts supply; ``~/com_wrench`` (WrenchStamped, world axes, about the centre of
-mass ``~/center_of_mass``, PointStamped); per contact ``~/contact/<link>/wrench``
-(WrenchStamped in the link's frame) and ``~/contact/<link>/center_of_pressure`` (PointStamped,
-world); ``~/joint_torques`` (sensor_msgs/JointState, effort); ``~/status`` (std_msgs/String:
-"ok", or why the motion is impossible with these contacts, in which case no wrench or torque
-is published for that state); in flight ``~/flight/base_acceleration``
+mass ``~/center_of_mass``, PointStamped); per contact, from the moment the contact set is known,
+``~/contact/<link>/wrench`` (WrenchStamped in the link's frame, about its origin) and
+``~/contact/<link>/center_of_pressure`` (PointStamped, world); ``~/joint_torques``
+(sensor_msgs/JointState, effort); ``~/status`` (std_msgs/String: "ok" or "flight", with a note
+when an input was held; else why there is no answer: an impossible motion, naming the
+constraint and contact that fail, or a stale input); in flight ``~/flight/base_acceleration``
 (geometry_msgs/AccelStamped, base frame) and ``~/flight/joint_accelerations``
-(JointTrajectory, one point). Service ``~/floating_base_dynamics``.
+(JointTrajectory, one point), from the measured efforts. Service ``~/floating_base_dynamics``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import time
+from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from geometry_msgs.msg import AccelStamped, Point, PointStamped, Wrench, WrenchStamped
+from geometry_msgs.msg import Accel, AccelStamped, Point, PointStamped, Wrench, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.parameter import Parameter
@@ -38,12 +53,38 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, load_urdf_string
+from ..dynamics.configuration import interpolate_base
 from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
-from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics
+from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics, inverse_dynamics
 from ..joint_names import NameMap
-from .common import LATCHED, SENSOR, NodeBase, run
+from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns
 from .interfaces import ActiveContacts, FloatingBaseDynamics
-from .joint_states import JointStateError, JointStateMerger
+from .joint_states import JointStateError, JointStateMerger, base_state
+from .timeline import Timeline
+
+CONTACT_KEYS: dict[str, tuple[Any, str]] = {
+    "offset": ([0.0, 0.0, 0.0], "contact frame origin in the link's frame, m"),
+    "rpy": ([0.0, 0.0, 0.0], "contact frame axes in the link's frame (roll, pitch, yaw)"),
+    "radius": (0.0, "a round foot's radius, m: the force acts where the sphere touches"),
+    "half_length": (0.0, "a flat sole's half length along the contact frame's x, m (0: a point)"),
+    "half_width": (0.0, "a flat sole's half width along y, m"),
+    "normal": ([0.0, 0.0, 1.0], "a point contact's surface normal in the world (a sole's is "
+                                "its z axis)"),
+    "min_force": (0.0, "least normal force, N"),
+    "max_force": (math.inf, "largest normal force, N"),
+}
+
+
+@dataclass
+class Pending:
+    """A joint state waiting for the odometry (and IMU) of its stamp."""
+
+    stamp: Any
+    t: int  # ns
+    q: np.ndarray
+    v: np.ndarray
+    effort: np.ndarray
+    arrived: float  # monotonic s
 
 
 class Live:
@@ -60,8 +101,9 @@ class Live:
         self.base_link = model.body_names[0]
         self.active = {c.link for c in contacts}
         self.qdd = np.zeros(model.nv - 6)  # desired joint accelerations
-        self.imu: tuple[np.ndarray, np.ndarray] | None = None  # specific force, angular velocity
-        self.have_odom = False
+        self.odom = Timeline("odometry", interpolate_base)
+        self.imu = Timeline("IMU", lambda a, b, s: a + s * (b - a))  # specific force
+        self.pending: deque[Pending] = deque(maxlen=1000)
         # load the compiled kernels now, not on the first joint state
         solve(model, self.data, model.neutral(), np.zeros(model.nv), np.zeros(model.nv),
               contacts, mu)
@@ -78,18 +120,19 @@ class FloatingBaseNode(NodeBase):
             type=ParameterType.PARAMETER_STRING,
             description="URDF; empty: wait for the robot_description topic"))
         d("contact_links", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING_ARRAY, description="links that can touch ground"))
-        d("sole_half_lengths", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
-            description="per contact link, m along its x axis; 0 (or unset): a point contact"))
-        d("sole_half_widths", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE_ARRAY, description="per contact link, along y"))
+            type=ParameterType.PARAMETER_STRING_ARRAY,
+            description="links that can touch the ground; each described by contacts.<link>.*"))
         d("friction_coefficient", 0.7, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, description="Coulomb friction of the ground"))
         d("gravity", [0.0, 0.0, -9.81], ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY, description="world frame, m/s^2"))
         d("world_frame", "odom", ParameterDescriptor(
             type=ParameterType.PARAMETER_STRING, description="frame_id of world outputs"))
+        d("input_timeout", 0.05, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE, description=(
+                "s: how long a joint state waits for the odometry (and IMU) of its stamp, and "
+                "how far from its stamp the nearest one may be when none brackets it")))
+        self._declare_contacts(list(self.param("contact_links") or []))
         self.declare_joint_names()
         self.live: Live | None = None
         self.urdf: str | None = None
@@ -111,28 +154,42 @@ class FloatingBaseNode(NodeBase):
                                                       "~/flight/joint_accelerations", 10)
         self.pub_contact: dict[str, tuple[Any, Any]] = {}
         self.create_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
+        # a joint state whose odometry never comes is answered (or refused) all the same
+        self.create_timer(0.02, lambda: self._drain(time.monotonic()))
         if self.param("robot_description"):
             self._install(self.param("robot_description"), "the robot_description parameter")
 
     # ------------------------------------------------------------------ configuration
-    def _contacts(self, overrides: dict[str, Any]) -> tuple[list[Contact], float]:
-        def value(name: str) -> Any:
-            return overrides[name] if name in overrides else self.param(name)
+    def _declare_contacts(self, links: list[str]) -> None:
+        """contacts.<link>.<key> for each contact link (values from the parameter file)."""
+        for link in links:
+            for key, (default, text) in CONTACT_KEYS.items():
+                name = f"contacts.{link}.{key}"
+                if not self.has_parameter(name):
+                    self.declare_parameter(name, default, ParameterDescriptor(description=text))
 
-        links = list(value("contact_links") or [])
-        lengths = list(value("sole_half_lengths") or [0.0] * len(links))
-        widths = list(value("sole_half_widths") or [0.0] * len(links))
-        if not (len(lengths) == len(widths) == len(links)):
-            raise RbdError(f"contact_links ({len(links)}), sole_half_lengths ({len(lengths)}) "
-                           f"and sole_half_widths ({len(widths)}) must have equal lengths")
-        mu = float(value("friction_coefficient"))
-        return [Contact(link, half_length=a, half_width=b)
-                for link, a, b in zip(links, lengths, widths, strict=True)], mu
+    def _contacts(self, overrides: dict[str, Any]) -> tuple[list[Contact], float]:
+        def value(name: str, default: Any = None) -> Any:
+            if name in overrides:
+                return overrides[name]
+            return self.param(name) if self.has_parameter(name) else default
+
+        contacts = []
+        for link in list(value("contact_links") or []):
+            kw = {key: value(f"contacts.{link}.{key}", default)
+                  for key, (default, _) in CONTACT_KEYS.items()}
+            for key in ("offset", "rpy", "normal"):
+                kw[key] = tuple(float(x) for x in kw[key])
+            contacts.append(Contact(link, **kw))
+        return contacts, float(value("friction_coefficient"))
 
     def _build(self, urdf: str, overrides: dict[str, Any]) -> Live:
         gravity = list(overrides.get("gravity", self.param("gravity")))
         if len(gravity) != 3 or not all(math.isfinite(x) for x in gravity):
             raise RbdError(f"gravity must be 3 finite numbers, got {gravity}")
+        timeout = float(overrides.get("input_timeout", self.param("input_timeout")))
+        if not (math.isfinite(timeout) and timeout >= 0):
+            raise RbdError(f"input_timeout must be >= 0 s, got {timeout}")
         with self.core_log():
             model = load_urdf_string(urdf, floating_base=True).with_gravity(gravity)
         contacts, mu = self._contacts(overrides)
@@ -141,6 +198,17 @@ class FloatingBaseNode(NodeBase):
         except JointStateError as e:
             raise RbdError(str(e)) from None
 
+    def _go_live(self, urdf: str, live: Live) -> None:
+        self.urdf, self.live = urdf, live
+        # every contact's topics exist before its first reaction (late joiners miss nothing)
+        for c in live.contacts:
+            if c.link not in self.pub_contact:
+                base = f"~/contact/{c.link}"
+                self.pub_contact[c.link] = (
+                    self.quiet_publisher(WrenchStamped, f"{base}/wrench", 10),
+                    self.quiet_publisher(PointStamped, f"{base}/center_of_pressure", 10))
+        self.settle()
+
     def _install(self, urdf: str, source: str) -> None:
         try:
             live = self._build(urdf, {})
@@ -148,8 +216,7 @@ class FloatingBaseNode(NodeBase):
             self.get_logger().error(f"rejected the model from {source}; keeping "
                                     f"{'the last good one' if self.live else 'none'}: {e}")
             return
-        self.urdf, self.live = urdf, live
-        self.settle()
+        self._go_live(urdf, live)
         if self.param("robot_description") != urdf:  # the parameter shows the model in use
             self.set_parameters([Parameter("robot_description", value=urdf)])
         self.get_logger().info(f"model from {source}: {live.model.summary().splitlines()[0]}")
@@ -159,9 +226,9 @@ class FloatingBaseNode(NodeBase):
         if changes.get("robot_description") == self.urdf:  # the model in use, shown
             del changes["robot_description"]
         urdf = changes.get("robot_description") or self.urdf
-        keys = {"robot_description", "contact_links", "sole_half_lengths", "sole_half_widths",
-                "friction_coefficient", "gravity"}
-        if not keys & changes.keys():
+        keys = {"robot_description", "contact_links", "friction_coefficient", "gravity",
+                "input_timeout"}
+        if not (keys & changes.keys() or any(k.startswith("contacts.") for k in changes)):
             return SetParametersResult(successful=True)
         try:
             if urdf:
@@ -169,11 +236,18 @@ class FloatingBaseNode(NodeBase):
             else:  # no model yet: check what can be checked
                 self._contacts(changes)
                 live = None
-        except RbdError as e:
+        except (RbdError, TypeError, ValueError) as e:
             return SetParametersResult(successful=False, reason=str(e))
-        if live is not None:
-            self.urdf, self.live = urdf, live
-            self.settle()
+        if live is not None and urdf:
+            self._go_live(urdf, live)
+        if "contact_links" in changes:  # new links' parameters, once this set is done
+            links = list(changes["contact_links"] or [])
+
+            def declare() -> None:
+                self.destroy_timer(timer)
+                self._declare_contacts(links)
+
+            timer = self.create_timer(0.0, declare)
         return SetParametersResult(successful=True)
 
     def _on_description(self, msg: String) -> None:
@@ -186,24 +260,28 @@ class FloatingBaseNode(NodeBase):
             return
         p, o, t = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist
         try:
-            live.merger.set_base([p.x, p.y, p.z], [o.x, o.y, o.z, o.w],
-                                 [t.linear.x, t.linear.y, t.linear.z,
-                                  t.angular.x, t.angular.y, t.angular.z])
+            x = base_state([p.x, p.y, p.z], [o.x, o.y, o.z, o.w],
+                           [t.linear.x, t.linear.y, t.linear.z,
+                            t.angular.x, t.angular.y, t.angular.z])
         except JointStateError as e:
             self.warn("bad_odom", f"dropped an odometry message: {e}")
             return
-        live.have_odom = True
+        if not live.odom.add(stamp_ns(msg.header.stamp), x):
+            self.warn("odom_order", "dropped an odometry message older than the last one")
+        self._drain(time.monotonic())
 
     def _on_imu(self, msg: Imu) -> None:
         live = self.live
         if live is None:
             return
-        a, w = msg.linear_acceleration, msg.angular_velocity
+        a = msg.linear_acceleration
         f = np.array([a.x, a.y, a.z])
         if not np.all(np.isfinite(f)):
             self.warn("bad_imu", "dropped an IMU message: NaN or inf")
             return
-        live.imu = (f, np.array([w.x, w.y, w.z]))
+        if not live.imu.add(stamp_ns(msg.header.stamp), f):
+            self.warn("imu_order", "dropped an IMU message older than the last one")
+        self._drain(time.monotonic())
 
     def _on_desired(self, msg: JointTrajectory) -> None:
         live = self.live
@@ -238,43 +316,69 @@ class FloatingBaseNode(NodeBase):
             return
         if not self.merge(live.merger, msg) or not live.merger.ready:
             return
-        if not live.have_odom:
-            self.warn("no_odom", "no odometry yet: the base is taken at the origin, at rest")
-        self._publish(live, msg.header.stamp)
+        st = live.merger
+        live.pending.append(Pending(msg.header.stamp, stamp_ns(msg.header.stamp), st.q.copy(),
+                                    st.v.copy(), st.effort.copy(), time.monotonic()))
+        self._drain(time.monotonic())
+
+    def _drain(self, now: float) -> None:
+        """Answer the waiting joint states, in order, whose odometry (and IMU) is known or
+        whose wait is over."""
+        live = self.live
+        if live is None:
+            return
+        timeout = float(self.param("input_timeout"))
+        max_age = int(timeout * 1e9)
+        while live.pending:
+            p = live.pending[0]
+            waited = now - p.arrived >= timeout
+            inputs = [live.odom] + ([live.imu] if live.imu.stamps else [])
+            if not waited and not all(x.covers(p.t) for x in inputs):
+                return
+            live.pending.popleft()
+            x, note = live.odom.at(p.t, max_age)
+            f, imu_note = live.imu.at(p.t, max_age) if live.imu.stamps else (None, "")
+            if x is None or (live.imu.stamps and f is None):
+                self.warn("stale", f"no answer for a joint state: {note or imu_note}")
+                self.pub_status.publish(String(data=note if x is None else imu_note))
+                continue
+            p.q[:7], p.v[:6] = x[:7], x[7:]
+            notes = [n for n in (note, imu_note) if n]
+            self._publish(live, p, f, f"; {', '.join(notes)}" if notes else "")
 
     # ------------------------------------------------------------------ outputs
-    def _base_acceleration(self, live: Live) -> np.ndarray:
-        st = live.merger
-        if live.imu is None:
-            return np.zeros(6)
-        return base_acceleration_from_imu(live.model, st.q, st.v, live.imu[0])
-
-    def _publish(self, live: Live, stamp: Any) -> None:
-        st, m = live.merger, live.model
+    def _publish(self, live: Live, p: Pending, specific_force: np.ndarray | None,
+                 note: str) -> None:
+        m = live.model
         contacts = [c for c in live.contacts if c.link in live.active]
         if not contacts:  # flight: base and joints move under the measured efforts
-            tau = np.nan_to_num(st.effort[6:])
-            a_base, qdd = forward_dynamics(m, live.data, st.q, st.v, tau)
+            missing = [n for n in live.names if np.isnan(p.effort[live.merger.joints.index[n]])]
+            if missing:
+                self.pub_status.publish(String(data=f"flight, but the joint states carry no "
+                                                    f"effort for {missing}"))
+                return
+            a_base, qdd = forward_dynamics(m, live.data, p.q, p.v, p.effort[6:])
             acc = AccelStamped()
-            acc.header.stamp, acc.header.frame_id = stamp, live.base_link
+            acc.header.stamp, acc.header.frame_id = p.stamp, live.base_link
             acc.accel.linear.x, acc.accel.linear.y, acc.accel.linear.z = a_base[:3].tolist()
             acc.accel.angular.x, acc.accel.angular.y, acc.accel.angular.z = a_base[3:].tolist()
             self.pub_flight_base.publish(acc)
             msg = JointTrajectory(joint_names=live.names)
-            msg.header.stamp = stamp
+            msg.header.stamp = p.stamp
             msg.points = [JointTrajectoryPoint(accelerations=qdd[live.v_index - 6].tolist())]
             self.pub_flight_joints.publish(msg)
-            self.pub_status.publish(String(data="flight"))
+            self.pub_status.publish(String(data="flight" + note))
             return
-        a = np.r_[self._base_acceleration(live), live.qdd]
-        r = solve(m, live.data, st.q, st.v, a, contacts, live.mu)
+        a_base = np.zeros(6) if specific_force is None else \
+            base_acceleration_from_imu(m, p.q, p.v, specific_force)
+        r = solve(m, live.data, p.q, p.v, np.r_[a_base, live.qdd], contacts, live.mu)
         if not r.feasible:
             self.warn("impossible", f"impossible with contacts {[c.link for c in contacts]}: "
                                     f"{r.reason}")
             self.pub_status.publish(String(data=r.reason))
             return
-        self._publish_reaction(live, stamp, r)
-        self.pub_status.publish(String(data="ok"))
+        self._publish_reaction(live, p.stamp, r)
+        self.pub_status.publish(String(data="ok" + note))
 
     def _publish_reaction(self, live: Live, stamp: Any, r: Reaction) -> None:
         world = self.param("world_frame")
@@ -282,14 +386,9 @@ class FloatingBaseNode(NodeBase):
         self.pub_com_wrench.publish(_wrench_stamped(stamp, world, r.com_wrench))
         self.pub_com.publish(_point_stamped(stamp, world, r.com))
         for link, w in r.wrenches.items():
-            pubs = self.pub_contact.get(link)
-            if pubs is None:
-                base = f"~/contact/{link}"
-                pubs = (self.quiet_publisher(WrenchStamped, f"{base}/wrench", 10),
-                        self.quiet_publisher(PointStamped, f"{base}/center_of_pressure", 10))
-                self.pub_contact[link] = pubs
-            pubs[0].publish(_wrench_stamped(stamp, link, w))
-            pubs[1].publish(_point_stamped(stamp, world, r.cop[link]))
+            wrench, cop = self.pub_contact[link]
+            wrench.publish(_wrench_stamped(stamp, link, w))
+            cop.publish(_point_stamped(stamp, world, r.cop[link]))
         js = JointState(name=live.names, effort=r.tau[live.v_index - 6].tolist())
         js.header.stamp = stamp
         self.pub_tau.publish(js)
@@ -305,25 +404,36 @@ class FloatingBaseNode(NodeBase):
             names, idx, q, (vel, acc) = live.merger.joints.full_state(
                 req.joint_names, req.positions, velocities=req.velocities,
                 accelerations=req.accelerations)
-            p, o = req.base_pose.position, req.base_pose.orientation
-            t, b = req.base_twist, req.base_acceleration
-            base = np.array([p.x, p.y, p.z, o.x, o.y, o.z, o.w])
-            twist = np.array([t.linear.x, t.linear.y, t.linear.z,
-                              t.angular.x, t.angular.y, t.angular.z])
+            p, o, t, b = req.base_pose.position, req.base_pose.orientation, req.base_twist, \
+                req.base_acceleration
+            x = base_state([p.x, p.y, p.z], [o.x, o.y, o.z, o.w],
+                           [t.linear.x, t.linear.y, t.linear.z,
+                            t.angular.x, t.angular.y, t.angular.z])
             accel = np.array([b.linear.x, b.linear.y, b.linear.z,
                               b.angular.x, b.angular.y, b.angular.z])
-            n = np.linalg.norm(base[3:])
-            if not (np.all(np.isfinite(np.r_[base, twist, accel])) and 0.5 < n < 2.0):
-                raise JointStateError("the base pose, twist and acceleration must be finite "
-                                      "and the orientation a unit quaternion")
-            q[:7] = np.r_[base[:3], base[3:] / n]
-            v, a = np.r_[twist, vel[6:]], np.r_[accel, acc[6:]]
-            links = list(req.contact_links) or [c.link for c in live.contacts]
+            if not np.all(np.isfinite(accel)):
+                raise JointStateError("the base acceleration must be finite")
+            q[:7] = x[:7]
+            v = np.r_[x[7:], vel[6:]]
             by_link = {c.link: c for c in live.contacts}
+            links = list(req.contact_links)
             unknown = [x for x in links if x not in by_link]
             if unknown:
                 raise JointStateError(f"{unknown} are not contact links {sorted(by_link)}")
-            r = solve(live.model, live.data, q, v, a, [by_link[x] for x in links], live.mu)
+            if not links:  # flight: the base moves as the joint accelerations make it
+                if np.any(accel):
+                    raise JointStateError(
+                        "no contact links given, so the robot is in flight and its base "
+                        "acceleration follows from the joint accelerations: leave "
+                        "base_acceleration zero (or name the contacts)")
+                a_base, tau = inverse_dynamics(live.model, live.data, q, v, acc[6:])
+                res.success, res.message = True, "flight"
+                res.base_acceleration = _accel(a_base)
+                res.joint_names = names
+                res.efforts = tau[np.array(idx) - 6].tolist()
+                return res
+            r = solve(live.model, live.data, q, v, np.r_[accel, acc[6:]],
+                      [by_link[x] for x in links], live.mu)
         except (JointStateError, RbdError) as e:
             res.message = str(e)
             return res
@@ -332,6 +442,7 @@ class FloatingBaseNode(NodeBase):
             return res
         res.success = True
         res.base_wrench = _wrench(r.base_wrench)
+        res.base_acceleration = _accel(accel)
         res.contact_links = links
         res.contact_wrenches = [_wrench(r.wrenches[x]) for x in links]
         res.centers_of_pressure = [Point(x=float(r.cop[x][0]), y=float(r.cop[x][1]),
@@ -339,6 +450,13 @@ class FloatingBaseNode(NodeBase):
         res.joint_names = names
         res.efforts = r.tau[np.array(idx) - 6].tolist()
         return res
+
+
+def _accel(a: np.ndarray) -> Accel:
+    out = Accel()
+    out.linear.x, out.linear.y, out.linear.z = (float(x) for x in a[:3])
+    out.angular.x, out.angular.y, out.angular.z = (float(x) for x in a[3:])
+    return out
 
 
 def _wrench(w: np.ndarray) -> Wrench:

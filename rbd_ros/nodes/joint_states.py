@@ -259,15 +259,20 @@ class JointStateMerger:
         self.stamp[idx] = stamp
         return update
 
-    def set_base(self, position: Sequence[float], quaternion_xyzw: Sequence[float],
-                 twist_body: Sequence[float]) -> None:
-        """Free-flyer pose (world) and twist ``[v; w]`` in the base frame."""
-        x = np.r_[position, quaternion_xyzw, twist_body].astype(np.float64)
-        if x.shape != (13,) or not np.all(np.isfinite(x)):
-            raise JointStateError("the base pose and twist must be finite")
-        n = np.linalg.norm(x[3:7])
-        if not 0.5 < n < 2.0:
-            raise JointStateError(f"the base orientation quaternion has norm {n:.3g}, not 1")
-        self.q[:3] = x[:3]
-        self.q[3:7] = x[3:7] / n
-        self.v[:6] = x[7:]
+
+QUATERNION_TOLERANCE = 1e-3  # |norm - 1| accepted (and normalised): float32 rounding, not more
+
+
+def base_state(position: Sequence[float], quaternion_xyzw: Sequence[float],
+               twist_body: Sequence[float]) -> F64:
+    """A free flyer's ``[position (world); unit quaternion; twist [v; w] (base frame)]``;
+    raises JointStateError for non-finite values or a quaternion that is not a unit one."""
+    x: F64 = np.r_[position, quaternion_xyzw, twist_body].astype(np.float64)
+    if x.shape != (13,) or not np.all(np.isfinite(x)):
+        raise JointStateError("the base pose and twist must be finite")
+    n = float(np.linalg.norm(x[3:7]))
+    if abs(n - 1.0) > QUATERNION_TOLERANCE:
+        raise JointStateError(f"the base orientation quaternion has norm {n:.6g}: it must be "
+                              f"a unit quaternion (within {QUATERNION_TOLERANCE:g})")
+    x[3:7] /= n
+    return x

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from geometry_msgs.msg import AccelStamped, WrenchStamped
+from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
@@ -18,7 +18,7 @@ from std_msgs.msg import String
 
 from rbd_ros.dynamics import Data, load_urdf
 from rbd_ros.dynamics.contacts import Contact, solve
-from rbd_ros.dynamics.floating import forward_dynamics
+from rbd_ros.dynamics.floating import forward_dynamics, inverse_dynamics
 from rbd_ros.robots import QUADRUPED
 from rbd_ros_interfaces.msg import ActiveContacts
 from rbd_ros_interfaces.srv import FloatingBaseDynamics
@@ -43,15 +43,17 @@ def node(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodePr
     print(proc.stop())
 
 
-def odom(z: float = 0.5, nan: bool = False) -> Odometry:
+def odom(stamp: int, z: float = 0.5, nan: bool = False, nanosec: int = 0) -> Odometry:
     msg = Odometry()
+    msg.header.stamp.sec, msg.header.stamp.nanosec = stamp, nanosec
     msg.pose.pose.position.z = float("nan") if nan else z
     msg.pose.pose.orientation.w = 1.0
     return msg
 
 
 def states(stamp: int) -> JointState:
-    msg = JointState(name=NAMES, position=list(Q_JOINTS), velocity=[0.0] * 12)
+    msg = JointState(name=NAMES, position=list(Q_JOINTS), velocity=[0.0] * 12,
+                     effort=[0.0] * 12)
     msg.header.stamp.sec = stamp
     return msg
 
@@ -63,7 +65,7 @@ def run_until(probe: Probe, done, stamp: int, extra=()) -> bool:  # type: ignore
     def step() -> bool:
         for pub, msg in extra:
             pub.publish(msg)
-        od.publish(odom())
+        od.publish(odom(stamp))
         js.publish(states(stamp))
         return bool(done())
 
@@ -75,6 +77,13 @@ def run_until(probe: Probe, done, stamp: int, extra=()) -> bool:  # type: ignore
 
 def q_full() -> np.ndarray:
     return np.r_[0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0, Q_JOINTS]
+
+
+def test_contact_topics_exist_before_the_first_state(node: NodeProcess, probe: Probe) -> None:
+    """A subscriber that joins before anything happens misses nothing."""
+    assert probe.spin_until(lambda: all(
+        probe.node.count_publishers(f"{NODE}/contact/{f}/{what}") == 1
+        for f in FEET for what in ("wrench", "center_of_pressure")), 10.0)
 
 
 def test_standing_on_four_feet(node: NodeProcess, probe: Probe) -> None:
@@ -111,6 +120,7 @@ def test_active_contacts_flight_and_impossible_motion(node: NodeProcess, probe: 
     # an IMU that says the base falls faster than gravity: the feet would have to pull
     imu = probe.node.create_publisher(Imu, "/imu", SENSOR)
     falling = Imu()
+    falling.header.stamp.sec = 30
     falling.linear_acceleration.z = -8.0
     assert run_until(probe, lambda: status and "pull" in status[-1].data, 30,
                      [(active, ActiveContacts(links=FEET)), (imu, falling)])
@@ -118,7 +128,8 @@ def test_active_contacts_flight_and_impossible_motion(node: NodeProcess, probe: 
 
 
 def test_service_and_bad_input(node: NodeProcess, probe: Probe) -> None:
-    req = FloatingBaseDynamics.Request(joint_names=NAMES, positions=list(Q_JOINTS))
+    req = FloatingBaseDynamics.Request(joint_names=NAMES, positions=list(Q_JOINTS),
+                                       contact_links=FEET)
     req.base_pose.position.z = 0.5
     req.base_pose.orientation.w = 1.0
     res = probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req)
@@ -126,7 +137,7 @@ def test_service_and_bad_input(node: NodeProcess, probe: Probe) -> None:
     z = np.zeros(MODEL.nv)
     want = solve(MODEL, DATA, q_full(), z, z, [Contact(f) for f in FEET], 0.7)
     np.testing.assert_allclose(res.efforts, want.tau, atol=1e-7)
-    assert list(res.contact_links) == FEET  # none named: all of them
+    assert list(res.contact_links) == FEET
     for f, w in zip(FEET, res.contact_wrenches, strict=True):  # link frames, as the topics
         np.testing.assert_allclose([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y,
                                     w.torque.z], want.wrenches[f], atol=1e-7)
@@ -153,10 +164,137 @@ def test_service_and_bad_input(node: NodeProcess, probe: Probe) -> None:
     bad = states(40)
     bad.position = [float("nan")] * 12
     for _ in range(20):
-        od.publish(odom(nan=True))
+        od.publish(odom(40, nan=True))
         js.publish(bad)
         probe.spin_for(0.02)
     probe.spin_for(0.3)
     assert node.alive()
     assert not any(m.header.stamp.sec == 40 for m in base)
     assert all(np.isfinite(m.wrench.force.z) for m in base)
+
+
+def test_odometry_is_paired_with_each_state_by_stamp(node: NodeProcess, probe: Probe) -> None:
+    """The base pose of a state's own stamp: interpolated between the odometry before and after
+    it, even when the later odometry arrives after the state; stale odometry is refused."""
+    com = probe.listen(PointStamped, f"{NODE}/center_of_mass")
+    status = probe.listen(String, f"{NODE}/status")
+    od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
+    js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+    assert probe.spin_until(lambda: od.get_subscription_count() and js.get_subscription_count())
+    from rbd_ros.dynamics.kinematics import center_of_mass, placements
+
+    def com_at(z: float) -> np.ndarray:
+        q = q_full()
+        q[2] = z
+        return center_of_mass(MODEL, placements(MODEL, DATA, q))
+
+    imu = probe.node.create_publisher(Imu, "/imu", SENSOR)  # an earlier test started one
+
+    def base(t: int, z: float, nanosec: int = 0) -> None:
+        od.publish(odom(t, z=z, nanosec=nanosec))
+        at_rest = Imu()
+        at_rest.header.stamp.sec, at_rest.header.stamp.nanosec = t, nanosec
+        at_rest.linear_acceleration.z = 9.81
+        imu.publish(at_rest)
+
+    for k in range(5):  # states at 50.x25 s, odometry at 50.x00 s and 50.x50 s
+        t = 50 + k
+        base(t, 0.5)
+        probe.spin_for(0.02)
+        js.publish(_stamped(t, 250_000_000))
+        probe.spin_for(0.02)  # the state waits: no odometry after it yet
+        base(t, 0.6, 500_000_000)
+        probe.spin_for(0.1)
+    got = {m.header.stamp.sec: m for m in com if m.header.stamp.nanosec == 250_000_000}
+    assert len(got) >= 3, [s.data for s in status]
+    for m in got.values():  # halfway in time: z = 0.55
+        np.testing.assert_allclose([m.point.x, m.point.y, m.point.z], com_at(0.55), atol=1e-12)
+    # odometry a second older than the state, and nothing newer: refused, said in ~/status
+    status.clear()
+    base(60, 0.5)
+    probe.spin_for(0.05)
+    js.publish(_stamped(61, 0))
+    assert probe.spin_until(lambda: any("stale odometry" in m.data for m in status), 5.0)
+    assert not any(m.header.stamp.sec == 61 for m in com)
+
+
+def _stamped(sec: int, nanosec: int) -> JointState:
+    msg = states(sec)
+    msg.header.stamp.nanosec = nanosec
+    return msg
+
+
+def test_bad_quaternions_are_refused(node: NodeProcess, probe: Probe) -> None:
+    req = FloatingBaseDynamics.Request(joint_names=NAMES, positions=list(Q_JOINTS),
+                                       contact_links=FEET)
+    req.base_pose.orientation.w = 1.5
+    res = probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req)
+    assert not res.success and "unit quaternion" in res.message
+    # odometry with it: dropped, so the state's odometry is missing and it is not answered
+    status = probe.listen(String, f"{NODE}/status")
+    base = probe.listen(WrenchStamped, f"{NODE}/base_wrench")
+    od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
+    js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+    assert probe.spin_until(lambda: od.get_subscription_count() and js.get_subscription_count())
+    bad = odom(70)
+    bad.pose.pose.orientation.w = 1.5
+    for _ in range(5):
+        od.publish(bad)
+        js.publish(states(70))
+        probe.spin_for(0.1)
+    assert not any(m.header.stamp.sec == 70 for m in base)
+    assert any("odometry" in m.data for m in status)
+    assert node.alive()
+
+
+def test_service_in_flight(node: NodeProcess, probe: Probe) -> None:
+    rng = np.random.default_rng(1)
+    qdd = rng.normal(size=12)
+    req = FloatingBaseDynamics.Request(joint_names=NAMES, positions=list(Q_JOINTS),
+                                       velocities=[0.1] * 12, accelerations=list(qdd))
+    req.base_pose.position.z, req.base_pose.orientation.w = 0.5, 1.0
+    res = probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req)
+    assert res.success and res.message == "flight"
+    v = np.r_[np.zeros(6), [0.1] * 12]
+    a_base, tau = inverse_dynamics(MODEL, DATA, q_full(), v, qdd)
+    got = res.base_acceleration
+    np.testing.assert_allclose([got.linear.x, got.linear.y, got.linear.z, got.angular.x,
+                                got.angular.y, got.angular.z], a_base, atol=1e-9)
+    np.testing.assert_allclose(res.efforts, tau, atol=1e-9)
+    # and the identity: ABA with those torques gives back the accelerations
+    np.testing.assert_allclose(forward_dynamics(MODEL, DATA, q_full(), v, tau)[1], qdd,
+                               atol=1e-8)
+    req.base_acceleration.linear.z = -9.81  # in flight the base's acceleration is not an input
+    res = probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req)
+    assert not res.success and "leave base_acceleration zero" in res.message
+
+
+def test_contact_parameters_per_link(node: NodeProcess, probe: Probe) -> None:
+    """contacts.<link>.*: a round foot's radius moves the contact point and the torques."""
+    def set_param(name: str, value: ParameterValue) -> tuple[bool, str]:
+        res = probe.call(SetParameters, f"{NODE}/set_parameters", SetParameters.Request(
+            parameters=[ParameterMsg(name=name, value=value)]))
+        return res.results[0].successful, res.results[0].reason
+
+    radius = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=0.02)
+    assert set_param("contacts.LF_foot.radius", radius)[0]
+    req = FloatingBaseDynamics.Request(joint_names=NAMES, positions=list(Q_JOINTS),
+                                       contact_links=FEET)
+    req.base_pose.position.z, req.base_pose.orientation.w = 0.5, 1.0
+    req.base_acceleration.linear.x = 2.0  # the feet push sideways: the radius matters
+    res = probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req)
+    assert res.success, res.message
+    z, a = np.zeros(MODEL.nv), np.zeros(MODEL.nv)
+    a[0] = 2.0
+    contacts = [Contact(f, radius=0.02 if f == "LF_foot" else 0.0) for f in FEET]
+    want = solve(MODEL, DATA, q_full(), z, a, contacts, 0.7)
+    np.testing.assert_allclose(res.efforts, want.tau, atol=1e-7)
+    flat = solve(MODEL, DATA, q_full(), z, a, [Contact(f) for f in FEET], 0.7)
+    assert np.abs(flat.tau - want.tau).max() > 1e-3
+    # a sole that is half a sole is refused with the reason, and the node keeps the old one
+    half = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=0.1)
+    ok, reason = set_param("contacts.RF_foot.half_length", half)
+    assert not ok and "half_width > 0" in reason
+    assert probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req).success
+    radius.double_value = 0.0
+    assert set_param("contacts.LF_foot.radius", radius)[0]

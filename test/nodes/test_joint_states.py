@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rbd_ros.dynamics import load_urdf
-from rbd_ros.nodes.joint_states import JointStateError, JointStateMerger
+from rbd_ros.nodes.joint_states import JointStateError, JointStateMerger, base_state
 from rbd_ros.nodes.trajectory import Trajectory
 from rbd_ros.robots import ARM, QUADRUPED
 
@@ -55,10 +55,13 @@ def test_floating_base_joints_follow_the_base_coordinates() -> None:
     m.update(0, names, np.arange(12.0), [], [])
     assert m.ready
     np.testing.assert_allclose(m.q[7:], np.arange(12.0))
-    m.set_base([1, 2, 3], [0, 0, 0, 1.5], [0.1] * 6)  # normalised
-    np.testing.assert_allclose(m.q[:7], [1, 2, 3, 0, 0, 0, 1])
-    with pytest.raises(JointStateError, match="norm"):
-        m.set_base([0, 0, 0], [0, 0, 0, 0], [0] * 6)
+    x = base_state([1, 2, 3], [0, 0, 0, 1.0005], [0.1] * 6)  # float32 noise: normalised
+    np.testing.assert_allclose(x[:7], [1, 2, 3, 0, 0, 0, 1], atol=1e-15)
+    for quat in ([0, 0, 0, 0], [0, 0, 0, 1.5], [0, 0.1, 0, 0.99]):  # not a rotation: refused
+        with pytest.raises(JointStateError, match="unit quaternion"):
+            base_state([0, 0, 0], quat, [0] * 6)
+    with pytest.raises(JointStateError, match="finite"):
+        base_state([0, float("nan"), 0], [0, 0, 0, 1], [0] * 6)
 
 
 def test_trajectory_sampling_interpolates_and_holds() -> None:
