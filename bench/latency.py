@@ -56,10 +56,12 @@ def _stop(p: subprocess.Popen[bytes]) -> None:
 
 
 def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.0,
-            answer_type: Any = None, odom: bool = False) -> tuple[int, np.ndarray, int]:
+            answer_type: Any = None, odom: bool = False,
+            positions: list[float] | None = None) -> tuple[int, np.ndarray, int]:
     """Publish n joint states at ``rate`` and time the answers (stamped messages) on
     ``topic``: (states unanswered, latencies in ms, periods the driver woke too late for).
-    ``odom``: each state follows an odometry message of its stamp (a floating base)."""
+    ``odom``: each state follows an odometry message of its stamp (a floating base);
+    ``positions``: the joint positions sent (default: random, fixed)."""
     import rclpy
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import JointState
@@ -85,7 +87,7 @@ def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.
         pub.publish(msg)
 
     rng = np.random.default_rng(0)
-    q = rng.uniform(-0.5, 0.5, len(names)).tolist()
+    q = positions or rng.uniform(-0.5, 0.5, len(names)).tolist()
     # warm up until answers flow (discovery, first calls), then half a second more at the
     # rate (every process alike: what starting up leaves behind is not the steady state)
     deadline = time.monotonic() + 30
@@ -237,8 +239,9 @@ def floating_latency(n: int, rounds: int = 3) -> None:
                     proc = _start(["-c", ECHO]) if topic == "echo" else \
                         _start_node(tmp, "floating_base_node", "rbd_floating_base", path, params)
                     try:
+                        # standing upright, soles flat: every state has an answer
                         dropped, got, _ = measure(driver, names, topic, n // rounds, 500.0, kind,
-                                                  odom=True)
+                                                  odom=True, positions=[0.0] * len(names))
                     finally:
                         _stop(proc)
                     drops[label] += dropped

@@ -28,6 +28,7 @@ reported with the constraints that fail, per contact (``Reaction.reason``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -153,28 +154,55 @@ def check_contacts(model: Model, contacts: list[Contact], mu: float) -> None:
                              f"min_force ({c.min_force})")
 
 
-def contact_frame(model: Model, body_placements: F64, c: Contact) -> tuple[F64, F64]:
-    """(axes, point) of a contact in the world: axes' columns the two tangents and the
-    surface normal; the point where its force acts (a sole: its centre)."""
-    R, p = link_placement(model, body_placements, c.link)
-    R = R @ rpy_matrix(c.rpy)
-    p = p + R @ np.asarray(c.offset, dtype=np.float64)
-    if c.is_sole:
-        return R, p
-    n = np.asarray(c.normal, dtype=np.float64)
-    n = n / np.linalg.norm(n)
-    # tangents turn with the contact frame: its x axis in the surface (y if x is normal to it)
-    for axis in (R[:, 0], R[:, 1]):
-        t1 = axis - (axis @ n) * n
-        length = np.linalg.norm(t1)
-        if length > 0.1:
-            break
-    t1 = t1 / length
-    return np.column_stack([t1, np.cross(n, t1), n]), p - c.radius * n
+class _Problem:
+    """What does not change from state to state for one contact set: the cones, stacked, and
+    each contact frame's fixed parts."""
+
+    def __init__(self, contacts: tuple[Contact, ...], mu: float) -> None:
+        self.cones = [_Cone(c, mu) for c in contacts]
+        self.n = sum(k.size for k in self.cones)
+        self.rows = np.zeros((sum(len(k.lower) for k in self.cones), self.n))
+        r = o = 0
+        for k in self.cones:
+            self.rows[r : r + len(k.lower), o : o + k.size] = k.rows
+            r, o = r + len(k.lower), o + k.size
+        self.lower = np.concatenate([k.lower for k in self.cones])
+        self.G = np.diag(np.concatenate([k.weight for k in self.cones]))
+        self.E = [rpy_matrix(c.rpy) for c in contacts]  # contact frame axes in the link's
+        self.offset = [np.array(c.offset, dtype=np.float64) for c in contacts]
+        self.normal = [np.array(c.normal) / math.hypot(*c.normal) for c in contacts]
+
+
+@functools.lru_cache(maxsize=64)
+def _problem(contacts: tuple[Contact, ...], mu: float) -> _Problem:
+    return _Problem(contacts, mu)
+
+
+def _cross(a: F64, b: F64) -> F64:
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                     a[0] * b[1] - a[1] * b[0]])
 
 
 def _skew(r: F64) -> F64:
     return np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
+
+
+def _frame(c: Contact, Rl: F64, pl: F64, E: F64, offset: F64, n: F64) -> tuple[F64, F64]:
+    """(axes, point) of a contact in the world from its link's placement: axes' columns the
+    two tangents and the surface normal; the point where its force acts (a sole: its
+    centre)."""
+    R = Rl @ E
+    p = pl + R @ offset
+    if c.is_sole:
+        return R, p
+    # tangents turn with the contact frame: its x axis in the surface (y if x is normal to it)
+    for axis in (R[:, 0], R[:, 1]):
+        t1 = axis - (axis @ n) * n
+        length = math.sqrt(t1 @ t1)
+        if length > 0.1:
+            break
+    t1 = t1 / length
+    return np.column_stack([t1, _cross(n, t1), n]), p - c.radius * n
 
 
 def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Contact],
@@ -186,43 +214,39 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
     X = placements(model, data, q)
     Rb, pb = X[0, :9].reshape(3, 3), X[0, 9:]
     com = center_of_mass(model, X)
-    need = np.r_[Rb @ base_wrench[:3], Rb @ base_wrench[3:]]  # world axes, about the base
+    need = np.concatenate((Rb @ base_wrench[:3], Rb @ base_wrench[3:]))  # world, about base
     out = Reaction(False, "", base_wrench, np.zeros(6), com, tau=np.zeros(model.nv - 6))
     if not contacts:
         out.reason = "no contact is active"
         return out
-    cones = [_Cone(c, mu) for c in contacts]
-    frames = [contact_frame(model, X, c) for c in contacts]
-    n = sum(k.size for k in cones)
-    A = np.zeros((6, n))  # contact-frame wrenches -> their sum about the base origin, world
+    P = _problem(tuple(contacts), mu)
+    links = [link_placement(model, X, c.link) for c in contacts]
+    frames = [_frame(c, Rl, pl, E, off, nrm) for c, (Rl, pl), E, off, nrm
+              in zip(contacts, links, P.E, P.offset, P.normal, strict=True)]
+    A = np.zeros((6, P.n))  # contact-frame wrenches -> their sum about the base origin, world
     o = 0
-    for k, (R, p) in zip(cones, frames, strict=True):
+    for k, (R, p) in zip(P.cones, frames, strict=True):
         A[:3, o : o + 3] = R
         A[3:, o : o + 3] = _skew(p - pb) @ R
         if k.size == 6:
             A[3:, o + 3 : o + 6] = R
         o += k.size
-    rows = np.zeros((sum(len(k.lower) for k in cones), n))
-    r = o = 0
-    for k in cones:
-        rows[r : r + len(k.lower), o : o + k.size] = k.rows
-        r, o = r + len(k.lower), o + k.size
-    lower = np.concatenate([k.lower for k in cones])
-    weight = np.concatenate([k.weight for k in cones])
+    Ct = np.empty((P.n, 6 + len(P.lower)))
+    Ct[:, :6], Ct[:, 6:] = A.T, P.rows.T
     try:
-        w = quadprog.solve_qp(np.diag(weight), np.zeros(n), np.vstack([A, rows]).T,
-                              np.r_[need, lower], 6)[0]
+        w = quadprog.solve_qp(P.G, np.zeros(P.n), Ct, np.concatenate((need, P.lower)), 6)[0]
     except ValueError:
-        out.reason = _why_not(contacts, cones, A, rows, lower, need)
+        out.reason = _why_not(contacts, P.cones, A, P.rows, P.lower, need)
         return out
     f_ext = np.zeros((model.nb, 6))
     o = 0
-    for c, k, (R, p) in zip(contacts, cones, frames, strict=True):
-        f, tau = R @ w[o : o + 3], (R @ w[o + 3 : o + 6] if k.size == 6 else np.zeros(3))
+    zero = np.zeros(3)
+    for c, k, (R, p), (Rl, pl) in zip(contacts, P.cones, frames, links, strict=True):
+        f, tau = R @ w[o : o + 3], (R @ w[o + 3 : o + 6] if k.size == 6 else zero)
         o += k.size
-        out.com_wrench += np.r_[f, tau + np.cross(p - com, f)]
-        Rl, pl = link_placement(model, X, c.link)
-        out.wrenches[c.link] = np.r_[Rl.T @ f, Rl.T @ (tau + np.cross(p - pl, f))]
+        out.com_wrench[:3] += f
+        out.com_wrench[3:] += tau + _cross(p - com, f)
+        out.wrenches[c.link] = np.concatenate((Rl.T @ f, Rl.T @ (tau + _cross(p - pl, f))))
         out.points[c.link] = p
         out.normals[c.link] = R[:, 2]
         fn = f @ R[:, 2]
@@ -232,7 +256,7 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
         body = model.frames[c.link].body
         Rbody, pbody = X[body, :9].reshape(3, 3), X[body, 9:]
         f_ext[body, :3] += Rbody.T @ f
-        f_ext[body, 3:] += Rbody.T @ (tau + np.cross(p - pbody, f))
+        f_ext[body, 3:] += Rbody.T @ (tau + _cross(p - pbody, f))
     out.tau = rnea(model, data, q, v, a, f_ext)[6:]
     out.feasible = True
     return out

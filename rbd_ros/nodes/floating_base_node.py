@@ -90,10 +90,11 @@ class Pending:
 class Live:
     """Everything that depends on the model and the contact set; replaced whole."""
 
-    def __init__(self, model: Model, contacts: list[Contact], mu: float,
-                 names: NameMap) -> None:
+    def __init__(self, model: Model, contacts: list[Contact], mu: float, names: NameMap,
+                 timeout: float, world: str) -> None:
         check_contacts(model, contacts, mu)
         self.model, self.contacts, self.mu = model, contacts, mu
+        self.timeout, self.max_age, self.world = timeout, int(timeout * 1e9), world
         self.data = Data(model)
         self.merger = JointStateMerger(model, names)
         self.names = self.merger.joints.names
@@ -193,8 +194,9 @@ class FloatingBaseNode(NodeBase):
         with self.core_log():
             model = load_urdf_string(urdf, floating_base=True).with_gravity(gravity)
         contacts, mu = self._contacts(overrides)
+        world = str(overrides.get("world_frame", self.param("world_frame")))
         try:
-            return Live(model, contacts, mu, self.name_map())
+            return Live(model, contacts, mu, self.name_map(), timeout, world)
         except JointStateError as e:
             raise RbdError(str(e)) from None
 
@@ -227,7 +229,7 @@ class FloatingBaseNode(NodeBase):
             del changes["robot_description"]
         urdf = changes.get("robot_description") or self.urdf
         keys = {"robot_description", "contact_links", "friction_coefficient", "gravity",
-                "input_timeout"}
+                "input_timeout", "world_frame"}
         if not (keys & changes.keys() or any(k.startswith("contacts.") for k in changes)):
             return SetParametersResult(successful=True)
         try:
@@ -268,7 +270,8 @@ class FloatingBaseNode(NodeBase):
             return
         if not live.odom.add(stamp_ns(msg.header.stamp), x):
             self.warn("odom_order", "dropped an odometry message older than the last one")
-        self._drain(time.monotonic())
+        if live.pending:
+            self._drain(time.monotonic())
 
     def _on_imu(self, msg: Imu) -> None:
         live = self.live
@@ -281,7 +284,8 @@ class FloatingBaseNode(NodeBase):
             return
         if not live.imu.add(stamp_ns(msg.header.stamp), f):
             self.warn("imu_order", "dropped an IMU message older than the last one")
-        self._drain(time.monotonic())
+        if live.pending:
+            self._drain(time.monotonic())
 
     def _on_desired(self, msg: JointTrajectory) -> None:
         live = self.live
@@ -327,8 +331,7 @@ class FloatingBaseNode(NodeBase):
         live = self.live
         if live is None:
             return
-        timeout = float(self.param("input_timeout"))
-        max_age = int(timeout * 1e9)
+        timeout, max_age = live.timeout, live.max_age
         while live.pending:
             p = live.pending[0]
             waited = now - p.arrived >= timeout
@@ -381,17 +384,25 @@ class FloatingBaseNode(NodeBase):
         self.pub_status.publish(String(data="ok" + note))
 
     def _publish_reaction(self, live: Live, stamp: Any, r: Reaction) -> None:
-        world = self.param("world_frame")
-        self.pub_base.publish(_wrench_stamped(stamp, live.base_link, r.base_wrench))
-        self.pub_com_wrench.publish(_wrench_stamped(stamp, world, r.com_wrench))
-        self.pub_com.publish(_point_stamped(stamp, world, r.com))
+        # only what someone subscribes to is built and sent: 8 messages a state at 500 Hz
+        # would cost more than the dynamics (a subscriber that joins gets the next state's)
+        world = live.world
+        if self.pub_base.get_subscription_count():
+            self.pub_base.publish(_wrench_stamped(stamp, live.base_link, r.base_wrench))
+        if self.pub_com_wrench.get_subscription_count():
+            self.pub_com_wrench.publish(_wrench_stamped(stamp, world, r.com_wrench))
+        if self.pub_com.get_subscription_count():
+            self.pub_com.publish(_point_stamped(stamp, world, r.com))
         for link, w in r.wrenches.items():
             wrench, cop = self.pub_contact[link]
-            wrench.publish(_wrench_stamped(stamp, link, w))
-            cop.publish(_point_stamped(stamp, world, r.cop[link]))
-        js = JointState(name=live.names, effort=r.tau[live.v_index - 6].tolist())
-        js.header.stamp = stamp
-        self.pub_tau.publish(js)
+            if wrench.get_subscription_count():
+                wrench.publish(_wrench_stamped(stamp, link, w))
+            if cop.get_subscription_count():
+                cop.publish(_point_stamped(stamp, world, r.cop[link]))
+        if self.pub_tau.get_subscription_count():
+            js = JointState(name=live.names, effort=r.tau[live.v_index - 6].tolist())
+            js.header.stamp = stamp
+            self.pub_tau.publish(js)
 
     # ------------------------------------------------------------------ service
     def _srv(self, req: Any, res: Any) -> Any:
