@@ -57,12 +57,21 @@ def _analyze(args: argparse.Namespace) -> int:
             (sorted({m.parent for m in f.glob("*/metadata.yaml")} | set(f.glob("*.mcap")))
              if f.is_dir() and not (f / "metadata.yaml").exists() else [f])]
     if len(bags) == 1 and not args.scheduler:
-        print(analyze(bags, args.out, opts).text())
-        return 0
-    summaries = analyze_many(bags, args.out, opts, args.jobs, args.scheduler)
+        summaries = [analyze(bags, args.out, opts)]
+        print(summaries[0].text())
+    else:
+        summaries = analyze_many(bags, args.out, opts, args.jobs, args.scheduler)
+        for bag, summary in zip(bags, summaries, strict=True):
+            print(f"{bag}:\n{summary.text()}\n")
+    status = 0
     for bag, summary in zip(bags, summaries, strict=True):
-        print(f"{bag}:\n{summary.text()}\n")
-    return 0
+        if summary.skipped:
+            print(f"warning: {bag}: {len(summary.skipped)} unreadable joint_states messages "
+                  "skipped (see summary.txt)", file=sys.stderr)
+        if not summary.messages:
+            print(f"error: {bag}: no joint state could be analysed", file=sys.stderr)
+            status = 1
+    return status
 
 
 def _held(items: list[str]) -> dict[str, float]:

@@ -73,15 +73,25 @@ class Summary:
     worst: list[tuple[float, float]] = field(default_factory=list)  # per joint (|r|, t)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    skipped: list[tuple[int, int]] = field(default_factory=list)  # unreadable: (#, recorded ns)
+    start_ns: int | None = None  # the first joint state's stamp
 
     def rms(self) -> F64:
         return np.sqrt(self.sum_sq / np.maximum(self.count, 1))
 
     def text(self) -> str:
         lines = [f"{self.messages} joint states analysed in {self.seconds:.1f} s",
-                 f"{'joint':<24} {'rms residual':>13} {'worst':>10} {'at (s)':>16}"]
+                 f"{'joint':<24} {'rms residual':>13} {'worst':>10} {'at (s from start)':>18} "
+                 f"{'(stamp, s)':>20}"]
+        start = 1e-9 * (self.start_ns or 0)
         for name, rms, (w, t) in zip(self.joints, self.rms(), self.worst, strict=True):
-            lines.append(f"{name:<24} {rms:13.4f} {w:10.4f} {t:16.4f}")
+            lines.append(f"{name:<24} {rms:13.4f} {w:10.4f} {t - start:18.4f} {t:20.4f}")
+        if self.skipped:
+            where = ", ".join(f"#{k} (recorded at {ns * 1e-9:.3f} s)"
+                              for k, ns in self.skipped[:10])
+            more = f" and {len(self.skipped) - 10} more" if len(self.skipped) > 10 else ""
+            lines.append(f"warning: {len(self.skipped)} unreadable joint_states message"
+                         f"{'s' if len(self.skipped) > 1 else ''} skipped: {where}{more}")
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -147,6 +157,7 @@ class Analysis:
                                count=np.zeros(len(self.names)),
                                worst=[(0.0, math.nan)] * len(self.names))
         self.carry: dict[str, Any] | None = None
+        self.seen = 0  # joint_states messages read, readable or not
         self.first = True
         self.last = np.full((3, len(self.names)), np.nan)  # last position, velocity, effort
         self.rename = opts.names
@@ -163,11 +174,26 @@ class Analysis:
 
     def add(self, js: Batch, commands: F64) -> None:
         """One chunk: JointState messages and the command in force at each (NaN: none)."""
+        bad: list[int] = []
+        groups = decode(js.data, js.offsets, bad)
+        if bad:  # a message cut short or garbled: skipped, counted, the rest analysed
+            self.summary.skipped += [(self.seen + k, int(js.stamp[k])) for k in bad]
+            good = np.setdiff1d(np.arange(len(js)), bad)
+            self.seen += len(js)
+            js, commands = js.take(good), commands[good]
+            groups = decode(js.data, js.offsets)
+        else:
+            self.seen += len(js)
         n, nj = len(js), len(self.names)
+        if not n:
+            return
         ns = np.empty(n, dtype=np.int64)
         vals = np.full((3, n, nj), np.nan)
-        for g in decode(js.data, js.offsets):
+        for g in groups:
             ns[g.index] = g.stamps
+        if self.summary.start_ns is None:
+            self.summary.start_ns = int(ns[0])
+        for g in groups:
             keep, target = _columns(self.rename.names(g.names), self.col)
             at = slice(None) if g.index.size == n else g.index[:, None]
             for f, arr in enumerate((g.position, g.velocity, g.effort)):
@@ -349,6 +375,7 @@ def _commands(reader: Any, batch: Batch, conns: list[Any], model: Model, opts: O
     order = np.array([col[n] for n in (opts.command_joints or names)])
     rename = opts.names
     out = np.full((len(batch), len(names)), np.nan)
+    bad: list[int] = []  # unreadable commands: none in force from them
     arrays = np.isin(batch.conn, [c.id for c in conns if c.msgtype == COMMAND_ARRAY])
     for kind in (True, False):
         idx = np.flatnonzero(arrays == kind)
@@ -359,18 +386,24 @@ def _commands(reader: Any, batch: Batch, conns: list[Any], model: Model, opts: O
             def count(raw: bytes) -> int:
                 return len(reader.deserialize(raw, COMMAND_ARRAY).data)
 
-            for members, values in decode_arrays(part.data, part.offsets, count):
+            for members, values in decode_arrays(part.data, part.offsets, count, bad):
                 if values.shape[1] == len(order):
                     out[idx[members, None], order] = values
                 elif (w := f"commands with {values.shape[1]} values ignored: {len(order)} "
                       f"expected (--command-joints)") not in warnings:
                     warnings.append(w)
         else:
-            for g in decode(part.data, part.offsets):
+            for g in decode(part.data, part.offsets, bad):
                 if g.effort.shape[1] != len(g.names):
                     continue  # a JointState without efforts commands nothing
                 keep, target = _columns(rename.names(g.names), col)
                 out[idx[g.index, None], target] = g.effort[:, keep]
+    if bad:  # one line for the whole recording
+        text = "unreadable command messages skipped (no command in force from them): "
+        before = next((w for w in warnings if w.startswith(text)), None)
+        if before is not None:
+            warnings.remove(before)
+        warnings.append(f"{text}{len(bad) + (int(before[len(text):]) if before else 0)}")
     return out
 
 
@@ -471,8 +504,13 @@ def _check_names(reader, conns, model: Model, opts: Options, warnings: list[str]
     names differ and how to map them."""
     batch = next(batches(reader, conns, 200, ordered=False), None)  # every publisher's
     rename = opts.names
-    recorded = {rename(n) for g in (decode(batch.data, batch.offsets) if batch else [])
-                for n in g.names}
+    bad: list[int] = []
+    groups = decode(batch.data, batch.offsets, bad) if batch else []
+    if batch and len(bad) == len(batch):
+        raise BagError(f"none of the first {len(batch)} joint_states messages can be read: "
+                       "they are not little-endian sensor_msgs/JointState (damaged, or "
+                       "another type under that name)")
+    recorded = {rename(n) for g in groups for n in g.names}
     wanted = set(model.state_joint_names)
     unknown_held = sorted(set(opts.hold) - wanted)
     if unknown_held:

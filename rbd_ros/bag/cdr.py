@@ -139,20 +139,29 @@ Span = tuple[int, int]
 
 
 def _groups(data: NDArray[np.uint8], offsets: NDArray[np.int64],
-            parse: Callable[[int, bytes], tuple[list[Span], list[Span], T]]
+            parse: Callable[[int, bytes], tuple[list[Span], list[Span], T]],
+            bad: list[int] | None = None
             ) -> Iterator[tuple[NDArray[np.int64], list[NDArray[np.uint64]], T]]:
     """Messages (message ``k`` at ``data[offsets[k]:offsets[k+1]]``) grouped by layout: the
     first message not yet grouped is parsed (``parse(index, raw)`` gives the byte ranges
     every message of its layout shares with it, the (offset, 8-byte words) spans to read of
     each, and what the caller needs of the layout); its group is the messages of its length
     that have those bytes. Yields the members, their spans' words (a row per member, one
-    array per span) and the caller's layout."""
+    array per span) and the caller's layout. With ``bad`` a list, a message ``parse`` refuses
+    (ValueError) is added to it and left out; without, the ValueError is raised."""
     lengths = np.diff(offsets)
     remaining = np.arange(len(lengths))
     while remaining.size:
         first = int(remaining[0])
         raw = data[offsets[first] : offsets[first + 1]].tobytes()
-        runs, spans, info = parse(first, raw)
+        try:
+            runs, spans, info = parse(first, raw)
+        except ValueError:
+            if bad is None:
+                raise
+            bad.append(first)
+            remaining = remaining[1:]
+            continue
         cand = remaining[lengths[remaining] == len(raw)]
         widths = [w for _, w in spans]
         out = np.empty((cand.size, sum(widths)), dtype=np.uint64)
@@ -167,9 +176,10 @@ def _groups(data: NDArray[np.uint8], offsets: NDArray[np.int64],
         yield members, [out[:, a:b] for a, b in itertools.pairwise(cuts)], info
 
 
-def decode(data: NDArray[np.uint8], offsets: NDArray[np.int64]) -> list[Group]:
+def decode(data: NDArray[np.uint8], offsets: NDArray[np.int64],
+           bad: list[int] | None = None) -> list[Group]:
     """Decode JointState messages (raw CDR, message ``k`` at ``data[offsets[k]:offsets[k+1]]``),
-    one pass per layout."""
+    one pass per layout. ``bad``: as in :func:`_groups` (unreadable messages skipped)."""
 
     def parse(k: int, raw: bytes) -> tuple[list[Span], list[Span], Layout]:
         lay = layout(raw)
@@ -178,7 +188,7 @@ def decode(data: NDArray[np.uint8], offsets: NDArray[np.int64]) -> list[Group]:
         return lay.structure(), [(4, 1)] + [(off, n) for off, n in lay.fields], lay
 
     groups = []
-    for members, (stamp, *fields), lay in _groups(data, offsets, parse):
+    for members, (stamp, *fields), lay in _groups(data, offsets, parse, bad):
         sec = (stamp[:, 0] & 0xFFFFFFFF).astype(np.uint32).view(np.int32).astype(np.int64)
         nsec = (stamp[:, 0] >> 32).astype(np.int64)
         values = [f.view(np.float64) for f in fields]
@@ -198,17 +208,22 @@ def float_array(raw: bytes, count: int) -> int | None:
 
 
 def decode_arrays(data: NDArray[np.uint8], offsets: NDArray[np.int64],
-                  count_of: Callable[[bytes], int]) -> list[tuple[NDArray[np.int64], F64]]:
+                  count_of: Callable[[bytes], int], bad: list[int] | None = None
+                  ) -> list[tuple[NDArray[np.int64], F64]]:
     """Float64MultiArray messages, grouped by layout like :func:`decode`: for each group, the
     message indices and their ``data`` as rows. ``count_of`` gives the data length of a
-    message (by deserializing it); it is asked once per layout."""
+    message (by deserializing it); it is asked once per layout. ``bad``: as in
+    :func:`decode`."""
 
     def parse(k: int, raw: bytes) -> tuple[list[Span], list[Span], None]:
-        count = count_of(raw)
+        try:
+            count = count_of(raw)
+        except Exception as e:  # the deserializer's own error for a message cut short
+            raise ValueError(f"message {k} is not a std_msgs/Float64MultiArray: {e}") from None
         off = float_array(raw, count)
         if off is None:
             raise ValueError(f"message {k} is not a little-endian std_msgs/Float64MultiArray")
         return [(0, off)], [(off, count)], None
 
     return [(members, values.view(np.float64)) for members, (values,), _ in
-            _groups(data, offsets, parse)]
+            _groups(data, offsets, parse, bad)]

@@ -4,6 +4,7 @@ from a known trajectory of the bundled arm whose torques Pinocchio computes."""
 from __future__ import annotations
 
 import csv
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,7 +60,8 @@ def recording() -> dict[str, np.ndarray]:
 
 
 def write_rosbags(path: Path, rec: dict[str, np.ndarray], plugin: StoragePlugin,
-                  velocities: bool = True) -> Path:
+                  velocities: bool = True, cut: frozenset[int] = frozenset()) -> Path:
+    """``cut``: joint states (and their commands) written cut short, as damaged messages."""
     JS, Header = TS.types["sensor_msgs/msg/JointState"], TS.types["std_msgs/msg/Header"]
     Time, String = TS.types["builtin_interfaces/msg/Time"], TS.types["std_msgs/msg/String"]
     F64A = TS.types["std_msgs/msg/Float64MultiArray"]
@@ -74,14 +76,16 @@ def write_rosbags(path: Path, rec: dict[str, np.ndarray], plugin: StoragePlugin,
                                                "std_msgs/msg/String"))
         for k, t in enumerate(rec["t"]):
             ns = round(t * 1e9)
-            w.write(cmd, ns - 1, TS.serialize_cdr(F64A(layout=Layout(dim=[], data_offset=0),
-                                                       data=rec["effort"][k].copy()),
-                                                   "std_msgs/msg/Float64MultiArray"))
+            command = TS.serialize_cdr(F64A(layout=Layout(dim=[], data_offset=0),
+                                            data=rec["effort"][k].copy()),
+                                       "std_msgs/msg/Float64MultiArray")
+            w.write(cmd, ns - 1, command[: len(command) // 2] if k in cut else command)
             msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9),
                                    frame_id=""), name=NAMES, position=rec["q"][k].copy(),
                      velocity=rec["v"][k].copy() if velocities else np.empty(0),
                      effort=rec["effort"][k].copy())
-            w.write(js, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+            raw = TS.serialize_cdr(msg, "sensor_msgs/msg/JointState")
+            w.write(js, ns, raw[: len(raw) // 2] if k in cut else raw)
     return path
 
 
@@ -427,3 +431,40 @@ def test_recorded_names_are_mapped_and_missing_joints_held(tmp_path: Path) -> No
         want = ref.gravity(np.r_[q[k], 0.02])
         got = [table[f"gravity_{n}"][k] for n in model.state_joint_names]
         np.testing.assert_allclose(got, want, atol=1e-9)
+
+
+def test_unreadable_messages_are_skipped_and_counted(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+    """One message cut short must not empty the analysis: it is skipped, named, and the rest
+    is analysed as if it were not there; nothing readable at all fails the command."""
+    n = len(recording["t"])
+    bag = write_rosbags(tmp_path / "bag", recording, StoragePlugin.SQLITE3,
+                        cut=frozenset({500, 501, 1200}))
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--urdf",
+                        str(ARM), "--out", str(out), "--command-topic", "/effort_commands",
+                        "--quiet"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "3 unreadable joint_states messages skipped" in r.stderr
+    text = (out / "summary.txt").read_text()
+    assert f"{n - 3} joint states analysed" in text
+    assert "3 unreadable joint_states messages skipped: #500 (recorded at" in text
+    assert "#501" in text and "#1200" in text
+    assert "unreadable command messages skipped (no command in force from them): 3" in text
+    table = pq.read_table(out / "analysis.parquet").to_pydict()
+    keep = np.setdiff1d(np.arange(n), [500, 501, 1200])
+    np.testing.assert_allclose(table["t"], recording["t"][keep], atol=1e-9)
+    g = np.column_stack([table[f"gravity_{name}"] for name in NAMES])
+    np.testing.assert_allclose(g, recording["g"][keep], atol=1e-9)
+    # the worst residual's time: seconds from the first state, and its stamp
+    row = next(line for line in text.splitlines() if line.startswith(NAMES[BUMP[2]]))
+    from_start, stamp = (float(x) for x in row.split()[-2:])
+    assert stamp == pytest.approx(from_start + recording["t"][0], abs=1e-3)
+    assert BUMP[0] - 0.1 <= from_start + recording["t"][0] - 10.0 <= BUMP[1] + 0.1
+    # every joint state unreadable: nothing analysed is a failure, not an empty success
+    bad = write_rosbags(tmp_path / "bad", recording, StoragePlugin.SQLITE3,
+                        cut=frozenset(range(n)))
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bad), "--urdf",
+                        str(ARM), "--out", str(tmp_path / "out2"), "--quiet"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert re.match(r"error: none of the first \d+ joint_states messages can be read", r.stderr)
