@@ -86,9 +86,9 @@ def _held(items: list[str]) -> dict[str, float]:
 def _replay(args: argparse.Namespace) -> int:
     from .bag.replay import replay
 
-    replay([Path(b) for b in args.bags], rate=args.rate, clock=args.clock, topics=args.topics,
-           start_delay=args.delay)
-    return 0
+    _, _, stopped = replay([Path(b) for b in args.bags], rate=args.rate, clock=args.clock,
+                           topics=args.topics, start_delay=args.delay, max_gap=args.max_gap)
+    return 128 + stopped if stopped else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -141,6 +141,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rp.add_argument("--topics", nargs="+", help="only these topics")
     rp.add_argument("--delay", type=float, default=1.0,
                     help="seconds to wait at most for every topic to have a subscriber")
+    rp.add_argument("--max-gap", type=float, default=5.0,
+                    help="recorded pauses longer than this (s) are skipped, with a note")
     rp.set_defaults(func=_replay)
     args = parser.parse_args(argv)
     if args.command is None:

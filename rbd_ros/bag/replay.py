@@ -9,6 +9,7 @@ recording's time so nodes with ``use_sim_time`` follow it.
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 import time
 from pathlib import Path
@@ -26,12 +27,25 @@ def message_class(msgtype: str) -> Any:
         raise BagError(f"message type {msgtype} is not installed here") from None
 
 
+class StopSignalError(Exception):
+    """SIGINT or SIGTERM during a replay."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def replay(paths: list[Path], rate: float = 1.0, clock: bool = False,
-           topics: list[str] | None = None, start_delay: float = 1.0) -> int:
-    """Publish the recording; returns the number of messages sent. Playback starts once every
-    topic has a subscriber, or after ``start_delay`` seconds, whichever comes first."""
+           topics: list[str] | None = None, start_delay: float = 1.0,
+           max_gap: float = 5.0) -> tuple[int, int, int]:
+    """Publish the recording: (messages sent, messages selected, the signal that stopped it
+    or 0). Playback starts once every topic has a subscriber, or after ``start_delay``
+    seconds, whichever comes first. A pause longer than ``max_gap`` recorded seconds is
+    skipped (said on stderr). SIGINT and SIGTERM end it at once."""
     if not rate > 0:
         raise BagError(f"the rate factor must be > 0, got {rate}")
+    if not max_gap > 0:
+        raise BagError(f"the longest gap must be > 0 s, got {max_gap}")
     import rclpy
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from rosbags.highlevel import AnyReader
@@ -46,9 +60,19 @@ def replay(paths: list[Path], rate: float = 1.0, clock: bool = False,
     if not conns:
         raise BagError(f"none of {topics} is in the recording; topics: "
                        f"{sorted({c.topic for c in reader.connections})}")
+    if not any(c.msgtype == "sensor_msgs/msg/JointState" for c in conns):
+        print("warning: no sensor_msgs/JointState among the replayed topics: a dynamics node "
+              "will have nothing to answer", file=sys.stderr)
+    total = sum(c.msgcount for c in conns)
     owns_context = not rclpy.ok()
-    if owns_context:
-        rclpy.init()
+    if owns_context:  # our handlers, not rclpy's: a signal must stop the loop, not the context
+        from rclpy.signals import SignalHandlerOptions
+
+        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+
+    def stop(signum: int, _frame: Any) -> None:
+        raise StopSignalError(signum)
+
     node = rclpy.create_node("rbd_replay")
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -57,19 +81,27 @@ def replay(paths: list[Path], rate: float = 1.0, clock: bool = False,
         qos = latched if c.topic.endswith("robot_description") else 100
         pubs[c.id] = node.create_publisher(message_class(c.msgtype), c.topic, qos)
     clock_pub = node.create_publisher(Clock, "/clock", 10) if clock else None
-    deadline = time.monotonic() + start_delay  # let subscribers discover the publishers
-    while time.monotonic() < deadline and \
-            not all(p.get_subscription_count() for p in pubs.values()):
-        time.sleep(0.02)
-    time.sleep(0.2)  # matched on this side; give the other side a moment too
-    sent = 0
+    sent = stopped = 0
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        t0_bag = None
+        deadline = time.monotonic() + start_delay  # let subscribers discover the publishers
+        while time.monotonic() < deadline and \
+                not all(p.get_subscription_count() for p in pubs.values()):
+            time.sleep(0.02)
+        time.sleep(0.2)  # matched on this side; give the other side a moment too
+        t0_bag = last = -1
         t0 = time.monotonic()
+        skipped_ns = 0
         for conn, stamp, raw in reader.messages(connections=conns):
-            if t0_bag is None:
-                t0_bag = stamp
-            due = t0 + (stamp - t0_bag) * 1e-9 / rate
+            if t0_bag < 0:
+                t0_bag = last = stamp
+            if stamp - last > max_gap * 1e9:
+                skipped_ns += stamp - last
+                print(f"skipped a gap of {(stamp - last) * 1e-9:.6g} s in the recording "
+                      f"(longer than --max-gap {max_gap:g} s) after message {sent}",
+                      file=sys.stderr)
+            last = stamp
+            due = t0 + (stamp - t0_bag - skipped_ns) * 1e-9 / rate
             while (wait := due - time.monotonic()) > 0:
                 time.sleep(min(wait, 0.01))
             if clock_pub is not None:
@@ -78,12 +110,16 @@ def replay(paths: list[Path], rate: float = 1.0, clock: bool = False,
                 clock_pub.publish(msg)
             pubs[conn.id].publish(bytes(raw))  # serialized: published as recorded
             sent += 1
-    except KeyboardInterrupt:
-        pass
+    except StopSignalError as e:
+        stopped = e.signum
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         reader.close()
         node.destroy_node()
         if owns_context:
             rclpy.try_shutdown()
-    print(f"replayed {sent} messages", file=sys.stderr)
-    return sent
+    print(f"replayed {sent} of {total} messages"
+          f"{' (stopped by ' + signal.Signals(stopped).name + ')' if stopped else ''}",
+          file=sys.stderr)
+    return sent, total, stopped

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+import pytest
 from rosbags.rosbag2 import StoragePlugin
 from rosutil import NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
@@ -74,3 +75,59 @@ def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
         np.testing.assert_allclose([m.effort[m.name.index(n)] for n in NAMES], want,
                                    atol=1e-6)
     assert matched == len(grav)
+
+
+def _far_apart(path: Path) -> Path:
+    """robot_description at t = 0 s and 3 s of joint states at 1 kHz from t = 1e9 s (the gap
+    of the project's own generated recordings)."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    JS, String = ts.types["sensor_msgs/msg/JointState"], ts.types["std_msgs/msg/String"]
+    Header, Time = ts.types["std_msgs/msg/Header"], ts.types["builtin_interfaces/msg/Time"]
+    with Writer(path, version=8) as w:
+        desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=ts)
+        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=ts)
+        w.write(desc, 1, ts.serialize_cdr(String(data=ARM.read_text()), "std_msgs/msg/String"))
+        for k in range(3000):
+            ns = 10**18 + k * 10**6
+            msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
+                     name=NAMES, position=np.zeros(7), velocity=np.zeros(7),
+                     effort=np.zeros(7))
+            w.write(js, ns, ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+    return path
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_replay_skips_long_gaps_and_stops_at_once_on_a_signal(tmp_path: Path, sig: str) -> None:
+    import signal
+    import time
+
+    bag = _far_apart(tmp_path / "far")
+    player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
+                               "--delay", "0.1"], stderr=subprocess.PIPE, text=True)
+    assert player.stderr is not None
+    line = player.stderr.readline()  # the gap comes right after the first message
+    assert line.startswith("skipped a gap of 1e+09 s in the recording"), line
+    time.sleep(1.0)  # replaying the joint states, in real time
+    start = time.monotonic()
+    player.send_signal(signal.Signals[sig])
+    rest = player.stderr.read()
+    assert player.wait(timeout=5) == 128 + signal.Signals[sig]
+    assert time.monotonic() - start < 2.0
+    assert "Traceback" not in rest
+    done = rest.strip().splitlines()[-1]
+    assert done.startswith("replayed ") and done.endswith(f" of 3001 messages (stopped by "
+                                                          f"{sig})"), rest
+    assert 500 < int(done.split()[1]) < 3001
+
+
+def test_replay_without_joint_states_says_so(tmp_path: Path) -> None:
+    bag = _far_apart(tmp_path / "far")
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag), "--delay",
+                        "0.1", "--topics", "/robot_description"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "no sensor_msgs/JointState among the replayed topics" in r.stderr
+    assert r.stderr.strip().endswith("replayed 1 of 1 messages")
