@@ -149,6 +149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(["demo"])
     try:
         return int(args.func(args))
+    except KeyboardInterrupt:
+        print(f"rbd-ros {args.command}: interrupted", file=sys.stderr)
+        return 130
     except (RbdError, BagError, OutputError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

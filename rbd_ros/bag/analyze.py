@@ -17,7 +17,10 @@ stamps, a CSV and a Parquet table, one PNG per joint, and a short text summary.
 from __future__ import annotations
 
 import math
+import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -416,10 +419,38 @@ def analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
 
     threads = numba.get_num_threads()
     numba.set_num_threads(1)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # outputs are written aside and moved into place once all are complete: an interrupted or
+    # failed run leaves the previous run's complete set, never a mix
+    partial = Path(tempfile.mkdtemp(prefix=".rbd-partial-", dir=out_dir))
     try:
-        return _analyze(paths, out_dir, opts)
+        summary = _analyze(paths, partial, opts)
+        _move_into_place(partial, out_dir)
+        return summary
     finally:
         numba.set_num_threads(threads)
+        shutil.rmtree(partial, ignore_errors=True)
+
+
+MANIFEST = ".rbd-outputs"  # the files of the last complete run in an output folder
+
+
+def _move_into_place(partial: Path, out_dir: Path) -> None:
+    new = sorted(p.name for p in partial.iterdir())
+    manifest = out_dir / MANIFEST
+    old = manifest.read_text().split("\n") if manifest.exists() else []
+    manifest.unlink(missing_ok=True)  # from here until the new one: no complete set claimed
+    for name in set(old) - set(new) - {""}:
+        (out_dir / name).unlink(missing_ok=True)
+    for name in new:
+        try:
+            os.replace(partial / name, out_dir / name)
+        except OSError as e:
+            raise OutputError(f"writing the outputs failed: moving {name} into {out_dir}: "
+                              f"{e.strerror}") from None
+    tmp = out_dir / f"{MANIFEST}.tmp"
+    tmp.write_text("\n".join(new))
+    os.replace(tmp, manifest)
 
 
 def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
@@ -551,7 +582,6 @@ def analyze_many(bags: list[Path], out_dir: Path, opts: Options, jobs: int | Non
         with Client(scheduler, timeout=30) as client:  # type: ignore[no-untyped-call]
             return list(client.gather(client.map(_one, work, pure=False)))
     import multiprocessing
-    import os
 
     jobs = min(jobs or os.cpu_count() or 1, len(work))
     if jobs <= 1:

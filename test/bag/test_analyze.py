@@ -328,7 +328,7 @@ def test_no_outputs_gives_the_summary_alone(tmp_path: Path, recording) -> None: 
     alone = analyze([bag], tmp_path / "a", Options(urdf=ARM, progress=False, outputs=()))
     full = analyze([bag], tmp_path / "b", Options(urdf=ARM, progress=False,
                                                    outputs=("parquet",)))
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["summary.txt"]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [".rbd-outputs", "summary.txt"]
     assert alone.messages == full.messages == len(recording["t"])
     np.testing.assert_array_equal(alone.rms(), full.rms())
 
@@ -468,3 +468,37 @@ def test_unreadable_messages_are_skipped_and_counted(tmp_path: Path, recording) 
                        capture_output=True, text=True, timeout=300)
     assert r.returncode != 0
     assert re.match(r"error: none of the first \d+ joint_states messages can be read", r.stderr)
+
+
+def test_an_interrupted_run_leaves_the_previous_complete_outputs(
+        tmp_path: Path, recording, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Outputs are written aside and moved into place when complete: Ctrl-C in the middle of
+    a second run leaves the first run's files as they were, and nothing half-written."""
+    from rbd_ros.bag import analyze as module
+
+    bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
+    out = tmp_path / "out"
+    opts = Options(urdf=ARM, progress=False, chunk=300)
+    analyze([bag], out, opts)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert {"analysis.parquet", "analysis.mcap", "summary.txt", "joint1.png"} <= set(before)
+    calls = 0
+    add = module.Analysis.add
+
+    def interrupted(self, js, commands):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        if calls == 3:  # after two chunks have gone to the writers
+            raise KeyboardInterrupt
+        add(self, js, commands)
+
+    monkeypatch.setattr(module.Analysis, "add", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        analyze([bag], out, Options(urdf=ARM, progress=False, chunk=300, outputs=("parquet",)))
+    assert calls == 3
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no partial folder left
+    # a complete run with other outputs replaces the whole set: no stale files of the first
+    monkeypatch.setattr(module.Analysis, "add", add)
+    analyze([bag], out, Options(urdf=ARM, progress=False, outputs=("parquet",)))
+    assert sorted(p.name for p in out.iterdir()) == [".rbd-outputs", "analysis.parquet",
+                                                     "summary.txt"]
