@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,50 +130,28 @@ def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.
     return n - lat.size, lat, late
 
 
-def latency(n: int, rounds: int = 3) -> None:
-    """Each node alone on the machine, in turn, ``rounds`` times (n / rounds messages a time,
-    a fresh process each), latencies pooled: the machine's drift over the run falls on all
-    three alike."""
-    _local_ros()
+Case = tuple[str, Callable[[str], "subprocess.Popen[bytes]"],
+             Callable[[Any], tuple[int, np.ndarray, int]]]
+
+
+def _interleaved(cases: list[Case], rounds: int) -> dict[str, tuple[int, np.ndarray, int]]:
+    """Each case in turn, ``rounds`` times, a fresh process each time (``start(tmp)``),
+    measured by ``run(driver)``: per case (states unanswered, latencies pooled, driver late).
+    Interleaved, so the machine's drift over the run falls on every case alike."""
     import rclpy
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
-    from pinref import robot_path
-
-    from rbd_ros.dynamics import load_urdf
-    from rbd_ros.robots import ARM
-
-    talos = robot_path("talos")
-    cases = [
-        ("echo (rclpy limit)", None, [f"joint{k}" for k in range(1, 8)], "echo"),
-        ("dynamics node, bundled arm (7)", (str(ARM), False), None, "rbd_dynamics/gravity_torques"),
-        ("dynamics node, talos free flyer (nv 38)", (talos, True), None,
-         "rbd_dynamics/gravity_torques"),
-    ]
-    print(f"\n## Dynamics node at 1 kHz joint_states, {n} messages in {rounds} interleaved "
-          "rounds, best effort 20 deep; latency = answer received - joint state stamped (ms)")
-    print(f"{'node':<42} {'dropped':>8} {'p50':>7} {'p99':>7} {'max':>7} {'driver late':>12}")
     rclpy.init()
     driver = rclpy.create_node("latency_driver")
-    lat: dict[str, list[np.ndarray]] = {c[0]: [] for c in cases}
     drops = {c[0]: 0 for c in cases}
     late = {c[0]: 0 for c in cases}
-    names_of = {label: names or [] if robot is None else
-                load_urdf(robot[0], floating_base=robot[1]).state_joint_names
-                for label, robot, names, _ in cases}
+    lat: dict[str, list[np.ndarray]] = {c[0]: [] for c in cases}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for _ in range(rounds):
-                for label, robot, _, topic in cases:
-                    names = names_of[label]
-                    if robot is None:
-                        proc = _start(["-c", ECHO])
-                    else:
-                        path, ff = robot
-                        proc = _start_node(tmp, "dynamics_node", "rbd_dynamics", path,
-                                           f"    floating_base: {'true' if ff else 'false'}\n")
+                for label, start, run in cases:
+                    proc = start(tmp)
                     try:
-                        dropped, got, skipped = measure(driver, names, topic, n // rounds)
+                        dropped, got, skipped = run(driver)
                     finally:
                         _stop(proc)
                     drops[label] += dropped
@@ -181,16 +160,49 @@ def latency(n: int, rounds: int = 3) -> None:
     finally:
         driver.destroy_node()
         rclpy.try_shutdown()
-    results = {k: np.concatenate(v) for k, v in lat.items()}
-    for label, x in results.items():
-        print(f"{label:<42} {drops[label]:8d} {np.percentile(x, 50):7.3f} "
-              f"{np.percentile(x, 99):7.3f} {x.max():7.3f} {late[label]:12d}")
-    print("  driver late: 1 kHz periods the driver woke too late to send in (it then sends "
-          "once, for now)")
-    echo99 = np.percentile(results["echo (rclpy limit)"], 99)
-    for label, x in results.items():
-        if label.startswith("dynamics"):
+    return {k: (drops[k], np.concatenate(lat[k]), late[k]) for k in lat}
+
+
+def _table(results: dict[str, tuple[int, np.ndarray, int]], echo: str) -> None:
+    """Rows of dropped, p50, p99, max, driver late; then each node's p99 over the echo's."""
+    print(f"{'node':<42} {'dropped':>8} {'p50':>7} {'p99':>7} {'max':>7} {'driver late':>12}")
+    for label, (dropped, x, late) in results.items():
+        print(f"{label:<42} {dropped:8d} {np.percentile(x, 50):7.3f} "
+              f"{np.percentile(x, 99):7.3f} {x.max():7.3f} {late:12d}")
+    print("  driver late: periods the driver woke too late to send in (it then sends once, "
+          "for now)")
+    echo99 = np.percentile(results[echo][1], 99)
+    for label, (_, x, _) in results.items():
+        if label != echo:
             print(f"  {label}: p99 = {np.percentile(x, 99) / echo99:.2f} x the echo's")
+
+
+def latency(n: int, rounds: int = 3) -> None:
+    """Each node alone on the machine, in turn, ``rounds`` times (n / rounds messages a time,
+    a fresh process each), latencies pooled."""
+    _local_ros()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
+    from pinref import robot_path
+
+    from rbd_ros.dynamics import load_urdf
+    from rbd_ros.robots import ARM
+
+    def node(path: str, ff: bool) -> Case:
+        label = ("dynamics node, talos free flyer (nv 38)" if ff else
+                 "dynamics node, bundled arm (7)")
+        names = load_urdf(path, floating_base=ff).state_joint_names
+        return (label, lambda tmp: _start_node(tmp, "dynamics_node", "rbd_dynamics", path,
+                                               f"    floating_base: {'true' if ff else 'false'}\n"),
+                lambda d: measure(d, names, "rbd_dynamics/gravity_torques", n // rounds))
+
+    echo_names = [f"joint{k}" for k in range(1, 8)]
+    cases: list[Case] = [
+        ("echo (rclpy limit)", lambda tmp: _start(["-c", ECHO]),
+         lambda d: measure(d, echo_names, "echo", n // rounds)),
+        node(str(ARM), False), node(robot_path("talos"), True)]
+    print(f"\n## Dynamics node at 1 kHz joint_states, {n} messages in {rounds} interleaved "
+          "rounds, best effort 20 deep; latency = answer received - joint state stamped (ms)")
+    _table(_interleaved(cases, rounds), "echo (rclpy limit)")
 
 
 def _start_node(tmp: str, module: str, node: str, urdf_path: str, params: str
@@ -208,7 +220,6 @@ def floating_latency(n: int, rounds: int = 3) -> None:
     each state after an odometry message of its stamp, beside the echo at the same rate;
     interleaved rounds, fresh processes, latencies pooled (as ``latency``)."""
     _local_ros()
-    import rclpy
     from geometry_msgs.msg import WrenchStamped
     from sensor_msgs.msg import JointState
 
@@ -219,40 +230,21 @@ def floating_latency(n: int, rounds: int = 3) -> None:
 
     path = robot_path("talos")
     names = load_urdf(path, floating_base=True).state_joint_names
-    print(f"\n## Floating-base node, Talos (nv 38, two flat feet), joint_states + odom at 500 Hz, "
-          f"{n} messages in {rounds} interleaved rounds; latency to ~/base_wrench (ms)")
-    print(f"{'node':<42} {'dropped':>8} {'p50':>7} {'p99':>7} {'max':>7}")
     sole = "{half_length: 0.1, half_width: 0.05}"
     params = ("    contact_links: [left_sole_link, right_sole_link]\n    contacts:\n"
               f"      left_sole_link: {sole}\n      right_sole_link: {sole}\n")
-    cases = [("echo (rclpy limit), 500 Hz", "echo", JointState),
-             ("floating-base node, talos, 500 Hz", "rbd_floating_base/base_wrench",
-              WrenchStamped)]
-    lat: dict[str, list[np.ndarray]] = {c[0]: [] for c in cases}
-    drops = {c[0]: 0 for c in cases}
-    rclpy.init()
-    driver = rclpy.create_node("latency_driver")
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for _ in range(rounds):
-                for label, topic, kind in cases:
-                    proc = _start(["-c", ECHO]) if topic == "echo" else \
-                        _start_node(tmp, "floating_base_node", "rbd_floating_base", path, params)
-                    try:
-                        # standing upright, soles flat: every state has an answer
-                        dropped, got, _ = measure(driver, names, topic, n // rounds, 500.0, kind,
-                                                  odom=True, positions=[0.0] * len(names))
-                    finally:
-                        _stop(proc)
-                    drops[label] += dropped
-                    lat[label].append(got)
-    finally:
-        driver.destroy_node()
-        rclpy.try_shutdown()
-    results = {k: np.concatenate(v) for k, v in lat.items()}
-    for label, x in results.items():
-        print(f"{label:<42} {drops[label]:8d} {np.percentile(x, 50):7.3f} "
-              f"{np.percentile(x, 99):7.3f} {x.max():7.3f}")
-    echo99 = np.percentile(results[cases[0][0]], 99)
-    print(f"  {cases[1][0]}: p99 = {np.percentile(results[cases[1][0]], 99) / echo99:.2f} x "
-          "the echo's")
+
+    def run(topic: str, kind: Any) -> Callable[[Any], tuple[int, np.ndarray, int]]:
+        # standing upright, soles flat: every state has an answer
+        return lambda d: measure(d, names, topic, n // rounds, 500.0, kind, odom=True,
+                                 positions=[0.0] * len(names))
+
+    echo = "echo (rclpy limit), 500 Hz"
+    cases: list[Case] = [
+        (echo, lambda tmp: _start(["-c", ECHO]), run("echo", JointState)),
+        ("floating-base node, talos, 500 Hz",
+         lambda tmp: _start_node(tmp, "floating_base_node", "rbd_floating_base", path, params),
+         run("rbd_floating_base/base_wrench", WrenchStamped))]
+    print(f"\n## Floating-base node, Talos (nv 38, two flat feet), joint_states + odom at 500 Hz, "
+          f"{n} messages in {rounds} interleaved rounds; latency to ~/base_wrench (ms)")
+    _table(_interleaved(cases, rounds), echo)
