@@ -40,7 +40,7 @@ from .floating import base_reaction
 from .kinematics import center_of_mass, link_placement, placements
 from .model import F64, Data, Model
 from .rnea import rnea
-from .spatial import rpy_matrix
+from .spatial import rpy_matrix, skew
 
 TORQUE_WEIGHT = 10.0  # per (N m)^2, relative to 1 per N^2: prefer forces to sole torques
 FRICTION_SIDES = 8  # a point's cone: its inscribed pyramid with this many faces
@@ -80,7 +80,6 @@ class Reaction:
     #                                                        foot: its touching point), world
     cop: dict[str, F64] = field(default_factory=dict)  # centre of pressure, world (a point:
     #                                                     the point)
-    normals: dict[str, F64] = field(default_factory=dict)  # surface normal, world
     tau: F64 = field(default_factory=lambda: np.zeros(0))  # joint torques with these wrenches
 
 
@@ -90,7 +89,6 @@ class _Cone:
 
     def __init__(self, c: Contact, mu: float) -> None:
         self.size = 6 if c.is_sole else 3
-        self.mu = mu
         rows: list[list[float]] = []
         lower: list[float] = []
         self.kinds: list[str] = []
@@ -183,10 +181,6 @@ def _cross(a: F64, b: F64) -> F64:
                      a[0] * b[1] - a[1] * b[0]])
 
 
-def _skew(r: F64) -> F64:
-    return np.array([[0, -r[2], r[1]], [r[2], 0, -r[0]], [-r[1], r[0], 0]])
-
-
 def _frame(c: Contact, Rl: F64, pl: F64, E: F64, offset: F64, n: F64) -> tuple[F64, F64]:
     """(axes, point) of a contact in the world from its link's placement: axes' columns the
     two tangents and the surface normal; the point where its force acts (a sole: its
@@ -227,7 +221,7 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
     o = 0
     for k, (R, p) in zip(P.cones, frames, strict=True):
         A[:3, o : o + 3] = R
-        A[3:, o : o + 3] = _skew(p - pb) @ R
+        A[3:, o : o + 3] = skew(p - pb) @ R
         if k.size == 6:
             A[3:, o + 3 : o + 6] = R
         o += k.size
@@ -236,7 +230,7 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
     try:
         w = quadprog.solve_qp(P.G, np.zeros(P.n), Ct, np.concatenate((need, P.lower)), 6)[0]
     except ValueError:
-        out.reason = _why_not(contacts, P.cones, A, P.rows, P.lower, need)
+        out.reason = _why_not(contacts, P.cones, A, P.rows, P.lower, need, mu)
         return out
     f_ext = np.zeros((model.nb, 6))
     o = 0
@@ -248,7 +242,6 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
         out.com_wrench[3:] += tau + _cross(p - com, f)
         out.wrenches[c.link] = np.concatenate((Rl.T @ f, Rl.T @ (tau + _cross(p - pl, f))))
         out.points[c.link] = p
-        out.normals[c.link] = R[:, 2]
         fn = f @ R[:, 2]
         local = R.T @ tau
         out.cop[c.link] = p + R @ np.array([-local[1] / fn, local[0] / fn, 0.0]) \
@@ -267,7 +260,7 @@ _STAGES = (("unilateral", "minimum normal force", "maximum normal force"), ("fri
 
 
 def _why_not(contacts: list[Contact], cones: list[_Cone], A: F64, rows: F64, lower: F64,
-             need: F64) -> str:
+             need: F64, mu: float) -> str:
     """Which constraints make the QP infeasible. The kinds are added one at a time (normal
     force, friction, centre of pressure, yaw); the first that cannot be met is named, with the
     contacts whose rows of that kind would have to give (the least squared violation)."""
@@ -300,7 +293,7 @@ def _why_not(contacts: list[Contact], cones: list[_Cone], A: F64, rows: F64, low
             pulls = any("unilateral" in k for k in failed.values())
             hint = {0: "the ground would have to pull" if pulls else
                        "the normal force would leave its bounds",
-                    1: f"outside the friction cone, mu = {cones[0].mu}",
+                    1: f"outside the friction cone, mu = {mu}",
                     2: "the centre of pressure would leave the sole",
                     3: "more yaw torque than the sole's friction gives"}[stage]
             return f"the contacts cannot give the wrench this motion needs ({hint}): {what}"

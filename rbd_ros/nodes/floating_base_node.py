@@ -260,11 +260,8 @@ class FloatingBaseNode(NodeBase):
         live = self.live
         if live is None:
             return
-        p, o, t = msg.pose.pose.position, msg.pose.pose.orientation, msg.twist.twist
         try:
-            x = base_state([p.x, p.y, p.z], [o.x, o.y, o.z, o.w],
-                           [t.linear.x, t.linear.y, t.linear.z,
-                            t.angular.x, t.angular.y, t.angular.z])
+            x = _base_state(msg.pose.pose, msg.twist.twist)
         except JointStateError as e:
             self.warn("bad_odom", f"dropped an odometry message: {e}")
             return
@@ -331,17 +328,17 @@ class FloatingBaseNode(NodeBase):
         live = self.live
         if live is None:
             return
-        timeout, max_age = live.timeout, live.max_age
+        imu = bool(live.imu.stamps)  # once an IMU has spoken, its samples are awaited too
+        inputs = [live.odom, live.imu] if imu else [live.odom]
         while live.pending:
             p = live.pending[0]
-            waited = now - p.arrived >= timeout
-            inputs = [live.odom] + ([live.imu] if live.imu.stamps else [])
+            waited = now - p.arrived >= live.timeout
             if not waited and not all(x.covers(p.t) for x in inputs):
                 return
             live.pending.popleft()
-            x, note = live.odom.at(p.t, max_age)
-            f, imu_note = live.imu.at(p.t, max_age) if live.imu.stamps else (None, "")
-            if x is None or (live.imu.stamps and f is None):
+            x, note = live.odom.at(p.t, live.max_age)
+            f, imu_note = live.imu.at(p.t, live.max_age) if imu else (None, "")
+            if x is None or (imu and f is None):
                 self.warn("stale", f"no answer for a joint state: {note or imu_note}")
                 self.pub_status.publish(String(data=note if x is None else imu_note))
                 continue
@@ -355,16 +352,15 @@ class FloatingBaseNode(NodeBase):
         m = live.model
         contacts = [c for c in live.contacts if c.link in live.active]
         if not contacts:  # flight: base and joints move under the measured efforts
-            missing = [n for n in live.names if np.isnan(p.effort[live.merger.joints.index[n]])]
+            missing = [n for n, i in zip(live.names, live.v_index, strict=True)
+                       if np.isnan(p.effort[i])]
             if missing:
                 self.pub_status.publish(String(data=f"flight, but the joint states carry no "
                                                     f"effort for {missing}"))
                 return
             a_base, qdd = forward_dynamics(m, live.data, p.q, p.v, p.effort[6:])
-            acc = AccelStamped()
+            acc = AccelStamped(accel=_accel(a_base))
             acc.header.stamp, acc.header.frame_id = p.stamp, live.base_link
-            acc.accel.linear.x, acc.accel.linear.y, acc.accel.linear.z = a_base[:3].tolist()
-            acc.accel.angular.x, acc.accel.angular.y, acc.accel.angular.z = a_base[3:].tolist()
             self.pub_flight_base.publish(acc)
             msg = JointTrajectory(joint_names=live.names)
             msg.header.stamp = p.stamp
@@ -415,11 +411,8 @@ class FloatingBaseNode(NodeBase):
             names, idx, q, (vel, acc) = live.merger.joints.full_state(
                 req.joint_names, req.positions, velocities=req.velocities,
                 accelerations=req.accelerations)
-            p, o, t, b = req.base_pose.position, req.base_pose.orientation, req.base_twist, \
-                req.base_acceleration
-            x = base_state([p.x, p.y, p.z], [o.x, o.y, o.z, o.w],
-                           [t.linear.x, t.linear.y, t.linear.z,
-                            t.angular.x, t.angular.y, t.angular.z])
+            x = _base_state(req.base_pose, req.base_twist)
+            b = req.base_acceleration
             accel = np.array([b.linear.x, b.linear.y, b.linear.z,
                               b.angular.x, b.angular.y, b.angular.z])
             if not np.all(np.isfinite(accel)):
@@ -461,6 +454,13 @@ class FloatingBaseNode(NodeBase):
         res.joint_names = names
         res.efforts = r.tau[np.array(idx) - 6].tolist()
         return res
+
+
+def _base_state(pose: Any, twist: Any) -> np.ndarray:
+    """geometry_msgs Pose (world) and Twist (base frame) as ``base_state`` checks them."""
+    p, o, lin, ang = pose.position, pose.orientation, twist.linear, twist.angular
+    return base_state([p.x, p.y, p.z], [o.x, o.y, o.z, o.w],
+                      [lin.x, lin.y, lin.z, ang.x, ang.y, ang.z])
 
 
 def _accel(a: np.ndarray) -> Accel:
