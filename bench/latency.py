@@ -24,13 +24,13 @@ import numpy as np
 ECHO = """
 import sys, rclpy
 from sensor_msgs.msg import JointState
-from rbd_ros.nodes.common import SENSOR
+from rbd_ros.nodes.common import SENSOR, spin
 rclpy.init()
 node = rclpy.create_node("echo")
 pub = node.create_publisher(JointState, "echo", 10)
 node.create_subscription(JointState, "joint_states", pub.publish, SENSOR)
 try:
-    rclpy.spin(node)
+    spin(node)
 except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
     pass
 """
@@ -89,38 +89,41 @@ def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.
 
     rng = np.random.default_rng(0)
     q = positions or rng.uniform(-0.5, 0.5, len(names)).tolist()
-    # warm up until answers flow (discovery, first calls), then half a second more at the
-    # rate (every process alike: what starting up leaves behind is not the steady state)
-    deadline = time.monotonic() + 30
-    settled: float | None = None
-    while time.monotonic() < (settled or deadline):
-        msg = JointState(name=names, position=q, velocity=[0.0] * len(names))
-        msg.header.stamp = node.get_clock().now().to_msg()
-        send(msg)
-        rclpy.spin_once(node, timeout_sec=0.001 if settled else 0.01)
-        if received and settled is None:
-            settled = time.monotonic() + 0.5
-    received.clear()
-    sent: list[tuple[int, int, float]] = []
     period = 1.0 / rate
-    t0 = time.monotonic()
-    k = late = 0
-    while len(sent) < n:
-        # wait for answers until the next send is due, asleep in the wait set: a driver that
-        # polled here would take a whole core of this 2-core machine from the nodes measured
-        while (left := t0 + k * period - time.monotonic()) > 0:
-            rclpy.spin_once(node, timeout_sec=left)
-        # a driver that woke late sends the state of now, once, as a control loop that
-        # overran does: sending the missed periods back to back would flood the node's
-        # queue and count the driver's stall as the node's drops
-        due = int((time.monotonic() - t0) / period)
-        late += max(0, due - k)
-        k = max(k, due) + 1
-        now = time.time()
-        msg = JointState(name=names, position=q, velocity=[0.0] * len(names))
-        msg.header.stamp.sec, msg.header.stamp.nanosec = int(now), int((now % 1) * 1e9)
-        send(msg)
-        sent.append((msg.header.stamp.sec, msg.header.stamp.nanosec, now))
+
+    def paced(count: int) -> tuple[list[tuple[int, int, float]], int]:
+        """Send ``count`` states at the rate: (stamps and send times, periods missed)."""
+        sent: list[tuple[int, int, float]] = []
+        t0 = time.monotonic()
+        k = late = 0
+        while len(sent) < count:
+            # wait for answers until the next send is due, asleep in the wait set: a driver
+            # that polled here would take a whole core of this 2-core machine from the nodes
+            while (left := t0 + k * period - time.monotonic()) > 0:
+                rclpy.spin_once(node, timeout_sec=left)
+            # a driver that woke late sends the state of now, once, as a control loop that
+            # overran does: sending the missed periods back to back would flood the node's
+            # queue and count the driver's stall as the node's drops
+            due = int((time.monotonic() - t0) / period)
+            late += max(0, due - k)
+            k = max(k, due) + 1
+            now = time.time()
+            msg = JointState(name=names, position=q, velocity=[0.0] * len(names))
+            msg.header.stamp.sec, msg.header.stamp.nanosec = int(now), int((now % 1) * 1e9)
+            send(msg)
+            sent.append((msg.header.stamp.sec, msg.header.stamp.nanosec, now))
+        return sent, late
+
+    # warm up: slowly until answers flow (discovery, first calls), then half a second at the
+    # rate (every process alike: what starting up leaves behind is not the steady state, and
+    # a warm-up faster than the rate would leave a backlog in the node's queue)
+    deadline = time.monotonic() + 30
+    while not received and time.monotonic() < deadline:
+        paced(1)
+        rclpy.spin_once(node, timeout_sec=0.01)
+    paced(int(0.5 * rate))
+    received.clear()
+    sent, late = paced(n)
     end = time.monotonic() + 1.0
     while time.monotonic() < end:
         rclpy.spin_once(node, timeout_sec=0.01)

@@ -34,13 +34,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import quadprog
+from numba import njit
 
 from .errors import ModelError
 from .floating import base_reaction
-from .kinematics import center_of_mass, link_placement, placements
+from .kinematics import center_of_mass, placements
 from .model import F64, Data, Model
 from .rnea import rnea
-from .spatial import rpy_matrix, skew
+from .spatial import rpy_matrix
 
 TORQUE_WEIGHT = 10.0  # per (N m)^2, relative to 1 per N^2: prefer forces to sole torques
 FRICTION_SIDES = 8  # a point's cone: its inscribed pyramid with this many faces
@@ -153,12 +154,13 @@ def check_contacts(model: Model, contacts: list[Contact], mu: float) -> None:
 
 
 class _Problem:
-    """What does not change from state to state for one contact set: the cones, stacked, and
-    each contact frame's fixed parts."""
+    """What does not change from state to state for one model and contact set: the cones,
+    stacked into the QP's constraint matrix, and where each contact frame sits on its body."""
 
-    def __init__(self, contacts: tuple[Contact, ...], mu: float) -> None:
+    def __init__(self, model: Model, contacts: tuple[Contact, ...], mu: float) -> None:
         self.cones = [_Cone(c, mu) for c in contacts]
-        self.n = sum(k.size for k in self.cones)
+        self.size = np.array([k.size for k in self.cones], dtype=np.int64)
+        self.n = int(self.size.sum())
         self.rows = np.zeros((sum(len(k.lower) for k in self.cones), self.n))
         r = o = 0
         for k in self.cones:
@@ -166,37 +168,113 @@ class _Problem:
             r, o = r + len(k.lower), o + k.size
         self.lower = np.concatenate([k.lower for k in self.cones])
         self.G = np.diag(np.concatenate([k.weight for k in self.cones]))
-        self.E = [rpy_matrix(c.rpy) for c in contacts]  # contact frame axes in the link's
-        self.offset = [np.array(c.offset, dtype=np.float64) for c in contacts]
-        self.normal = [np.array(c.normal) / math.hypot(*c.normal) for c in contacts]
+        # the QP's constraints as quadprog takes them (one column each): the 6 equalities,
+        # filled per state, then the cones
+        self.C = np.zeros((self.n, 6 + len(self.lower)))
+        self.C[:, 6:] = self.rows.T
+        self.b = np.r_[np.zeros(6), self.lower]
+        frames = [model.frames[c.link] for c in contacts]
+        self.body = np.array([f.body for f in frames], dtype=np.int64)
+        # link frames and contact frames (axes, origin) in their body's frame
+        self.link_R = np.array([f.rotation for f in frames])
+        self.link_p = np.array([f.translation for f in frames])
+        self.contact_R = np.array([f.rotation @ rpy_matrix(c.rpy)
+                                   for f, c in zip(frames, contacts, strict=True)])
+        self.contact_p = np.array([f.translation + f.rotation @ np.array(c.offset, dtype=float)
+                                   for f, c in zip(frames, contacts, strict=True)])
+        self.normal = np.array([np.array(c.normal) / math.hypot(*c.normal) for c in contacts])
+        self.radius = np.array([c.radius for c in contacts])
 
 
 @functools.lru_cache(maxsize=64)
-def _problem(contacts: tuple[Contact, ...], mu: float) -> _Problem:
-    return _Problem(contacts, mu)
+def _problem(model: Model, contacts: tuple[Contact, ...], mu: float) -> _Problem:
+    return _Problem(model, contacts, mu)
 
 
-def _cross(a: F64, b: F64) -> F64:
+@njit(cache=True, inline="always")
+def _mv(M, x, transpose=False):
+    """M x (or M^T x) for a 3x3 M, in loops: numba's @ needs scipy's BLAS."""
+    out = np.zeros(3)
+    for r in range(3):
+        for k in range(3):
+            out[r] += (M[k, r] if transpose else M[r, k]) * x[k]
+    return out
+
+
+@njit(cache=True, inline="always")
+def _cross3(a, b):
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                      a[0] * b[1] - a[1] * b[0]])
 
 
-def _frame(c: Contact, Rl: F64, pl: F64, E: F64, offset: F64, n: F64) -> tuple[F64, F64]:
-    """(axes, point) of a contact in the world from its link's placement: axes' columns the
-    two tangents and the surface normal; the point where its force acts (a sole: its
-    centre)."""
-    R = Rl @ E
-    p = pl + R @ offset
-    if c.is_sole:
-        return R, p
-    # tangents turn with the contact frame: its x axis in the surface (y if x is normal to it)
-    for axis in (R[:, 0], R[:, 1]):
-        t1 = axis - (axis @ n) * n
-        length = math.sqrt(t1 @ t1)
-        if length > 0.1:
-            break
-    t1 = t1 / length
-    return np.column_stack([t1, _cross(n, t1), n]), p - c.radius * n
+@njit(cache=True)
+def _body(X, b):
+    """Body ``b``'s axes and origin in the world (the world itself for b < 0)."""
+    if b < 0:
+        return np.eye(3), np.zeros(3)
+    return X[b, :9].copy().reshape(3, 3), X[b, 9:].copy()
+
+
+@njit(cache=True)
+def _geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A):
+    """Each contact's axes R[c] (columns: two tangents, the normal) and point p[c] in the
+    world (a round foot: where it touches; a sole: its centre), and A: contact-frame wrenches
+    -> their sum about the base origin, world axes."""
+    o = 0
+    for c in range(size.shape[0]):
+        Rb, pbody = _body(X, body[c])
+        for j in range(3):
+            R[c, :, j] = _mv(Rb, contact_R[c, :, j])
+        p[c] = pbody + _mv(Rb, contact_p[c])
+        if size[c] == 3:
+            # tangents turn with the contact frame: its x axis in the surface (y if x is
+            # normal to it)
+            n = normal[c]
+            for j in range(2):
+                t = R[c, :, j] - np.sum(R[c, :, j] * n) * n
+                length = np.sqrt(np.sum(t * t))
+                if length > 0.1:
+                    break
+            t = t / length
+            R[c, :, 0] = t
+            R[c, :, 1] = _cross3(n, t)
+            R[c, :, 2] = n
+            p[c] -= radius[c] * n
+        r = p[c] - X[0, 9:]
+        for j in range(3):
+            A[:3, o + j] = R[c, :, j]
+            A[3:, o + j] = _cross3(r, R[c, :, j])
+            if size[c] == 6:
+                A[3:, o + 3 + j] = R[c, :, j]
+        o += size[c]
+
+
+@njit(cache=True)
+def _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenches, cop,
+                f_ext):
+    """From the contact-frame wrenches ``w``: their sum about the centre of mass (world), each
+    in its link's frame about the link's origin, centres of pressure (world), and each as an
+    external force on its body (body frame, about its origin)."""
+    o = 0
+    for c in range(size.shape[0]):
+        f = _mv(R[c], w[o : o + 3])
+        tau = _mv(R[c], w[o + 3 : o + 6]) if size[c] == 6 else np.zeros(3)
+        o += size[c]
+        com_wrench[:3] += f
+        com_wrench[3:] += tau + _cross3(p[c] - com, f)
+        Rb, pbody = _body(X, body[c])
+        pl = pbody + _mv(Rb, link_p[c])
+        in_body = (_mv(Rb, f, True), _mv(Rb, tau + _cross3(p[c] - pl, f), True))
+        wrenches[c, :3] = _mv(link_R[c], in_body[0], True)
+        wrenches[c, 3:] = _mv(link_R[c], in_body[1], True)
+        fn = np.sum(f * R[c, :, 2])
+        cop[c] = p[c]
+        if size[c] == 6 and fn > 1e-9:
+            local = _mv(R[c], tau, True)
+            cop[c] += R[c, :, 0] * (-local[1] / fn) + R[c, :, 1] * (local[0] / fn)
+        if body[c] >= 0:
+            f_ext[body[c], :3] += _mv(Rb, f, True)
+            f_ext[body[c], 3:] += _mv(Rb, tau + _cross3(p[c] - pbody, f), True)
 
 
 def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Contact],
@@ -206,50 +284,29 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
     model.require_free_flyer()
     base_wrench, _ = base_reaction(model, data, q, v, a)
     X = placements(model, data, q)
-    Rb, pb = X[0, :9].reshape(3, 3), X[0, 9:]
+    Rb = X[0, :9].reshape(3, 3)
     com = center_of_mass(model, X)
-    need = np.concatenate((Rb @ base_wrench[:3], Rb @ base_wrench[3:]))  # world, about base
     out = Reaction(False, "", base_wrench, np.zeros(6), com, tau=np.zeros(model.nv - 6))
     if not contacts:
         out.reason = "no contact is active"
         return out
-    P = _problem(tuple(contacts), mu)
-    links = [link_placement(model, X, c.link) for c in contacts]
-    frames = [_frame(c, Rl, pl, E, off, nrm) for c, (Rl, pl), E, off, nrm
-              in zip(contacts, links, P.E, P.offset, P.normal, strict=True)]
-    A = np.zeros((6, P.n))  # contact-frame wrenches -> their sum about the base origin, world
-    o = 0
-    for k, (R, p) in zip(P.cones, frames, strict=True):
-        A[:3, o : o + 3] = R
-        A[3:, o : o + 3] = skew(p - pb) @ R
-        if k.size == 6:
-            A[3:, o + 3 : o + 6] = R
-        o += k.size
-    Ct = np.empty((P.n, 6 + len(P.lower)))
-    Ct[:, :6], Ct[:, 6:] = A.T, P.rows.T
+    P = _problem(model, tuple(contacts), mu)
+    k = len(contacts)
+    R, points, A = np.empty((k, 3, 3)), np.empty((k, 3)), np.zeros((6, P.n))
+    _geometry(X, P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size, R, points, A)
+    C, b = P.C.copy(), P.b.copy()
+    C[:, :6] = A.T
+    b[:3], b[3:6] = Rb @ base_wrench[:3], Rb @ base_wrench[3:]  # world, about the base
     try:
-        w = quadprog.solve_qp(P.G, np.zeros(P.n), Ct, np.concatenate((need, P.lower)), 6)[0]
+        w = quadprog.solve_qp(P.G, np.zeros(P.n), C, b, 6)[0]
     except ValueError:
-        out.reason = _why_not(contacts, P.cones, A, P.rows, P.lower, need, mu)
+        out.reason = _why_not(contacts, P.cones, A, P.rows, P.lower, b[:6], mu)
         return out
-    f_ext = np.zeros((model.nb, 6))
-    o = 0
-    zero = np.zeros(3)
-    for c, k, (R, p), (Rl, pl) in zip(contacts, P.cones, frames, links, strict=True):
-        f, tau = R @ w[o : o + 3], (R @ w[o + 3 : o + 6] if k.size == 6 else zero)
-        o += k.size
-        out.com_wrench[:3] += f
-        out.com_wrench[3:] += tau + _cross(p - com, f)
-        out.wrenches[c.link] = np.concatenate((Rl.T @ f, Rl.T @ (tau + _cross(p - pl, f))))
-        out.points[c.link] = p
-        fn = f @ R[:, 2]
-        local = R.T @ tau
-        out.cop[c.link] = p + R @ np.array([-local[1] / fn, local[0] / fn, 0.0]) \
-            if k.size == 6 and fn > 1e-9 else p
-        body = model.frames[c.link].body
-        Rbody, pbody = X[body, :9].reshape(3, 3), X[body, 9:]
-        f_ext[body, :3] += Rbody.T @ f
-        f_ext[body, 3:] += Rbody.T @ (tau + _cross(p - pbody, f))
+    wrenches, cop, f_ext = np.empty((k, 6)), np.empty((k, 3)), np.zeros((model.nb, 6))
+    _distribute(w, X, com, P.body, P.link_R, P.link_p, P.size, R, points, out.com_wrench,
+                wrenches, cop, f_ext)
+    for c, x, pt, cp in zip(contacts, wrenches, points, cop, strict=True):
+        out.wrenches[c.link], out.points[c.link], out.cop[c.link] = x, pt, cp
     out.tau = rnea(model, data, q, v, a, f_ext)[6:]
     out.feasible = True
     return out

@@ -54,21 +54,25 @@ def link_placement(model: Model, body_placements: F64, link: str) -> tuple[F64, 
     return R @ frame.rotation, body_placements[frame.body, 9:] + R @ frame.translation
 
 
-def body_mass_com(model: Model) -> tuple[F64, F64]:
-    """Mass and centre of mass (body frame) of every body, from its spatial inertia."""
-    I6 = model.mf[:, MF_I : MF_I + 36].reshape(-1, 6, 6)
-    m = I6[:, 3, 3]
-    safe = np.where(m > 0, m, 1.0)
-    com = np.stack([I6[:, 2, 4], I6[:, 0, 5], I6[:, 1, 3]], axis=1) / safe[:, None]
-    return m, com
+@njit(cache=True)
+def _com_kernel(mf, X):
+    total = 0.0
+    out = np.zeros(3)
+    for i in range(X.shape[0]):
+        m = mf[i, MF_I + 21]  # the spatial inertia's m at (3, 3); m c at (2, 4), (0, 5), (1, 3)
+        if m <= 0.0:
+            continue
+        mc = (mf[i, MF_I + 16], mf[i, MF_I + 5], mf[i, MF_I + 9])
+        for r in range(3):
+            out[r] += m * X[i, 9 + r] + X[i, 3 * r] * mc[0] + X[i, 3 * r + 1] * mc[1] \
+                + X[i, 3 * r + 2] * mc[2]
+        total += m
+    return out / total
 
 
 def center_of_mass(model: Model, body_placements: F64) -> F64:
     """Centre of mass of the moving bodies in the world frame."""
-    m, com = body_mass_com(model)
-    R = body_placements[:, :9].reshape(-1, 3, 3)
-    world = body_placements[:, 9:] + np.einsum("bij,bj->bi", R, com)
-    return np.asarray((m[:, None] * world).sum(axis=0) / m.sum(), dtype=np.float64)
+    return np.asarray(_com_kernel(model.mf, body_placements), dtype=np.float64)
 
 
 def spatial_momentum(model: Model, data: Data, body_placements: F64) -> F64:

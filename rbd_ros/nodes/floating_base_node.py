@@ -57,6 +57,7 @@ from ..dynamics.configuration import interpolate_base
 from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics, inverse_dynamics
 from ..joint_names import NameMap
+from .base_inputs import read_imu, read_odometry
 from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns
 from .interfaces import ActiveContacts, FloatingBaseDynamics
 from .joint_states import JointStateError, JointStateMerger, base_state
@@ -139,8 +140,9 @@ class FloatingBaseNode(NodeBase):
         self.urdf: str | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.create_subscription(JointState, "joint_states", self._on_joint_states, SENSOR)
-        self.create_subscription(Odometry, "odom", self._on_odom, SENSOR)
-        self.create_subscription(Imu, "imu", self._on_imu, SENSOR)
+        # odometry and IMU as bytes: rclpy's messages cost more than the dynamics (base_inputs)
+        self.create_subscription(Odometry, "odom", self._on_odom, SENSOR, raw=True)
+        self.create_subscription(Imu, "imu", self._on_imu, SENSOR, raw=True)
         self.quiet_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
         self.quiet_subscription(ActiveContacts, "active_contacts", self._on_active, 10)
         self.quiet_subscription(String, "robot_description", self._on_description, LATCHED)
@@ -256,30 +258,35 @@ class FloatingBaseNode(NodeBase):
         self._install(msg.data, "the robot_description topic")
 
     # ------------------------------------------------------------------ inputs
-    def _on_odom(self, msg: Odometry) -> None:
+    def _on_odom(self, raw: bytes) -> None:
         live = self.live
         if live is None:
             return
         try:
-            x = _base_state(msg.pose.pose, msg.twist.twist)
+            t, pose, twist = read_odometry(raw, Odometry)
+            x = base_state(pose[:3], pose[3:], twist)
         except JointStateError as e:
             self.warn("bad_odom", f"dropped an odometry message: {e}")
             return
-        if not live.odom.add(stamp_ns(msg.header.stamp), x):
+        if not live.odom.add(t, x):
             self.warn("odom_order", "dropped an odometry message older than the last one")
         if live.pending:
             self._drain(time.monotonic())
 
-    def _on_imu(self, msg: Imu) -> None:
+    def _on_imu(self, raw: bytes) -> None:
         live = self.live
         if live is None:
             return
-        a = msg.linear_acceleration
-        f = np.array([a.x, a.y, a.z])
+        try:
+            t, acc = read_imu(raw, Imu)
+        except JointStateError as e:
+            self.warn("bad_imu", f"dropped an IMU message: {e}")
+            return
+        f = np.array(acc)
         if not np.all(np.isfinite(f)):
             self.warn("bad_imu", "dropped an IMU message: NaN or inf")
             return
-        if not live.imu.add(stamp_ns(msg.header.stamp), f):
+        if not live.imu.add(t, f):
             self.warn("imu_order", "dropped an IMU message older than the last one")
         if live.pending:
             self._drain(time.monotonic())
@@ -370,7 +377,7 @@ class FloatingBaseNode(NodeBase):
             return
         a_base = np.zeros(6) if specific_force is None else \
             base_acceleration_from_imu(m, p.q, p.v, specific_force)
-        r = solve(m, live.data, p.q, p.v, np.r_[a_base, live.qdd], contacts, live.mu)
+        r = solve(m, live.data, p.q, p.v, np.concatenate((a_base, live.qdd)), contacts, live.mu)
         if not r.feasible:
             self.warn("impossible", f"impossible with contacts {[c.link for c in contacts]}: "
                                     f"{r.reason}")

@@ -14,6 +14,7 @@ seconds, so a 1 ms step keeps its precision at any time since 1970.
 
 from __future__ import annotations
 
+import math
 from array import array
 from collections import Counter
 from collections.abc import Sequence
@@ -267,10 +268,10 @@ def base_state(position: Sequence[float], quaternion_xyzw: Sequence[float],
                twist_body: Sequence[float]) -> F64:
     """A free flyer's ``[position (world); unit quaternion; twist [v; w] (base frame)]``;
     raises JointStateError for non-finite values or a quaternion that is not a unit one."""
-    x: F64 = np.r_[position, quaternion_xyzw, twist_body].astype(np.float64)
-    if x.shape != (13,) or not np.all(np.isfinite(x)):
+    x = np.array([*position, *quaternion_xyzw, *twist_body], dtype=np.float64)
+    if x.shape != (13,) or not math.isfinite(x.sum()):
         raise JointStateError("the base pose and twist must be finite")
-    n = float(np.linalg.norm(x[3:7]))
+    n = math.sqrt(x[3] ** 2 + x[4] ** 2 + x[5] ** 2 + x[6] ** 2)
     if abs(n - 1.0) > QUATERNION_TOLERANCE:
         raise JointStateError(f"the base orientation quaternion has norm {n:.6g}: it must be "
                               f"a unit quaternion (within {QUATERNION_TOLERANCE:g})")
