@@ -1,10 +1,34 @@
 """ament_python package rbd_ros (colcon build) that also installs with plain pip."""
 
+import os
+import subprocess
+import sys
 from glob import glob
 
 from setuptools import find_packages, setup
+from setuptools.command.install import install
 
 PACKAGE = "rbd_ros"
+
+
+class InstallAndCompile(install):
+    """install, then numba's kernels compiled into the installed package (rbd_ros.numba_cache),
+    so that no node compiles when it starts. Without numba or numpy here (a build before
+    rosdep), the nodes compile on their first start instead. colcon's --symlink-install (setup.py
+    develop) keeps the cache in the source folder, filled on the first start."""
+
+    def run(self) -> None:
+        super().run()
+        if self.root is not None:  # a wheel being built (bdist_wheel) or a staged install
+            return
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            x for x in (self.install_lib, os.environ.get("PYTHONPATH")) if x))
+        # from install_lib: the source folder (colcon's working directory) must not be imported
+        done = subprocess.run([sys.executable, "-m", f"{PACKAGE}.numba_cache"], env=env,
+                              cwd=self.install_lib, check=False)
+        if done.returncode:
+            print(f"warning: {PACKAGE}'s compiled kernels are not cached: the nodes compile "
+                  "them on their first start (about 20 s)", file=sys.stderr)
 
 setup(
     name=PACKAGE,
@@ -23,6 +47,7 @@ setup(
     # colcon test runs pytest only when the package names it (else unittest: "Ran 0 tests")
     extras_require={"test": ["pytest"]},
     zip_safe=False,
+    cmdclass={"install": InstallAndCompile},
     maintainer="rbd_ros developers",
     maintainer_email="rbd-ros@example.com",
     description="Live rigid-body dynamics for ROS 2 (RNEA, ABA, CRBA, floating base).",

@@ -9,6 +9,7 @@ queue. All on loopback, in a domain of its own.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -216,6 +217,45 @@ def _start_node(tmp: str, module: str, node: str, urdf_path: str, params: str
     file.write_text(f"{node}:\n  ros__parameters:\n{params}    robot_description: |\n{urdf}\n")
     return _start(["-m", f"rbd_ros.nodes.{module}", "--ros-args", "--params-file", str(file),
                    "--log-level", "error"])
+
+
+def first_answer(cache: str) -> float:
+    """Seconds from starting the dynamics node (bundled arm) to its first gravity torques, with
+    numba's cache in ``cache`` (states sent every 10 ms from before the start)."""
+    import rclpy
+    from sensor_msgs.msg import JointState
+
+    from rbd_ros.dynamics import load_urdf
+    from rbd_ros.robots import ARM
+
+    _local_ros()
+    names = load_urdf(str(ARM)).state_joint_names
+    rclpy.init()
+    node = rclpy.create_node("first_answer")
+    got: list[float] = []
+    node.create_subscription(JointState, "rbd_dynamics/gravity_torques",
+                             lambda m: got.append(time.monotonic()), 10)
+    pub = node.create_publisher(JointState, "joint_states", 10)
+    old = os.environ.get("NUMBA_CACHE_DIR")
+    os.environ["NUMBA_CACHE_DIR"] = cache
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.monotonic()
+            proc = _start_node(tmp, "dynamics_node", "rbd_dynamics", str(ARM), "")
+            try:
+                while not got and time.monotonic() - t0 < 120:
+                    pub.publish(JointState(name=names, position=[0.1] * len(names)))
+                    rclpy.spin_once(node, timeout_sec=0.01)
+            finally:
+                _stop(proc)
+    finally:
+        if old is None:
+            del os.environ["NUMBA_CACHE_DIR"]
+        else:
+            os.environ["NUMBA_CACHE_DIR"] = old
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return got[0] - t0 if got else math.inf
 
 
 def floating_latency(n: int, rounds: int = 3) -> None:

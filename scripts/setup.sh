@@ -46,6 +46,9 @@ grep -q AMENT_PREFIX_PATH "$VENV/bin/activate" || cat >> "$VENV/bin/activate" <<
 # rbd_ros: the venv is a ROS prefix (ros2 run / ros2 launch rbd_ros ...)
 export AMENT_PREFIX_PATH="$VIRTUAL_ENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
 ENV
+# numba's compiled kernels, once (about a minute; seconds when nothing changed): no node
+# compiles when it starts
+"$VENV/bin/python" -m rbd_ros.numba_cache
 AMENT_PREFIX_PATH="$prefix" "$VENV/bin/python" -c "
 import rbd_ros.dynamics, rbd_ros_interfaces.srv
 from ament_index_python import get_package_share_directory as share

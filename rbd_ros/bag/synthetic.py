@@ -1,0 +1,50 @@
+"""A recording made up for benchmarks and for filling numba's cache: the bundled 7-joint arm at
+1 kHz (sinusoidal joints and efforts) with its robot_description, written by rosbags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def generate(path: Path, messages: int, rate: float = 1000.0) -> None:
+    """A recording of the bundled arm: sinusoidal joints, efforts, the robot_description."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    from rbd_ros.bag.cdr import layout
+    from rbd_ros.robots import ARM
+
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    names = [f"joint{k}" for k in range(1, 8)]
+    msg = ts.types["sensor_msgs/msg/JointState"](
+        header=ts.types["std_msgs/msg/Header"](
+            stamp=ts.types["builtin_interfaces/msg/Time"](sec=0, nanosec=0), frame_id=""),
+        name=names, position=np.zeros(7), velocity=np.zeros(7), effort=np.zeros(7))
+    raw = bytes(ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+    lay = layout(raw)
+    assert lay is not None
+    template = np.frombuffer(raw, dtype=np.uint8)
+    w = 2 * np.pi * np.linspace(0.2, 0.8, 7)
+    with Writer(path, version=8) as writer:
+        desc = writer.add_connection("/robot_description", "std_msgs/msg/String", typestore=ts)
+        js = writer.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=ts)
+        writer.write(desc, 0, ts.serialize_cdr(ts.types["std_msgs/msg/String"](
+            data=ARM.read_text()), "std_msgs/msg/String"))
+        chunk = 100_000
+        for start in range(0, messages, chunk):
+            k = np.arange(start, min(start + chunk, messages))
+            t = 1_000_000_000 + k / rate
+            q = 0.5 * np.sin(w * t[:, None])
+            v = 0.5 * w * np.cos(w * t[:, None])
+            e = 10 * np.sin(w * t[:, None] + 0.3)
+            rows = np.tile(template, (k.size, 1))
+            sec = np.floor(t).astype(np.int64)
+            nsec = np.rint((t - sec) * 1e9).astype(np.int64)
+            rows[:, 4:8] = sec.astype("<i4")[:, None].view(np.uint8)
+            rows[:, 8:12] = nsec.astype("<u4")[:, None].view(np.uint8)
+            for (off, count), x in zip(lay.fields, (q, v, e), strict=True):
+                rows[:, off : off + 8 * count] = np.ascontiguousarray(x, "<f8").view(np.uint8)
+            for ns, row in zip((sec * 1_000_000_000 + nsec).tolist(), rows, strict=True):
+                writer.write(js, ns, row.tobytes())

@@ -1,0 +1,74 @@
+"""Where numba keeps rbd_ros's compiled kernels, and filling that cache at install time.
+
+numba compiles each kernel on its first call (about 20 s for the dynamics alone on these
+machines) and keeps the machine code beside the module, in ``__pycache__``. The set-up script
+and a colcon build run ``python -m rbd_ros.numba_cache`` once, so that a node loads its kernels
+in a fraction of a second instead of compiling them when it starts.
+
+Where the package folder cannot be written when rbd_ros runs (an install owned by another user,
+a read-only container image), the cache is put in ``$XDG_CACHE_HOME/rbd_ros/numba`` (by default
+``~/.cache``), or failing that in the temporary folder: compiled there once, at the first start.
+``NUMBA_CACHE_DIR``, when set, is left alone. (That choice is made when ``rbd_ros`` is imported,
+before any kernel is looked up: ``rbd_ros.use_writable_cache``.)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def fill() -> None:
+    """Call every kernel once with the argument types the nodes and the analysis give it, so
+    that each is compiled into the cache."""
+    import numpy as np
+
+    from .dynamics import Data, aba, aba_batch, crba, crba_batch, load_urdf, rnea, rnea_batch
+    from .dynamics.contacts import Contact, solve
+    from .dynamics.floating import forward_dynamics, inverse_dynamics
+    from .robots import ARM, QUADRUPED
+
+    arm = load_urdf(ARM)
+    d = Data(arm)
+    z = np.zeros(arm.nv)
+    rnea(arm, d, arm.neutral(), z, z)
+    aba(arm, d, arm.neutral(), z, z)
+    crba(arm, d, arm.neutral())
+    Q, Z = np.tile(arm.neutral(), (4, 1)), np.zeros((4, arm.nv))
+    rnea_batch(arm, Q, Z, Z, gravity_out=np.empty_like(Z))
+    aba_batch(arm, Q, Z, Z)
+    crba_batch(arm, Q)
+    robot = load_urdf(QUADRUPED, floating_base=True)
+    d = Data(robot)
+    q, v = robot.neutral(), np.zeros(robot.nv)
+    feet = [Contact(link) for link in robot.frames if link.endswith("foot")]
+    sole = Contact(feet[0].link, half_length=0.05, half_width=0.03)
+    solve(robot, d, q, v, v, feet, 0.7)
+    solve(robot, d, q, v, v, [sole], 0.7)
+    forward_dynamics(robot, d, q, v, v[6:])
+    inverse_dynamics(robot, d, q, v, v[6:])
+    try:  # the offline tools' own dependencies may not be installed where only nodes run
+        from .bag.analyze import Options, analyze
+        from .bag.synthetic import generate
+    except ImportError as e:
+        print(f"rbd_ros: the analysis kernels are not compiled ({e}): `rbd-ros analyze` "
+              "compiles them on its first run", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        generate(Path(tmp) / "recording", 2000)
+        analyze([Path(tmp) / "recording"], Path(tmp) / "out", Options(progress=False))
+
+
+def main() -> int:
+    t = time.perf_counter()
+    fill()
+    where = os.environ.get("NUMBA_CACHE_DIR") or "beside the modules"
+    print(f"rbd_ros: compiled kernels cached ({where}) in {time.perf_counter() - t:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

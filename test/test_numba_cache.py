@@ -1,0 +1,72 @@
+"""numba's cache filled at install leaves the nodes nothing to compile; a read-only package
+folder moves the cache somewhere writable."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from nav_msgs.msg import Odometry
+from rosutil import SENSOR, NodeProcess, Probe, params_file
+from sensor_msgs.msg import JointState
+
+from rbd_ros import cache_folder
+from rbd_ros.dynamics import load_urdf
+from rbd_ros.robots import ARM, QUADRUPED
+
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+
+
+def test_a_read_only_package_folder_moves_the_cache_to_the_user_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cache_folder(tmp_path / "writable") is None  # numba's own place, beside the modules
+    package = tmp_path / "read_only"
+    package.mkdir()
+    (package / "dynamics").write_text("")  # a file where the folder would be: cannot be made
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert cache_folder(package) == tmp_path / "cache" / "rbd_ros" / "numba"
+    assert (tmp_path / "cache" / "rbd_ros" / "numba").is_dir()
+
+
+def test_a_filled_cache_leaves_nothing_for_the_nodes_to_compile(
+        ros: None, probe: Probe, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = tmp_path / "numba"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    subprocess.run([sys.executable, "-m", "rbd_ros.numba_cache"], env=env, check=True,
+                   timeout=600, capture_output=True)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
+    monkeypatch.setenv("NUMBA_DEBUG_CACHE", "1")  # numba says each kernel loaded or saved
+    arm = params_file(tmp_path / "arm.yaml", "rbd_dynamics",
+                      {"robot_description": ARM.read_text()})
+    legs = params_file(tmp_path / "legs.yaml", "rbd_floating_base",
+                       {"robot_description": QUADRUPED.read_text()})
+    nodes = [NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(arm)),
+             NodeProcess("rbd_ros.nodes.floating_base_node", "--params-file",
+                         str(CONFIG / "floating_base.yaml"), "--params-file", str(legs))]
+    try:
+        answers = [probe.listen(JointState, "/rbd_dynamics/gravity_torques"),
+                   probe.listen(JointState, "/rbd_floating_base/joint_torques")]
+        js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+        od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
+        names = [j.name for j in load_urdf(QUADRUPED).joints if j.kind == "revolute"]
+        arm_names = load_urdf(ARM).state_joint_names
+
+        def step() -> bool:
+            base = Odometry()
+            base.pose.pose.position.z, base.pose.pose.orientation.w = 0.5, 1.0
+            od.publish(base)
+            js.publish(JointState(name=names, position=[0.0, 0.4, -0.8] * 4,
+                                  velocity=[0.0] * 12, effort=[0.0] * 12))
+            js.publish(JointState(name=arm_names, position=[0.1] * len(arm_names)))
+            return all(answers)
+
+        assert probe.spin_until(step, 60.0), "the nodes did not answer"
+    finally:
+        out = [n.stop() for n in nodes]
+    for text in out:
+        assert "[cache] data loaded" in text  # numba's debug output is there to be read
+        saved = [line for line in text.splitlines() if "saved to" in line]
+        assert not saved, f"compiled at start, not at install: {saved[:3]}"
