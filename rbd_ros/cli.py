@@ -44,34 +44,41 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from .bag.analyze import Options, analyze, analyze_many
+    from .bag.analyze import Options, analyze
+    from .bag.fleet import analyze_fleet, find_recordings, status_table
 
     opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
                    command_topic=args.command_topic, command_joints=args.command_joints,
                    filter=args.filter, friction=args.friction, progress=not args.quiet,
                    outputs=Options.outputs + ("csv",) * args.csv,
                    rename=tuple(args.rename), hold=_held(args.hold))
-    # a folder of recordings: every bag in it (a folder with metadata.yaml, or an .mcap)
-    folders = [Path(b) for b in args.bags]
-    bags = [p for f in folders for p in
-            (sorted({m.parent for m in f.glob("*/metadata.yaml")} | set(f.glob("*.mcap")))
-             if f.is_dir() and not (f / "metadata.yaml").exists() else [f])]
-    if len(bags) == 1 and not args.scheduler:
-        summaries = [analyze(bags, args.out, opts)]
-        print(summaries[0].text())
-    else:
-        summaries = analyze_many(bags, args.out, opts, args.jobs, args.scheduler)
-        for bag, summary in zip(bags, summaries, strict=True):
-            print(f"{bag}:\n{summary.text()}\n")
-    status = 0
-    for bag, summary in zip(bags, summaries, strict=True):
-        if summary.skipped:
-            print(f"warning: {bag}: {len(summary.skipped)} unreadable joint_states messages "
-                  "skipped (see summary.txt)", file=sys.stderr)
+    work = find_recordings([Path(b) for b in args.bags])
+    if len(work) == 1 and not args.scheduler:  # one recording: its outputs in --out itself
+        summary = analyze([work[0][0]], args.out, opts)
+        print(summary.text())
+        _warn_skipped(work[0][0], summary.skipped)
         if not summary.messages:
-            print(f"error: {bag}: no joint state could be analysed", file=sys.stderr)
-            status = 1
-    return status
+            print(f"error: {work[0][0]}: no joint state could be analysed", file=sys.stderr)
+            return 1
+        return 0
+    results = analyze_fleet(work, args.out, opts, args.jobs, args.scheduler,
+                            args.scheduler_timeout)
+    for r in results:
+        if r.summary is not None:
+            print(f"{r.bag}:\n{r.summary.text()}\n")
+            _warn_skipped(r.bag, r.summary.skipped)
+    print(status_table(results))
+    failed = [r for r in results if not r.ok]
+    if failed:
+        print(f"error: {len(failed)} of {len(results)} recordings failed: "
+              + ", ".join(r.name for r in failed), file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _warn_skipped(bag: Path, skipped: list[tuple[int, int]]) -> None:
+    if skipped:
+        print(f"warning: {bag}: {len(skipped)} unreadable joint_states messages skipped (see "
+              "summary.txt)", file=sys.stderr)
 
 
 def _held(items: list[str]) -> dict[str, float]:
@@ -111,7 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     info.set_defaults(func=_info)
     an = sub.add_parser("analyze", help="dynamics of recorded joint states (rosbag2: sqlite3 "
                                          "or MCAP), written as an MCAP bag, Parquet (CSV), PNG")
-    an.add_argument("bags", nargs="+", help="bag folders or files, or folders of bags")
+    an.add_argument("bags", nargs="+", help="recordings (rosbag2 folders, .mcap or .db3 files), "
+                                            "or folders searched for them, recursively")
     an.add_argument("--urdf", type=Path, help="URDF file (default: /robot_description in the bag)")
     an.add_argument("--out", type=Path, default=Path("rbd_analysis"), help="output folder")
     an.add_argument("--joint-states-topic", default="/joint_states")
@@ -132,6 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     an.add_argument("--jobs", type=int, help="recordings analysed at once (default: all cores)")
     an.add_argument("--scheduler", help="a Dask scheduler address (tcp://host:8786): analyse "
                                         "the recordings on that cluster")
+    an.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="S",
+                    help="how long to wait for the Dask scheduler, for a worker, and for a "
+                         "worker to return when none is left")
     an.set_defaults(func=_analyze)
     rp = sub.add_parser("replay", help="publish a recording into the live ROS graph with its "
                                        "original timing")

@@ -559,32 +559,3 @@ def _check_names(reader, conns, model: Model, opts: Options, warnings: list[str]
     if held:
         warnings.append("joints not recorded, held at a fixed position at rest: "
                         + ", ".join(f"{n} = {opts.hold[n]:g}" for n in held))
-
-
-def _one(args: tuple[Path, Path, Options]) -> Summary:
-    bag, out, opts = args
-    return analyze([bag], out, opts)
-
-
-def analyze_many(bags: list[Path], out_dir: Path, opts: Options, jobs: int | None = None,
-                 scheduler: str | None = None) -> list[Summary]:
-    """Several recordings, each into ``out_dir / <its name>``: in parallel on this machine's
-    cores (``jobs`` processes, default all), or on a Dask cluster given by its scheduler
-    address (``tcp://host:8786``), which must see the same paths."""
-    names = [b.stem if b.suffix == ".mcap" else b.name for b in bags]
-    if len(set(names)) != len(names):
-        raise BagError(f"recordings with the same name would share an output folder: {names}")
-    quiet = Options(**{**opts.__dict__, "progress": False})
-    work = [(b, out_dir / n, quiet) for b, n in zip(bags, names, strict=True)]
-    if scheduler:
-        from distributed import Client
-
-        with Client(scheduler, timeout=30) as client:  # type: ignore[no-untyped-call]
-            return list(client.gather(client.map(_one, work, pure=False)))
-    import multiprocessing
-
-    jobs = min(jobs or os.cpu_count() or 1, len(work))
-    if jobs <= 1:
-        return [_one(w) for w in work]
-    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-        return pool.map(_one, work)

@@ -222,34 +222,6 @@ def test_truncated_bag_is_processed_up_to_the_damage(tmp_path: Path, recording) 
     np.testing.assert_allclose(g, recording["g"][:n], atol=1e-9)
 
 
-def test_folder_in_parallel_and_on_a_dask_cluster(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
-    from distributed import LocalCluster
-
-    from rbd_ros.bag.analyze import analyze_many
-
-    folder = tmp_path / "fleet"
-    folder.mkdir()
-    short = {k: v[:400] for k, v in recording.items()}
-    bags = [write_rosbags(folder / f"robot{k}", short, StoragePlugin.SQLITE3) for k in range(3)]
-    opts = Options(urdf=ARM, progress=False, outputs=("parquet",))
-    serial = analyze([bags[0]], tmp_path / "serial", opts)
-    # the command on the folder, on all cores
-    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(folder), "--urdf",
-                        str(ARM), "--out", str(tmp_path / "local"), "--quiet", "--jobs", "2"],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    for k in range(3):
-        got = pq.read_table(tmp_path / "local" / f"robot{k}" / "analysis.parquet").to_pydict()
-        want = pq.read_table(tmp_path / "serial" / "analysis.parquet").to_pydict()
-        np.testing.assert_allclose(got["tau_model_joint2"], want["tau_model_joint2"])
-    # the same on a Dask cluster (on loopback), given by its scheduler address
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
-                      dashboard_address=None, processes=True) as cluster:
-        summaries = analyze_many(bags, tmp_path / "dask", opts, scheduler=cluster.scheduler_address)
-    assert [s.messages for s in summaries] == [serial.messages] * 3
-    np.testing.assert_allclose(summaries[2].rms(), serial.rms())
-
-
 @pytest.mark.parametrize("lag", [1, 1_500_000])
 def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording, lag: int) -> None:  # type: ignore[no-untyped-def]
     """Two publishers naming different joints (in other orders) at the same record stamps,

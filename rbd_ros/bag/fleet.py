@@ -1,0 +1,280 @@
+"""Many recordings at once: found in a folder tree, analysed in parallel (processes on this
+machine, or a Dask cluster), each failure named with its recording and the others kept."""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from .analyze import MANIFEST, Options, Summary, analyze
+from .errors import BagError
+
+SUFFIXES = (".mcap", ".db3")
+
+
+@dataclass
+class Result:
+    """What became of one recording: its summary, or why there is none."""
+
+    bag: Path
+    name: str  # its outputs' folder, relative to the output folder
+    summary: Summary | None = None
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.summary is not None and self.summary.messages > 0
+
+
+def find_recordings(paths: list[Path]) -> list[tuple[Path, str]]:
+    """The recordings under ``paths``, recursively: rosbag2 folders (with a metadata.yaml),
+    and .mcap and .db3 files outside them (a bare .db3 is a recording of its own). Hidden
+    folders and rbd_ros's own output folders are skipped. Each with the name of its outputs'
+    folder: its path below the folder given, without the file suffix."""
+    found: list[tuple[Path, str]] = []
+
+    def name(p: Path, root: Path) -> str:
+        rel = p.relative_to(root) if p != root else Path(p.name)
+        return str(rel.with_suffix("") if rel.suffix in SUFFIXES else rel)
+
+    def walk(folder: Path, root: Path) -> None:
+        if (folder / "metadata.yaml").exists():
+            found.append((folder, name(folder, root)))
+            return
+        if (folder / MANIFEST).exists():  # the outputs of an earlier analysis
+            return
+        for p in sorted(folder.iterdir()):
+            if p.name.startswith("."):
+                continue
+            if p.is_dir():
+                walk(p, root)
+            elif p.suffix in SUFFIXES:
+                found.append((p, name(p, root)))
+
+    for path in paths:
+        if not path.exists():
+            raise BagError(f"cannot read {path}: it does not exist")
+        if path.is_dir():
+            walk(path, path)
+        else:
+            found.append((path, path.stem))
+    if not found:
+        raise BagError(f"no recording found under {', '.join(map(str, paths))} (looked for "
+                       "rosbag2 folders with a metadata.yaml, and .mcap and .db3 files)")
+    names = [n for _, n in found]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise BagError(f"recordings with the same name would share an output folder: {twice} "
+                       "(give their parent folder instead)")
+    return found
+
+
+def _analyse(bag: Path, name: str, out: Path, opts: Options) -> Result:
+    """One recording into ``out``, its failure kept as its result (run in a worker)."""
+    try:
+        return Result(bag, name, analyze([bag], out, opts))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as e:  # any failure is this recording's, said with its name
+        text = str(e) if isinstance(e, (ValueError, RuntimeError, OSError)) else \
+            f"{type(e).__name__}: {e}"
+        return Result(bag, name, error=text.splitlines()[0] if text else type(e).__name__)
+
+
+def _child(conn: Connection, bag: Path, name: str, out: Path, opts: Options) -> None:
+    # SIGTERM (the parent stopping everything) unwinds like Ctrl-C: the half-written outputs
+    # are removed on the way out
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        conn.send(_analyse(bag, name, out, opts))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def _ctrl_c_after() -> Iterator[None]:
+    """A Ctrl-C during the block is raised at its end: one in the middle of starting a process
+    would leave it half-fed, to die with a traceback of its own."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    old = signal.signal(signal.SIGINT, lambda sig, frame: caught.append(sig))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if caught:
+        raise KeyboardInterrupt
+
+
+def _died(code: int | None) -> str:
+    if code is not None and code < 0:
+        how = signal.Signals(-code).name
+        hint = " (the out-of-memory killer?)" if -code == signal.SIGKILL else ""
+        return f"its worker process was killed by {how}{hint}"
+    return f"its worker process ended with status {code} without an answer"
+
+
+def run_local(work: list[tuple[Path, str]], out_dir: Path, opts: Options, jobs: int,
+              report: Callable[[Result], None]) -> list[Result]:
+    """Each recording in a process of its own, ``jobs`` at a time. A process that dies (the
+    out-of-memory killer) fails its recording, which is tried once more on its own; the
+    others go on. Ctrl-C stops every process at once."""
+    ctx = multiprocessing.get_context("spawn")
+    todo = deque((k, 0) for k in range(len(work)))
+    results: dict[int, Result] = {}
+    running: dict[Any, tuple[int, int, Connection]] = {}  # process -> (index, tries, pipe)
+    retry: deque[tuple[int, int]] = deque()  # run alone, after the others
+    try:
+        while todo or retry or running:
+            while (todo and len(running) < jobs) or (retry and not running and not todo):
+                k, tries = todo.popleft() if todo else retry.popleft()
+                bag, name = work[k]
+                here, there = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_child, args=(there, bag, name, out_dir / name, opts),
+                                   daemon=True)
+                with _ctrl_c_after():
+                    proc.start()
+                    running[proc] = (k, tries, here)
+                there.close()
+            ready = wait([p.sentinel for p in running] + [c for _, _, c in running.values()])
+            for proc, (k, tries, conn) in list(running.items()):
+                if conn not in ready and proc.sentinel not in ready:
+                    continue
+                answer = None
+                try:
+                    if conn.poll():
+                        answer = conn.recv()
+                except (EOFError, OSError):
+                    pass
+                if answer is None and proc.is_alive():
+                    continue  # the pipe closed first: its exit status comes next
+                proc.join()
+                conn.close()
+                del running[proc]
+                if answer is not None:
+                    results[k] = answer
+                elif tries == 0:
+                    print(f"warning: {work[k][0]}: {_died(proc.exitcode)}; trying it once more, "
+                          "alone", file=sys.stderr)
+                    retry.append((k, 1))
+                    continue
+                else:
+                    results[k] = Result(work[k][0], work[k][1],
+                                        error=f"{_died(proc.exitcode)}, twice")
+                report(results[k])
+    finally:
+        for proc in running:
+            proc.terminate()
+        deadline = time.monotonic() + 1.5
+        for proc in running:
+            proc.join(max(0.0, deadline - time.monotonic()))
+            if proc.is_alive():
+                proc.kill()
+    return [results[k] for k in range(len(work))]
+
+
+def run_dask(work: list[tuple[Path, str]], out_dir: Path, opts: Options, scheduler: str,
+             timeout: float, report: Callable[[Result], None]) -> list[Result]:
+    """Each recording a task on the Dask cluster at ``scheduler`` (its workers must see the
+    same paths: they are sent resolved). ``timeout``: how long to wait for the scheduler, for
+    a first worker, and for a worker to come back when none is left."""
+    from distributed import Client
+
+    try:
+        client = Client(scheduler, timeout=timeout)  # type: ignore[no-untyped-call]
+    except Exception as e:  # distributed raises OSError, TimeoutError, ValueError, ...
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise BagError(f"cannot connect to the Dask scheduler at '{scheduler}' within "
+                       f"{timeout:g} s: {why} (an address looks like tcp://host:8786)") from None
+    with client:
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except Exception:
+            raise BagError(f"the Dask scheduler at '{scheduler}' has no worker (waited "
+                           f"{timeout:g} s): start one with `dask worker {scheduler}`") from None
+        futures = [client.submit(_analyse, bag.resolve(), name, (out_dir / name).resolve(),
+                                 opts, pure=False) for bag, name in work]
+        results: dict[int, Result] = {}
+        alone_since: float | None = None
+        while len(results) < len(work):
+            for k, f in enumerate(futures):
+                if k in results or not f.done():  # type: ignore[no-untyped-call]
+                    continue
+                try:
+                    results[k] = f.result()
+                except Exception as e:  # the task itself failed (a worker lost too often)
+                    results[k] = Result(work[k][0], work[k][1],
+                                        error=f"the Dask task failed: {e}".splitlines()[0])
+                report(results[k])
+            if len(results) == len(work):
+                break
+            workers = client.scheduler_info().get("workers", {})
+            alone_since = None if workers else (alone_since or time.monotonic())
+            if alone_since is not None and time.monotonic() - alone_since > timeout:
+                for k in range(len(work)):
+                    if k not in results:
+                        results[k] = Result(work[k][0], work[k][1], error=(
+                            f"no Dask worker left for {timeout:g} s: not analysed"))
+                        report(results[k])
+                break
+            time.sleep(0.2)
+        for f in futures:
+            f.cancel()  # type: ignore[no-untyped-call]
+    return [results[k] for k in range(len(work))]
+
+
+def status_table(results: list[Result]) -> str:
+    """One line per recording: ok with its joint states and worst rms residual, or failed."""
+    width = max(12, *(len(r.name) for r in results))
+    lines = [f"{'recording':<{width}}  {'status':<7} {'joint states':>12}  "
+             "worst rms residual (joint)"]
+    for r in results:
+        s = r.summary
+        if s is not None and s.messages:
+            rms = s.rms()
+            k = int(rms.argmax()) if rms.size else -1
+            worst = f"{rms[k]:.4f} ({s.joints[k]})" if k >= 0 else ""
+            lines.append(f"{r.name:<{width}}  {'ok':<7} {s.messages:12,d}  {worst}")
+        else:
+            why = r.error or "no joint state could be analysed"
+            lines.append(f"{r.name:<{width}}  {'failed':<7} {'':>12}  {why}")
+    return "\n".join(lines)
+
+
+def analyze_fleet(work: list[tuple[Path, str]], out_dir: Path, opts: Options,
+                  jobs: int | None = None, scheduler: str | None = None, timeout: float = 10.0,
+                  log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)
+                  ) -> list[Result]:
+    """Recordings (``find_recordings``) each into ``out_dir / <its name>``, on this machine's
+    cores (``jobs`` processes, default all) or on a Dask cluster; progress through ``log``."""
+    log(f"found {len(work)} recording{'s' * (len(work) > 1)}: "
+        + ", ".join(str(b) for b, _ in work))
+    quiet = Options(**{**opts.__dict__, "progress": False})
+    start, done = time.monotonic(), [0]
+
+    def report(r: Result) -> None:
+        done[0] += 1
+        what = f"ok, {r.summary.messages:,} joint states" if r.ok and r.summary else \
+            f"failed: {r.error or 'no joint state could be analysed'}"
+        log(f"[{done[0]}/{len(work)}, {time.monotonic() - start:.0f} s] {r.name}: {what}")
+
+    if scheduler:
+        return run_dask(work, out_dir, quiet, scheduler, timeout, report)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(work)))
+    return run_local(work, out_dir, quiet, jobs, report)
+
