@@ -94,7 +94,8 @@ def _replay(args: argparse.Namespace) -> int:
     from .bag.replay import replay
 
     _, _, stopped = replay([Path(b) for b in args.bags], rate=args.rate, clock=args.clock,
-                           topics=args.topics, start_delay=args.delay, max_gap=args.max_gap)
+                           topics=args.topics, start_delay=args.delay, max_gap=args.max_gap,
+                           wait_for=args.wait_for, wait_timeout=args.wait_timeout)
     return 128 + stopped if stopped else 0
 
 
@@ -152,6 +153,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rp.add_argument("--topics", nargs="+", help="only these topics")
     rp.add_argument("--delay", type=float, default=1.0,
                     help="seconds to wait at most for every topic to have a subscriber")
+    rp.add_argument("--wait-for", nargs="+", metavar="NODE",
+                    help="start once these nodes (e.g. rbd_dynamics) subscribe to the replayed "
+                         "joint states, whatever else listens (instead of --delay)")
+    rp.add_argument("--wait-timeout", type=float, default=60.0, metavar="S",
+                    help="how long to wait for the --wait-for nodes before giving up")
     rp.add_argument("--max-gap", type=float, default=5.0,
                     help="recorded pauses longer than this (s) are skipped, with a note")
     rp.set_defaults(func=_replay)

@@ -21,12 +21,16 @@ import time
 from pathlib import Path
 
 
-def fill() -> None:
-    """Call every kernel once with the argument types the nodes and the analysis give it, so
-    that each is compiled into the cache."""
+def load_node_kernels(floating_base: bool = True) -> None:
+    """The kernels a node calls, loaded from the cache (compiled if it is empty): each called
+    once on a bundled robot with the argument types the nodes give it; with ``floating_base``
+    also the floating-base node's. Once per process."""
+    global _loaded
+    if _loaded >= 1 + floating_base:
+        return
     import numpy as np
 
-    from .dynamics import Data, aba, aba_batch, crba, crba_batch, load_urdf, rnea, rnea_batch
+    from .dynamics import Data, aba, crba, load_urdf, rnea
     from .dynamics.contacts import Contact, solve
     from .dynamics.floating import forward_dynamics, inverse_dynamics
     from .robots import ARM, QUADRUPED
@@ -37,10 +41,9 @@ def fill() -> None:
     rnea(arm, d, arm.neutral(), z, z)
     aba(arm, d, arm.neutral(), z, z)
     crba(arm, d, arm.neutral())
-    Q, Z = np.tile(arm.neutral(), (4, 1)), np.zeros((4, arm.nv))
-    rnea_batch(arm, Q, Z, Z, gravity_out=np.empty_like(Z))
-    aba_batch(arm, Q, Z, Z)
-    crba_batch(arm, Q)
+    _loaded = max(_loaded, 1)
+    if not floating_base:
+        return
     robot = load_urdf(QUADRUPED, floating_base=True)
     d = Data(robot)
     q, v = robot.neutral(), np.zeros(robot.nv)
@@ -50,6 +53,26 @@ def fill() -> None:
     solve(robot, d, q, v, v, [sole], 0.7)
     forward_dynamics(robot, d, q, v, v[6:])
     inverse_dynamics(robot, d, q, v, v[6:])
+    _loaded = 2
+
+
+_loaded = 0  # 1: a fixed-base node's kernels are loaded, 2: a floating-base node's too
+
+
+def fill() -> None:
+    """Call every kernel once with the argument types the nodes and the analysis give it, so
+    that each is compiled into the cache."""
+    import numpy as np
+
+    from .dynamics import aba_batch, crba_batch, load_urdf, rnea_batch
+    from .robots import ARM
+
+    load_node_kernels()
+    arm = load_urdf(ARM)
+    Q, Z = np.tile(arm.neutral(), (4, 1)), np.zeros((4, arm.nv))
+    rnea_batch(arm, Q, Z, Z, gravity_out=np.empty_like(Z))
+    aba_batch(arm, Q, Z, Z)
+    crba_batch(arm, Q)
     try:  # the offline tools' own dependencies may not be installed where only nodes run
         from .bag.analyze import Options, analyze
         from .bag.synthetic import generate

@@ -1,9 +1,11 @@
 """Replay a rosbag2 recording into a live ROS graph, for when ``ros2 bag play`` is not there.
 
 Messages go out with their recorded timing (scaled by ``rate``) as the serialized bytes they
-were recorded as, so nothing is decoded on the way. ``robot_description`` is published
-transient-local, as robot_state_publisher does; with ``clock`` a ``/clock`` carries the
-recording's time so nodes with ``use_sim_time`` follow it.
+were recorded as, so nothing is decoded on the way. Latched topics (recorded with a
+transient-local publisher, or named ``robot_description`` or ``tf_static`` where the recording
+keeps no QoS) are published transient-local, and their first message before anything else;
+with ``clock`` a ``/clock`` carries the recording's time so nodes with ``use_sim_time`` follow
+it.
 """
 
 from __future__ import annotations
@@ -35,13 +37,57 @@ class StopSignalError(Exception):
         self.signum = signum
 
 
+def latched(conn: Any) -> bool:
+    """Whether a recorded topic is latched: its publisher offered transient-local durability
+    (or, where the recording keeps no QoS, its name is one that always is)."""
+    from rosbags.interfaces import QosDurability
+
+    profiles = getattr(getattr(conn, "ext", None), "offered_qos_profiles", None) or []
+    if profiles and not isinstance(profiles, str):
+        return any(bool(q.durability == QosDurability.TRANSIENT_LOCAL) for q in profiles)
+    if isinstance(profiles, str) and profiles.strip():  # older rosbags: the YAML text
+        return bool("durability: 1" in profiles)
+    return bool(conn.topic.endswith(("robot_description", "tf_static")))
+
+
+def _wait_for(node: Any, names: list[str], pubs: dict[str, Any], timeout: float) -> None:
+    """Until each named node subscribes to every topic of ``pubs`` (topic -> our publisher) and
+    each publisher has matched every subscriber the graph shows; BagError after ``timeout``
+    seconds."""
+    import rclpy
+
+    def full(n: str) -> str:
+        return n if n.startswith("/") else f"/{n}"
+
+    deadline = time.monotonic() + timeout
+    missing: list[str] = []
+    while True:
+        rclpy.spin_once(node, timeout_sec=0.05)
+        missing = []
+        for topic, pub in pubs.items():
+            subs = node.get_subscriptions_info_by_topic(topic)
+            have = {full(f"{s.node_namespace.rstrip('/')}/{s.node_name}") for s in subs}
+            missing += [f"{n} on {topic}" for n in names if full(n) not in have]
+            if pub.get_subscription_count() < len(subs):
+                missing.append(f"matching {topic}")
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise BagError(f"waited {timeout:g} s for {', '.join(names)} to subscribe; still "
+                           f"missing: {', '.join(missing)}. Is the node running (ros2 node "
+                           "list), in this ROS_DOMAIN_ID, with matching QoS?")
+
+
 def replay(paths: list[Path], rate: float = 1.0, clock: bool = False,
            topics: list[str] | None = None, start_delay: float = 1.0,
-           max_gap: float = 5.0) -> tuple[int, int, int]:
+           max_gap: float = 5.0, wait_for: list[str] | None = None,
+           wait_timeout: float = 60.0) -> tuple[int, int, int]:
     """Publish the recording: (messages sent, messages selected, the signal that stopped it
     or 0). Playback starts once every topic has a subscriber, or after ``start_delay``
-    seconds, whichever comes first. A pause longer than ``max_gap`` recorded seconds is
-    skipped (said on stderr). SIGINT and SIGTERM end it at once."""
+    seconds, whichever comes first; with ``wait_for`` (node names), once each of those nodes
+    subscribes to every replayed JointState topic (BagError after ``wait_timeout`` s).
+    Latched topics' first messages go out first. A pause longer than ``max_gap`` recorded
+    seconds is skipped (said on stderr). SIGINT and SIGTERM end it at once."""
     if not rate > 0:
         raise BagError(f"the rate factor must be > 0, got {rate}")
     if not max_gap > 0:
@@ -74,25 +120,45 @@ def replay(paths: list[Path], rate: float = 1.0, clock: bool = False,
         raise StopSignalError(signum)
 
     node = rclpy.create_node("rbd_replay")
-    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    latching = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
     pubs = {}
+    first: dict[int, bytes | None] = {}  # latched topics: their first message, sent first
     for c in conns:
-        qos = latched if c.topic.endswith("robot_description") else 100
+        if latched(c):
+            first[c.id] = None
+        qos = latching if c.id in first else 100
         pubs[c.id] = node.create_publisher(message_class(c.msgtype), c.topic, qos)
     clock_pub = node.create_publisher(Clock, "/clock", 10) if clock else None
     sent = stopped = 0
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        deadline = time.monotonic() + start_delay  # let subscribers discover the publishers
-        while time.monotonic() < deadline and \
-                not all(p.get_subscription_count() for p in pubs.values()):
-            time.sleep(0.02)
+        if first:
+            for conn, _, raw in reader.messages(connections=[c for c in conns
+                                                             if c.id in first]):
+                if first[conn.id] is None:
+                    first[conn.id] = bytes(raw)
+                    pubs[conn.id].publish(first[conn.id])
+                if all(x is not None for x in first.values()):
+                    break
+        if wait_for:
+            _wait_for(node, wait_for, {c.topic: pubs[c.id] for c in conns
+                                       if c.msgtype == "sensor_msgs/msg/JointState"},
+                      wait_timeout)
+        else:
+            deadline = time.monotonic() + start_delay  # let subscribers discover us
+            while time.monotonic() < deadline and \
+                    not all(p.get_subscription_count() for p in pubs.values()):
+                time.sleep(0.02)
         time.sleep(0.2)  # matched on this side; give the other side a moment too
         t0_bag = last = -1
         t0 = time.monotonic()
         skipped_ns = 0
         for conn, stamp, raw in reader.messages(connections=conns):
+            if conn.id in first and first[conn.id] == bytes(raw):
+                first[conn.id] = None  # sent already, first of all
+                sent += 1
+                continue
             if t0_bag < 0:
                 t0_bag = last = stamp
             if stamp - last > max_gap * 1e9:
@@ -110,6 +176,14 @@ def replay(paths: list[Path], rate: float = 1.0, clock: bool = False,
                 clock_pub.publish(msg)
             pubs[conn.id].publish(bytes(raw))  # serialized: published as recorded
             sent += 1
+        # the last messages are still on their way when the loop ends: a publisher destroyed
+        # now could take them with it (reliable readers acknowledge; best-effort ones cannot,
+        # so a moment more)
+        from rclpy.duration import Duration
+
+        for pub in pubs.values():
+            pub.wait_for_all_acked(Duration(seconds=2))
+        time.sleep(0.2)
     except StopSignalError as e:
         stopped = e.signum
     finally:

@@ -10,6 +10,8 @@ import logging
 import math
 import signal
 import sys
+import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -43,10 +45,53 @@ def stamp_ns(stamp: Any) -> int:
     return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
 
 
+#: inputs that arrive before the first model are held this long (by arrival) and answered once
+#: it is in: a replayed recording, or a driver started first, begins with them
+EARLY_S = 5.0
+
+
 class NodeBase(Node):
+    FLOATING_BASE = False  # whether the node needs the floating-base kernels
+
     def __init__(self, name: str, **kwargs: Any) -> None:
+        # the compiled kernels are loaded (or, with an empty cache, compiled) before anything
+        # subscribes: whoever waits for this node's subscriptions (rbd-ros replay --wait-for)
+        # then knows it can answer
+        from ..numba_cache import load_node_kernels
+
+        t = time.monotonic()
+        load_node_kernels(self.FLOATING_BASE)
         super().__init__(name, **kwargs)
         self._last_warn: dict[str, float] = {}
+        self._early: deque[tuple[float, Callable[[Any], None], Any]] = deque(maxlen=50_000)
+        # what a first model would otherwise pay while its joint states queue up (~0.2 s,
+        # enough to overflow a sensor queue at 1 kHz): the first log line (rclpy's logger
+        # walks every module's path once) and a full garbage collection
+        self.get_logger().info(f"compiled kernels loaded in {time.monotonic() - t:.2f} s")
+        self.settle()
+
+    def hold_early(self, callback: Callable[[Any], None], msg: Any) -> None:
+        """An input that came before any model: kept for ``release_early`` (the last EARLY_S
+        seconds of them)."""
+        now = time.monotonic()
+        self._early.append((now, callback, msg))
+        while now - self._early[0][0] > EARLY_S:
+            self._early.popleft()
+        self.warn("no_model", f"no robot_description yet: holding the inputs that arrive (the "
+                              f"last {EARLY_S:g} s of them), to answer them once it comes")
+
+    def release_early(self) -> None:
+        """Once the first model is in: the held inputs, in the order they came."""
+        now = time.monotonic()
+        held = [(cb, msg) for t, cb, msg in self._early if now - t <= EARLY_S]
+        lost = len(self._early) - len(held)
+        self._early.clear()
+        for callback, msg in held:
+            callback(msg)
+        if held or lost:
+            self.get_logger().info(
+                f"answered the {len(held)} inputs that arrived before the model"
+                + (f"; {lost} older than {EARLY_S:g} s were dropped" if lost else ""))
 
     # rclpy gives every publisher and subscription default QoS-event handlers, and the
     # executor walks each of them on every wake-up: at 1 kHz the dynamics node's 24 cost

@@ -218,6 +218,7 @@ class DynamicsNode(NodeBase):
             self.get_logger().warning(
                 f"joints {held} have several coordinates, which /joint_states cannot carry: "
                 "they are held at their neutral pose (identity), at rest")
+        self.release_early()
 
     def _command_order(self, model: Model) -> list[str]:
         """The ``joints`` parameter if the model has all of them, else the model's order."""
@@ -250,7 +251,7 @@ class DynamicsNode(NodeBase):
     def _on_joint_states(self, msg: JointState) -> None:
         live = self.live
         if live is None:
-            self.warn("no_model", "ignoring joint_states: no robot_description yet")
+            self.hold_early(self._on_joint_states, msg)
             return
         if not self.merge(live.merger, msg):
             return
@@ -265,6 +266,7 @@ class DynamicsNode(NodeBase):
     def _on_command_array(self, msg: Float64MultiArray) -> None:
         live = self.live
         if live is None:
+            self.hold_early(self._on_command_array, msg)
             return
         try:
             live.command[live.joints_v] = ordered_efforts(msg.data, live.joints)
@@ -274,6 +276,7 @@ class DynamicsNode(NodeBase):
     def _on_command_states(self, msg: JointState) -> None:
         live = self.live
         if live is None:
+            self.hold_early(self._on_command_states, msg)
             return
         try:
             idx, eff = live.index.efforts(msg.name, msg.effort)

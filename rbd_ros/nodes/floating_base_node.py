@@ -115,6 +115,8 @@ class Live:
 
 
 class FloatingBaseNode(NodeBase):
+    FLOATING_BASE = True
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("rbd_floating_base", **kwargs)
         d = self.declare_parameter
@@ -212,6 +214,7 @@ class FloatingBaseNode(NodeBase):
                     self.quiet_publisher(WrenchStamped, f"{base}/wrench", 10),
                     self.quiet_publisher(PointStamped, f"{base}/center_of_pressure", 10))
         self.settle()
+        self.release_early()
 
     def _install(self, urdf: str, source: str) -> None:
         try:
@@ -261,6 +264,7 @@ class FloatingBaseNode(NodeBase):
     def _on_odom(self, raw: bytes) -> None:
         live = self.live
         if live is None:
+            self.hold_early(self._on_odom, raw)
             return
         try:
             t, pose, twist = read_odometry(raw, Odometry)
@@ -276,6 +280,7 @@ class FloatingBaseNode(NodeBase):
     def _on_imu(self, raw: bytes) -> None:
         live = self.live
         if live is None:
+            self.hold_early(self._on_imu, raw)
             return
         try:
             t, acc = read_imu(raw, Imu)
@@ -320,7 +325,7 @@ class FloatingBaseNode(NodeBase):
     def _on_joint_states(self, msg: JointState) -> None:
         live = self.live
         if live is None:
-            self.warn("no_model", "ignoring joint_states: no robot_description yet")
+            self.hold_early(self._on_joint_states, msg)
             return
         if not self.merge(live.merger, msg) or not live.merger.ready:
             return
