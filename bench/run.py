@@ -184,7 +184,7 @@ def main() -> int:
     first_call()
     per_call(args.quick)
     batched(args.quick)
-    latency(1000 if args.quick else 5000)
+    latency(1000 if args.quick else 15000)
     floating_latency(500 if args.quick else 2500)
     bag_throughput(6.0 if args.quick else 60.0)
     print(f"\n(done in {time.time() - t0:.0f} s)")
