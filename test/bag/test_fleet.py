@@ -86,10 +86,18 @@ def test_no_recording_found_is_an_error(tmp_path: Path) -> None:
 
 
 def _workers(pid: int) -> list[int]:
+    """The analysing processes of command ``pid`` (not multiprocessing's resource tracker)."""
+    def analysing(child: int) -> bool:
+        try:
+            return b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:  # ended meanwhile
+            return False
+
     try:
-        return [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        children = [int(x) for x in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         return []
+    return [c for c in children if analysing(c)]
 
 
 def _has_open(pid: int, path: Path) -> bool:
