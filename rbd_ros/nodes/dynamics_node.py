@@ -24,7 +24,6 @@ Every output is stamped with the stamp of the joint state it was computed from.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import sys
@@ -69,12 +68,6 @@ class Live:
             self.command[:6] = 0.0  # an unactuated base
         self.trajectory: Trajectory | None = None
         self.messages: dict[int, Any] = {}  # output message per publisher, names filled in
-        # load the compiled kernels now, not on the first joint state (that takes ~0.1 s)
-        z = np.zeros(model.nv)
-        rnea(model, self.data, model.neutral(), z, z)
-        crba(model, self.data, model.neutral())
-        with contextlib.suppress(RbdError):  # a model ABA cannot handle still serves the rest
-            aba(model, self.data, model.neutral(), z, z)
 
     def prepare(self, *publishers: Any) -> None:
         for pub in publishers:

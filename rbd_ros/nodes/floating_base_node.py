@@ -36,7 +36,6 @@ constraint and contact that fail, or a stale input); in flight ``~/flight/base_a
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from collections import deque
@@ -106,12 +105,9 @@ class Live:
         self.odom = Timeline("odometry", interpolate_base)
         self.imu = Timeline("IMU", lambda a, b, s: a + s * (b - a))  # specific force
         self.pending: deque[Pending] = deque(maxlen=1000)
-        # load the compiled kernels now, not on the first joint state
+        # the QP's constant part for this model and contact set, built now, not on a joint state
         solve(model, self.data, model.neutral(), np.zeros(model.nv), np.zeros(model.nv),
               contacts, mu)
-        with contextlib.suppress(RbdError):  # a model ABA cannot handle still serves the rest
-            forward_dynamics(model, self.data, model.neutral(), np.zeros(model.nv),
-                             np.zeros(model.nv - 6))
 
 
 class FloatingBaseNode(NodeBase):
