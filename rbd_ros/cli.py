@@ -91,11 +91,13 @@ def _held(items: list[str]) -> dict[str, float]:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from .bag.replay import replay
+    from .bag.replay import Playback, replay
 
-    _, _, stopped = replay([Path(b) for b in args.bags], rate=args.rate, clock=args.clock,
-                           topics=args.topics, start_delay=args.delay, max_gap=args.max_gap,
-                           wait_for=args.wait_for, wait_timeout=args.wait_timeout)
+    _, _, stopped = replay([Path(b) for b in args.bags], Playback(
+        rate=args.rate, clock=args.clock, topics=args.topics, start_delay=args.delay,
+        wait_for=args.wait_for, wait_timeout=args.wait_timeout, max_gap=args.max_gap,
+        loop=args.loop, start_offset=args.start_offset, duration=args.playback_duration,
+        start_paused=args.start_paused, progress=args.progress, ros_args=args.ros_args))
     return 128 + stopped if stopped else 0
 
 
@@ -149,7 +151,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        "original timing")
     rp.add_argument("bags", nargs="+", help="bag folders or files (read as one recording)")
     rp.add_argument("--rate", type=float, default=1.0, help="speed factor (2: twice as fast)")
-    rp.add_argument("--clock", action="store_true", help="publish /clock (for use_sim_time)")
+    rp.add_argument("--clock", type=float, nargs="?", const=40.0, default=0.0, metavar="HZ",
+                    help="publish the recording's time on /clock, HZ times a second (40 when "
+                         "no HZ is given), for nodes with use_sim_time")
+    rp.add_argument("--loop", action="store_true", help="start again at the end, until Ctrl-C")
+    rp.add_argument("--start-offset", type=float, default=0.0, metavar="S",
+                    help="start S seconds after the recording's first message")
+    rp.add_argument("--playback-duration", type=float, default=0.0, metavar="S",
+                    help="replay S seconds of the recording (0: to its end)")
+    rp.add_argument("--start-paused", action="store_true",
+                    help="wait for a call to ~/resume or ~/toggle_paused (std_srvs/Trigger)")
+    rp.add_argument("--progress", type=float, default=1.0, metavar="HZ",
+                    help="progress lines a second on stderr, rewritten in place on a "
+                         "terminal (0: none)")
     rp.add_argument("--topics", nargs="+", help="only these topics")
     rp.add_argument("--delay", type=float, default=1.0,
                     help="seconds to wait at most for every topic to have a subscriber")
@@ -161,7 +175,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     rp.add_argument("--max-gap", type=float, default=5.0,
                     help="recorded pauses longer than this (s) are skipped, with a note")
     rp.set_defaults(func=_replay)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ros_args: list[str] = []
+    if "--ros-args" in argv:  # ROS arguments (-r from:=to ...), up to a "--" if there is one
+        at = argv.index("--ros-args")
+        rest = argv[at + 1:]
+        end = rest.index("--") if "--" in rest else len(rest)
+        argv, ros_args = argv[:at] + rest[end + 1:], rest[:end]
     args = parser.parse_args(argv)
+    if ros_args and args.command != "replay":
+        parser.error("--ros-args: only `rbd-ros replay` takes ROS arguments")
+    args.ros_args = ros_args
     if args.command is None:
         args = parser.parse_args(["demo"])
     try:

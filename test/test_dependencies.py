@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 KEYS = {
     "numpy": "python3-numpy", "numba": "python3-numba", "urdf_parser_py": "urdfdom_py",
     "quadprog": "quadprog-pip", "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces",
-    "builtin_interfaces": "builtin_interfaces", "std_msgs": "std_msgs",
+    "builtin_interfaces": "builtin_interfaces", "std_msgs": "std_msgs", "std_srvs": "std_srvs",
     "sensor_msgs": "sensor_msgs", "geometry_msgs": "geometry_msgs",
     "trajectory_msgs": "trajectory_msgs", "nav_msgs": "nav_msgs",
     "rosgraph_msgs": "rosgraph_msgs", "rbd_ros_interfaces": "rbd_ros_interfaces",

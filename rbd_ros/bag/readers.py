@@ -38,6 +38,7 @@ class Connection:
     topic: str
     msgtype: str
     msgcount: int = 0
+    offered_qos: str = ""  # the recording's QoS profiles of the topic (YAML), where it has them
 
 
 def _offsets(lengths: I64) -> I64:
@@ -279,8 +280,9 @@ class McapStream(Stream):
         conns: dict[int, Connection] = {}
         for channel, schema, _ in self._records():
             if channel.id not in conns:
-                conns[channel.id] = Connection(channel.id, channel.topic,
-                                               schema.name if schema else "")
+                conns[channel.id] = Connection(
+                    channel.id, channel.topic, schema.name if schema else "",
+                    offered_qos=channel.metadata.get("offered_qos_profiles", ""))
             conns[channel.id].msgcount += 1
         self.connections = list(conns.values())
 

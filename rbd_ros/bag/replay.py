@@ -1,11 +1,14 @@
 """Replay a rosbag2 recording into a live ROS graph, for when ``ros2 bag play`` is not there.
 
 Messages go out with their recorded timing (scaled by ``rate``) as the serialized bytes they
-were recorded as, so nothing is decoded on the way. Latched topics (recorded with a
-transient-local publisher, or named ``robot_description`` or ``tf_static`` where the recording
-keeps no QoS) are published transient-local, and their first message before anything else;
-with ``clock`` a ``/clock`` carries the recording's time so nodes with ``use_sim_time`` follow
-it.
+were recorded as, so nothing is decoded on the way. Each topic is published with the QoS its
+publishers offered when it was recorded (reliability, durability, history), and latched topics
+(transient-local; named ``robot_description`` or ``tf_static`` where the recording keeps no
+QoS) send their first message before anything else. The options are ``ros2 bag play``'s where
+they apply: a loop, a start offset and a duration, remapping with ``--ros-args -r``, ``/clock``
+at a fixed rate for ``use_sim_time``, pause and resume (services ``~/pause``, ``~/resume``,
+``~/toggle_paused``), a progress line. An MCAP cut short (no summary at its end) is replayed up
+to where it is damaged.
 """
 
 from __future__ import annotations
@@ -13,11 +16,16 @@ from __future__ import annotations
 import importlib
 import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import BagError
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
 
 
 def message_class(msgtype: str) -> Any:
@@ -37,24 +45,99 @@ class StopSignalError(Exception):
         self.signum = signum
 
 
-def latched(conn: Any) -> bool:
-    """Whether a recorded topic is latched: its publisher offered transient-local durability
-    (or, where the recording keeps no QoS, its name is one that always is)."""
-    from rosbags.interfaces import QosDurability
+@dataclass
+class Playback:
+    """How to replay (``ros2 bag play``'s option names in the comments)."""
 
-    profiles = getattr(getattr(conn, "ext", None), "offered_qos_profiles", None) or []
-    if profiles and not isinstance(profiles, str):
-        return any(bool(q.durability == QosDurability.TRANSIENT_LOCAL) for q in profiles)
-    if isinstance(profiles, str) and profiles.strip():  # older rosbags: the YAML text
-        return bool("durability: 1" in profiles)
-    return bool(conn.topic.endswith(("robot_description", "tf_static")))
+    rate: float = 1.0  # --rate: speed factor
+    clock: float = 0.0  # --clock: /clock messages per second of wall time; 0: none
+    topics: list[str] | None = None  # --topics: only these
+    start_delay: float = 1.0  # --delay: wait at most this long for every topic's subscriber
+    wait_for: list[str] | None = None  # nodes that must subscribe to the joint states first
+    wait_timeout: float = 60.0
+    max_gap: float = 5.0  # recorded pauses longer than this are skipped
+    loop: bool = False  # --loop
+    start_offset: float = 0.0  # --start-offset: seconds after the recording's first message
+    duration: float = 0.0  # --playback-duration: seconds of the recording; 0: to its end
+    start_paused: bool = False  # --start-paused
+    progress: float = 1.0  # progress lines per second (rewritten in place on a terminal); 0: none
+    ros_args: list[str] = field(default_factory=list)  # after --ros-args: -r from:=to, ...
+
+    def check(self) -> None:
+        for name, value, least in (("rate factor", self.rate, 0), ("longest gap", self.max_gap, 0),
+                                   ("clock rate", self.clock, None),
+                                   ("start offset", self.start_offset, None),
+                                   ("playback duration", self.duration, None),
+                                   ("progress rate", self.progress, None)):
+            if not (value > 0 if least == 0 else value >= 0):  # NaN included
+                raise BagError(f"the {name} must be {'> 0' if least == 0 else '>= 0'}, "
+                               f"got {value}")
+
+
+def recorded_qos(conn: Any) -> Any:
+    """The QoS to publish a recorded topic with: what its publishers offered when it was
+    recorded, as ``ros2 bag play`` adapts it (reliable and transient-local only where every
+    publisher was; the deepest history), or, where the recording keeps no QoS, reliable with
+    a depth of 100 (transient-local for ``robot_description`` and ``tf_static``). The history
+    is at least 100 deep: it decides only what a reliable reader that fell behind can still be
+    resent, and which of a latched topic's messages a late subscriber gets."""
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+    from rosbags.interfaces import QosDurability, QosHistory, QosReliability
+    from rosbags.rosbag2.metadata import parse_qos
+
+    offered = getattr(getattr(conn, "ext", None), "offered_qos_profiles", None)
+    if offered is None:
+        offered = getattr(conn, "offered_qos", "")  # our MCAP reader: the YAML text
+    try:
+        profiles = parse_qos(offered) if isinstance(offered, str) else list(offered or ())
+    except Exception:  # rosbags' own error types: an unreadable profile is no profile
+        profiles = []
+    if not profiles:
+        latched = conn.topic.endswith(("robot_description", "tf_static"))
+        return QoSProfile(depth=1 if latched else 100, reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.TRANSIENT_LOCAL if latched
+                          else DurabilityPolicy.VOLATILE)
+    reliable = all(q.reliability == QosReliability.RELIABLE for q in profiles)
+    latched = all(q.durability == QosDurability.TRANSIENT_LOCAL for q in profiles)
+    keep_all = any(q.history == QosHistory.KEEP_ALL for q in profiles)
+    depth = max(100, *(q.depth for q in profiles))
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_ALL if keep_all else HistoryPolicy.KEEP_LAST, depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
+
+
+def latched(conn: Any) -> bool:
+    """Whether a recorded topic is latched (its publishers offered transient-local)."""
+    from rclpy.qos import DurabilityPolicy
+
+    return bool(recorded_qos(conn).durability == DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def _open(paths: list[Path]) -> tuple[Any, str | None]:
+    """rosbags' reader; for a single MCAP without a valid end, ours, front to back (and a
+    note saying so)."""
+    from rosbags.highlevel import AnyReader
+
+    from .readers import McapStream
+
+    try:
+        reader = AnyReader([Path(p) for p in paths])
+        reader.open()
+        return reader, None
+    except Exception as e:  # rosbags and sqlite raise their own error types
+        mcaps = [m for p in paths for m in
+                 ([Path(p)] if Path(p).suffix == ".mcap" else sorted(Path(p).glob("*.mcap")))]
+        if len(paths) != 1 or len(mcaps) != 1:
+            raise BagError(f"cannot read {', '.join(map(str, paths))}: {e}") from None
+        return McapStream(mcaps[0]), f"{mcaps[0]} has no valid end ({e}); replaying it up to " \
+                                     "where it is damaged"
 
 
 def _wait_for(node: Any, names: list[str], pubs: dict[str, Any], timeout: float) -> None:
     """Until each named node subscribes to every topic of ``pubs`` (topic -> our publisher) and
     each publisher has matched every subscriber the graph shows; BagError after ``timeout``
     seconds."""
-    import rclpy
 
     def full(n: str) -> str:
         return n if n.startswith("/") else f"/{n}"
@@ -62,7 +145,6 @@ def _wait_for(node: Any, names: list[str], pubs: dict[str, Any], timeout: float)
     deadline = time.monotonic() + timeout
     missing: list[str] = []
     while True:
-        rclpy.spin_once(node, timeout_sec=0.05)
         missing = []
         for topic, pub in pubs.items():
             subs = node.get_subscriptions_info_by_topic(topic)
@@ -76,106 +158,191 @@ def _wait_for(node: Any, names: list[str], pubs: dict[str, Any], timeout: float)
             raise BagError(f"waited {timeout:g} s for {', '.join(names)} to subscribe; still "
                            f"missing: {', '.join(missing)}. Is the node running (ros2 node "
                            "list), in this ROS_DOMAIN_ID, with matching QoS?")
+        time.sleep(0.05)
 
 
-def replay(paths: list[Path], rate: float = 1.0, clock: bool = False,
-           topics: list[str] | None = None, start_delay: float = 1.0,
-           max_gap: float = 5.0, wait_for: list[str] | None = None,
-           wait_timeout: float = 60.0) -> tuple[int, int, int]:
-    """Publish the recording: (messages sent, messages selected, the signal that stopped it
-    or 0). Playback starts once every topic has a subscriber, or after ``start_delay``
-    seconds, whichever comes first; with ``wait_for`` (node names), once each of those nodes
-    subscribes to every replayed JointState topic (BagError after ``wait_timeout`` s).
-    Latched topics' first messages go out first. A pause longer than ``max_gap`` recorded
-    seconds is skipped (said on stderr). SIGINT and SIGTERM end it at once."""
-    if not rate > 0:
-        raise BagError(f"the rate factor must be > 0, got {rate}")
-    if not max_gap > 0:
-        raise BagError(f"the longest gap must be > 0 s, got {max_gap}")
+class _Clock:
+    """The recording's time as it plays: runs at ``rate`` while playing, stands while paused,
+    jumps over skipped gaps. Times in ns of the recording."""
+
+    def __init__(self, rate: float, paused: bool) -> None:
+        self.rate, self.paused = rate, paused
+        self.lock = threading.Lock()
+        self.start(0)
+
+    def start(self, bag_ns: int) -> None:
+        with self.lock:
+            self.anchor_bag, self.anchor_wall = bag_ns, time.monotonic()
+
+    def now(self) -> int:
+        with self.lock:
+            if self.paused:
+                return self.anchor_bag
+            return self.anchor_bag + int((time.monotonic() - self.anchor_wall) * self.rate * 1e9)
+
+    def jump(self, ns: int) -> None:
+        with self.lock:
+            self.anchor_bag += ns
+
+    def pause(self, paused: bool) -> bool:
+        """Pause or resume; whether that changed anything."""
+        now = self.now()
+        with self.lock:
+            if paused == self.paused:
+                return False
+            self.paused = paused
+            self.anchor_bag, self.anchor_wall = now, time.monotonic()
+            return True
+
+
+class _Player:
+    def __init__(self, node: Any, clock: _Clock, opts: Playback, total: int) -> None:
+        from rosgraph_msgs.msg import Clock
+
+        self.node, self.clock, self.opts, self.total = node, clock, opts, total
+        self.clock_pub = node.create_publisher(Clock, "/clock", 10) if opts.clock else None
+        self.clock_msg = Clock()
+        self.next_tick = self.next_line = time.monotonic()
+        self.tty = sys.stderr.isatty()
+        self.sent = 0
+        self.window = (0, 0)  # this pass's first and last recorded ns
+        from std_srvs.srv import Trigger
+
+        def service(name: str, paused: bool | None) -> None:
+            def answer(_req: Any, res: Any) -> Any:
+                want = not self.clock.paused if paused is None else paused
+                res.success = self.clock.pause(want)
+                res.message = ("paused" if want else "playing") + ("" if res.success else
+                                                                   " already")
+                return res
+            node.create_service(Trigger, f"~/{name}", answer)
+
+        service("pause", True)
+        service("resume", False)
+        service("toggle_paused", None)
+
+    def wait_until(self, bag_ns: int) -> None:
+        """Sleep until the recording's clock reaches ``bag_ns``, ticking /clock and the
+        progress line meanwhile."""
+        while True:
+            now = time.monotonic()
+            if self.clock_pub is not None and now >= self.next_tick:
+                self.next_tick = max(self.next_tick + 1 / self.opts.clock, now)
+                ns = self.clock.now()
+                self.clock_msg.clock.sec, self.clock_msg.clock.nanosec = divmod(ns, 10**9)
+                self.clock_pub.publish(self.clock_msg)
+            if self.opts.progress and now >= self.next_line:
+                self.next_line = max(self.next_line + 1 / self.opts.progress, now)
+                self.progress()
+            ahead = bag_ns - self.clock.now()
+            if ahead <= 0 and not self.clock.paused:
+                return
+            wake = min(self.next_tick if self.clock_pub is not None else now + 0.01,
+                       self.next_line if self.opts.progress else now + 0.01,
+                       now + 0.01, now + max(ahead, 0) * 1e-9 / self.opts.rate)
+            time.sleep(max(wake - now, 0.0))
+
+    def progress(self, end: str = "") -> None:
+        first, last = self.window
+        at = min(max(self.clock.now() - first, 0), last - first) * 1e-9
+        line = (f"[{'paused' if self.clock.paused else 'playing'}] {at:8.2f} of "
+                f"{(last - first) * 1e-9:.2f} s, {self.sent} of {self.total} messages")
+        if self.tty:
+            print(f"\r{line}\x1b[K", end=end, file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+
+def _selected(reader: Any, conns: list[Any], opts: Playback) -> tuple[int, int]:
+    """The first and last recorded ns of the replayed window (offset and duration applied)."""
+    if hasattr(reader, "start_time"):  # rosbags: from the index, without reading messages
+        first, last = reader.start_time, reader.end_time
+    else:
+        stamps = [s for _, s, _ in reader.messages(connections=conns)]
+        if not stamps:
+            raise BagError("the recording has no messages on the replayed topics")
+        first, last = min(stamps), max(stamps)
+    start = first + int(opts.start_offset * 1e9)
+    if start > last:
+        raise BagError(f"--start-offset {opts.start_offset:g} s is past the recording's end "
+                       f"({(last - first) * 1e-9:.3f} s after its first message)")
+    stop = min(last, start + int(opts.duration * 1e9)) if opts.duration else last
+    return start, stop
+
+
+def replay(paths: list[Path], opts: Playback) -> tuple[int, int, int]:
+    """Publish the recording: (messages sent, messages in the recording's replayed topics, the
+    signal that stopped it or 0). Playback starts once every topic has a subscriber, or after
+    ``start_delay`` seconds, whichever comes first; with ``wait_for`` (node names), once each
+    of those nodes subscribes to every replayed JointState topic (BagError after
+    ``wait_timeout`` s). A pause longer than ``max_gap`` recorded seconds is skipped (said on
+    stderr). SIGINT and SIGTERM end it at once."""
+    opts.check()
     import rclpy
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-    from rosbags.highlevel import AnyReader
-    from rosgraph_msgs.msg import Clock
+    from rclpy.executors import SingleThreadedExecutor
 
-    try:
-        reader = AnyReader([Path(p) for p in paths])
-        reader.open()
-    except Exception as e:
-        raise BagError(f"cannot read {', '.join(map(str, paths))}: {e}") from None
-    conns = [c for c in reader.connections if topics is None or c.topic in topics]
+    reader, note = _open(paths)
+    if note:
+        print(f"warning: {note}", file=sys.stderr)
+    conns = [c for c in reader.connections if opts.topics is None or c.topic in opts.topics]
     if not conns:
-        raise BagError(f"none of {topics} is in the recording; topics: "
+        reader.close()
+        raise BagError(f"none of {opts.topics} is in the recording; topics: "
                        f"{sorted({c.topic for c in reader.connections})}")
-    if not any(c.msgtype == "sensor_msgs/msg/JointState" for c in conns):
+    if not any(c.msgtype == JOINT_STATE for c in conns):
         print("warning: no sensor_msgs/JointState among the replayed topics: a dynamics node "
               "will have nothing to answer", file=sys.stderr)
     total = sum(c.msgcount for c in conns)
+    window = _selected(reader, conns, opts)
     owns_context = not rclpy.ok()
     if owns_context:  # our handlers, not rclpy's: a signal must stop the loop, not the context
         from rclpy.signals import SignalHandlerOptions
 
-        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+        rclpy.init(args=["rbd-ros-replay", "--ros-args", *opts.ros_args] if opts.ros_args
+                   else None, signal_handler_options=SignalHandlerOptions.NO)
 
     def stop(signum: int, _frame: Any) -> None:
         raise StopSignalError(signum)
 
     node = rclpy.create_node("rbd_replay")
-    latching = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    pubs = {}
-    first: dict[int, bytes | None] = {}  # latched topics: their first message, sent first
-    for c in conns:
-        if latched(c):
-            first[c.id] = None
-        qos = latching if c.id in first else 100
-        pubs[c.id] = node.create_publisher(message_class(c.msgtype), c.topic, qos)
-    clock_pub = node.create_publisher(Clock, "/clock", 10) if clock else None
-    sent = stopped = 0
+    pubs = {c.id: node.create_publisher(message_class(c.msgtype), c.topic, recorded_qos(c))
+            for c in conns}
+    first: dict[int, bytes | None] = {c.id: None for c in conns if latched(c)}
+    player = _Player(node, _Clock(opts.rate, opts.start_paused), opts, total)
+    player.window = window
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)  # the pause services
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    stopped = 0
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        if first:
+        if first:  # latched topics' first messages, wherever the window starts
             for conn, _, raw in reader.messages(connections=[c for c in conns
                                                              if c.id in first]):
                 if first[conn.id] is None:
                     first[conn.id] = bytes(raw)
                     pubs[conn.id].publish(first[conn.id])
+                    player.sent += 1
                 if all(x is not None for x in first.values()):
                     break
-        if wait_for:
-            _wait_for(node, wait_for, {c.topic: pubs[c.id] for c in conns
-                                       if c.msgtype == "sensor_msgs/msg/JointState"},
-                      wait_timeout)
+        if opts.wait_for:
+            _wait_for(node, opts.wait_for, {p.topic_name: p for c in conns
+                                            if c.msgtype == JOINT_STATE
+                                            for p in [pubs[c.id]]}, opts.wait_timeout)
         else:
-            deadline = time.monotonic() + start_delay  # let subscribers discover us
+            deadline = time.monotonic() + opts.start_delay  # let subscribers discover us
             while time.monotonic() < deadline and \
                     not all(p.get_subscription_count() for p in pubs.values()):
                 time.sleep(0.02)
         time.sleep(0.2)  # matched on this side; give the other side a moment too
-        t0_bag = last = -1
-        t0 = time.monotonic()
-        skipped_ns = 0
-        for conn, stamp, raw in reader.messages(connections=conns):
-            if conn.id in first and first[conn.id] == bytes(raw):
-                first[conn.id] = None  # sent already, first of all
-                sent += 1
-                continue
-            if t0_bag < 0:
-                t0_bag = last = stamp
-            if stamp - last > max_gap * 1e9:
-                skipped_ns += stamp - last
-                print(f"skipped a gap of {(stamp - last) * 1e-9:.6g} s in the recording "
-                      f"(longer than --max-gap {max_gap:g} s) after message {sent}",
-                      file=sys.stderr)
-            last = stamp
-            due = t0 + (stamp - t0_bag - skipped_ns) * 1e-9 / rate
-            while (wait := due - time.monotonic()) > 0:
-                time.sleep(min(wait, 0.01))
-            if clock_pub is not None:
-                msg = Clock()
-                msg.clock.sec, msg.clock.nanosec = divmod(stamp, 1_000_000_000)
-                clock_pub.publish(msg)
-            pubs[conn.id].publish(bytes(raw))  # serialized: published as recorded
-            sent += 1
+        while True:
+            _pass(reader, conns, pubs, first, player)
+            if not opts.loop:
+                break
+            first = {}  # a loop sends every message again, latched ones too
+        if opts.progress:
+            player.progress(end="\n")
         # the last messages are still on their way when the loop ends: a publisher destroyed
         # now could take them with it (reliable readers acknowledge; best-effort ones cannot,
         # so a moment more)
@@ -186,14 +353,57 @@ def replay(paths: list[Path], rate: float = 1.0, clock: bool = False,
         time.sleep(0.2)
     except StopSignalError as e:
         stopped = e.signum
+        if opts.progress and player.tty:
+            print(file=sys.stderr)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        executor.shutdown(timeout_sec=1.0)
+        spinner.join(timeout=2.0)
         reader.close()
         node.destroy_node()
         if owns_context:
             rclpy.try_shutdown()
-    print(f"replayed {sent} of {total} messages"
+    damage = getattr(reader, "damage", None)
+    if damage:
+        print(f"the recording ends in damage ({damage}): replayed what came before it",
+              file=sys.stderr)
+    print(f"replayed {player.sent} of {total} messages"
           f"{' (stopped by ' + signal.Signals(stopped).name + ')' if stopped else ''}",
           file=sys.stderr)
-    return sent, total, stopped
+    return player.sent, total, stopped
+
+
+def _pass(reader: Any, conns: list[Any], pubs: dict[int, Any], first: dict[int, bytes | None],
+          player: _Player) -> None:
+    """One pass over the window: each message when the recording's clock reaches it."""
+    start, stop = player.window
+    opts, clock = player.opts, player.clock
+    clock.start(start)
+    last = start
+    for conn, stamp, raw in _window(reader, conns, start, stop):
+        if conn.id in first and first[conn.id] == bytes(raw):
+            first[conn.id] = None  # sent already, first of all
+            continue
+        if stamp - last > opts.max_gap * 1e9:
+            clock.jump(max(0, stamp - clock.now()))
+            print(f"skipped a gap of {(stamp - last) * 1e-9:.6g} s in the recording "
+                  f"(longer than --max-gap {opts.max_gap:g} s) after message {player.sent}",
+                  file=sys.stderr)
+        last = stamp
+        player.wait_until(stamp)
+        pubs[conn.id].publish(bytes(raw))  # serialized: published as recorded
+        player.sent += 1
+
+
+def _window(reader: Any, conns: list[Any], start: int, stop: int
+            ) -> Iterator[tuple[Any, int, bytes]]:
+    """The messages recorded from ``start`` to ``stop`` (ns, both included)."""
+    if hasattr(reader, "start_time"):  # rosbags reads from the index: nothing before start
+        yield from reader.messages(connections=conns, start=start, stop=stop + 1)
+        return
+    for m in reader.messages(connections=conns):
+        if m[1] > stop:
+            return
+        if m[1] >= start:
+            yield m

@@ -7,13 +7,18 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from rosbags.rosbag2 import StoragePlugin
-from rosutil import NodeProcess, Probe, params_file
+from rosgraph_msgs.msg import Clock
+from rosutil import LATCHED, SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
 from test_analyze import NAMES, pinocchio_torques, trajectory, write_rosbags
 
 from rbd_ros.bag.analyze import Options, analyze
@@ -111,6 +116,8 @@ def test_replay_skips_long_gaps_and_stops_at_once_on_a_signal(tmp_path: Path, si
                                "--delay", "0.1"], stderr=subprocess.PIPE, text=True)
     assert player.stderr is not None
     line = player.stderr.readline()  # the gap comes right after the first message
+    while line.startswith("[playing]"):  # the progress line (each second)
+        line = player.stderr.readline()
     assert line.startswith("skipped a gap of 1e+09 s in the recording"), line
     time.sleep(1.0)  # replaying the joint states, in real time
     start = time.monotonic()
@@ -176,3 +183,164 @@ def test_every_replayed_state_is_answered_every_time(tmp_path: Path, probe: Prob
         assert not lost, (run, len(lost), [(x - round(rec["t"][0] * 1e9)) / 1e6 for x in
                                             lost[:10]], out[-2000:])
     assert counts == [n] * 20
+
+
+def _qos(reliable: bool, latched: bool, depth: int = 10) -> Any:
+    from rosbags.interfaces import (
+        Qos,
+        QosDurability,
+        QosHistory,
+        QosLiveliness,
+        QosReliability,
+        QosTime,
+    )
+
+    zero = QosTime(0, 0)
+    return [Qos(QosHistory.KEEP_LAST, depth,
+                QosReliability.RELIABLE if reliable else QosReliability.BEST_EFFORT,
+                QosDurability.TRANSIENT_LOCAL if latched else QosDurability.VOLATILE,
+                zero, zero, QosLiveliness.AUTOMATIC, zero, False)]
+
+
+def _states(path: Path, plugin: StoragePlugin, seconds: float = 2.0) -> tuple[Path, int]:
+    """Joint states at 100 Hz from t = 100 s, header stamp = recorded time; a latched
+    /robot_description first and a best-effort /status at 10 Hz (100 kB each), each with its
+    recorded QoS.
+    Returns the path and the first recorded ns."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    JS, Str = ts.types["sensor_msgs/msg/JointState"], ts.types["std_msgs/msg/String"]
+    Header, Time = ts.types["std_msgs/msg/Header"], ts.types["builtin_interfaces/msg/Time"]
+    t0 = 100 * 10**9
+    with Writer(path, version=9, storage_plugin=plugin) as w:
+        desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=ts,
+                                offered_qos_profiles=_qos(True, True, 1))
+        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=ts,
+                              offered_qos_profiles=_qos(True, False))
+        status = w.add_connection("/status", "std_msgs/msg/String", typestore=ts,
+                                  offered_qos_profiles=_qos(False, False))
+        w.write(desc, t0, ts.serialize_cdr(Str(data=ARM.read_text()), "std_msgs/msg/String"))
+        for k in range(round(seconds * 100)):
+            ns = t0 + k * 10**7
+            msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9),
+                                   frame_id=""), name=NAMES, position=np.zeros(7),
+                     velocity=np.zeros(7), effort=np.zeros(7))
+            w.write(js, ns, ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+            if k % 10 == 5:
+                # 100 kB each: an MCAP of several chunks (rosbags closes one at 1 MiB)
+                w.write(status, ns, ts.serialize_cdr(Str(data=f"{k:<100000}"),
+                                                     "std_msgs/msg/String"))
+    return path, t0
+
+
+def _ms(m: JointState, t0: int) -> int:
+    return round((m.header.stamp.sec * 10**9 + m.header.stamp.nanosec - t0) / 1e6)
+
+
+def test_replay_loops_a_window_remapped_with_recorded_qos_and_clock(
+        tmp_path: Path, probe: Probe) -> None:
+    """ros2 bag play's options: --loop over --start-offset 0.5 --playback-duration 0.5,
+    --clock 50, --ros-args -r, each topic with the QoS it was recorded with."""
+    import signal
+
+    bag, t0 = _states(tmp_path / "rec", StoragePlugin.SQLITE3)
+    states = probe.listen(JointState, "/robot1/joint_states", 1000)
+    ticks = probe.listen(Clock, "/clock", 1000)
+    descriptions = probe.listen(String, "/robot_description", LATCHED)
+    player = subprocess.Popen(
+        [sys.executable, "-m", "rbd_ros.cli", "replay", str(bag), "--wait-for", "probe",
+         "--wait-timeout", "60", "--start-offset", "0.5", "--playback-duration", "0.5",
+         "--loop", "--clock", "50", "--progress", "0",
+         "--ros-args", "-r", "/joint_states:=/robot1/joint_states"],
+        stderr=subprocess.PIPE, text=True)
+    try:
+        assert probe.spin_until(lambda: len(states) >= 140, 60.0), len(states)
+        qos = {t: [i.qos_profile for i in probe.node.get_publishers_info_by_topic(t)]
+               for t in ("/robot1/joint_states", "/status", "/robot_description",
+                         "/joint_states")}
+    finally:
+        player.send_signal(signal.SIGINT)
+        _, err = player.communicate(timeout=10)
+    assert player.returncode == 128 + signal.SIGINT, err
+    assert "Traceback" not in err
+    assert qos["/joint_states"] == [], "not remapped"
+    assert [(p.reliability, p.durability) for p in qos["/robot1/joint_states"]] == \
+        [(ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)]
+    assert [p.reliability for p in qos["/status"]] == [ReliabilityPolicy.BEST_EFFORT]
+    assert [p.durability for p in qos["/robot_description"]] == \
+        [DurabilityPolicy.TRANSIENT_LOCAL]
+    assert len(descriptions) == 1  # before the window: still sent first, once
+    ms = [_ms(m, t0) for m in states]
+    passes: list[list[int]] = [[]]
+    for x in ms:
+        if passes[-1] and x < passes[-1][-1]:
+            passes.append([])
+        passes[-1].append(x)
+    assert len(passes) >= 2, ms
+    for p in passes[:-1]:  # the last pass was cut by the signal
+        assert p == list(range(500, 1001, 10)), p
+    # /clock: 50 a second of wall time, within the window, forward but at each new pass
+    clock = np.array([(c.clock.sec * 10**9 + c.clock.nanosec - t0) / 1e6 for c in ticks])
+    assert len(clock) > 50
+    assert clock.min() >= 500 - 1 and clock.max() <= 1000 + 1, (clock.min(), clock.max())
+    steps = np.diff(clock)
+    assert (steps >= 0).sum() >= len(steps) - len(passes) + 1
+    assert 10 < np.median(steps) < 30, np.median(steps)  # 20 ms of the recording per tick
+
+
+def test_replay_pauses_resumes_and_plays_a_cut_short_mcap(tmp_path: Path, probe: Probe) -> None:
+    import time
+
+    from rbd_ros.bag.readers import McapStream
+    from rbd_ros.bag.replay import recorded_qos
+
+    bag, t0 = _states(tmp_path / "rec", StoragePlugin.MCAP, seconds=3.0)
+    mcap = next(bag.glob("*.mcap"))
+    data = mcap.read_bytes()
+    mcap.write_bytes(data[: int(len(data) * 0.7)])  # a crash: no summary, the end cut off
+    reader = McapStream(mcap)
+    assert reader.damage is not None  # read up to where the cut is
+    readable = sum(c.msgcount for c in reader.connections)
+    qos = {c.topic: recorded_qos(c) for c in reader.connections}  # from the channel metadata
+    assert qos["/status"].reliability == ReliabilityPolicy.BEST_EFFORT
+    assert qos["/robot_description"].durability == DurabilityPolicy.TRANSIENT_LOCAL
+    js = next(c for c in reader.connections if c.topic == "/joint_states").msgcount
+    assert 100 < js < 300
+
+    states = probe.listen(JointState, "/joint_states", 1000)
+    probe.listen(String, "/status", SENSOR)  # best effort, as recorded
+    probe.listen(String, "/robot_description", LATCHED)
+    log = tmp_path / "stderr"
+    with log.open("w") as err:
+        player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(mcap),
+                                   "--start-paused", "--progress", "5", "--delay", "10"],
+                                  stderr=err, text=True)
+    try:
+        probe.spin_for(1.5)
+        assert states == []  # paused from the start
+        assert probe.call(Trigger, "/rbd_replay/resume", Trigger.Request(), 30).success
+        assert probe.spin_until(lambda: len(states) >= 60, 30.0)
+        assert probe.call(Trigger, "/rbd_replay/pause", Trigger.Request()).success
+        again = probe.call(Trigger, "/rbd_replay/pause", Trigger.Request())
+        assert not again.success and again.message == "paused already"
+        probe.spin_for(0.3)
+        held = len(states)
+        probe.spin_for(1.0)
+        assert len(states) == held < js  # nothing while paused
+        start = time.monotonic()
+        assert probe.call(Trigger, "/rbd_replay/toggle_paused", Trigger.Request()).success
+        assert probe.spin_until(lambda: player.poll() is not None, 30.0)
+        # the rest took the recording's remaining time, not more, not less
+        assert (js - held) / 100 - 0.3 < time.monotonic() - start < (js - held) / 100 + 3
+        probe.spin_for(0.3)
+    finally:
+        if player.poll() is None:
+            player.kill()
+    text = log.read_text()
+    assert player.returncode == 0, text
+    assert [_ms(m, t0) for m in states] == list(range(0, js * 10, 10))
+    assert "has no valid end" in text and "the recording ends in damage" in text
+    assert "[paused]" in text and "[playing]" in text
+    assert text.strip().splitlines()[-1] == f"replayed {readable} of {readable} messages"
