@@ -22,7 +22,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,13 +36,15 @@ from ..dynamics.model import F64
 from ..joint_names import NameMap
 from .cdr import decode, decode_arrays
 from .errors import BagError, OutputError
-from .readers import Batch, batches
+from .readers import Batch, batches, span
 from .writers import Writers, preload_pyplot
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 COMMAND_ARRAY = "std_msgs/msg/Float64MultiArray"
 STRING = "std_msgs/msg/String"
 PLOT_BUCKETS = 2_000  # the plots show each series' min and max in this many spans of time
+#: what a part of a recording computes, per block (the residual is the reduction's)
+PART_COLUMNS = ("ns", "q", "v", "a", "tau_measured", "tau_model", "gravity", "qdd_predicted")
 
 
 @dataclass
@@ -77,6 +79,7 @@ class Summary:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     skipped: list[tuple[int, int]] = field(default_factory=list)  # unreadable: (#, recorded ns)
+    bad_commands: int = 0  # unreadable command messages
     start_ns: int | None = None  # the first joint state's stamp
 
     def rms(self) -> F64:
@@ -95,8 +98,38 @@ class Summary:
             more = f" and {len(self.skipped) - 10} more" if len(self.skipped) > 10 else ""
             lines.append(f"warning: {len(self.skipped)} unreadable joint_states message"
                          f"{'s' if len(self.skipped) > 1 else ''} skipped: {where}{more}")
+        if self.bad_commands:
+            lines.append("warning: unreadable command messages skipped (no command in force "
+                         f"from them): {self.bad_commands}")
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """The recording cut into spans of recorded time, each computed and written at once: what
+    a span holds and how it is written depends on the recording alone, so that a process
+    given some of the spans (a part of the recording, on a Dask worker) computes and writes
+    exactly what one process given them all does for them."""
+
+    t0: int  # ns: the recording's first message
+    width: int  # ns, about ``Options.chunk`` joint states
+    count: int
+
+    @classmethod
+    def of(cls, first: int, last: int, states: int, chunk: int) -> Blocks:
+        width = max(1, -(-chunk * (last - first + 1) // max(states, 1)))
+        return cls(first, width, (last - first) // width + 1)
+
+    def index(self, stamps: NDArray[np.int64]) -> NDArray[np.int64]:
+        return (stamps - self.t0) // self.width
+
+    def start(self, j: int) -> int:
+        return self.t0 + j * self.width
+
+
+class UndeterminedError(Exception):
+    """A part's look-back did not settle what its first joint state carries from before."""
 
 
 def _progress(done: int, total: int, start: float) -> None:
@@ -150,43 +183,58 @@ def _rows(f: Any, model: Model, out: F64, rows: NDArray[np.bool_], q: F64, x: F6
 
 
 class Analysis:
-    """Streams chunks of joint states through the model and into the writers."""
+    """Streams chunks of joint states through the model, a block of recorded time at a time
+    (:class:`Blocks`), and into the writers; or, for a part of the recording (``region``: its
+    first and end block), into a part file for :func:`reduce_parts`."""
 
-    def __init__(self, model: Model, out_dir: Path, opts: Options, total: int) -> None:
-        self.model, self.opts, self.total = model, opts, total
+    def __init__(self, model: Model, out_dir: Path, opts: Options, total: int, blocks: Blocks,
+                 region: tuple[int, int] | None = None) -> None:
+        self.model, self.opts, self.total, self.blocks = model, opts, total, blocks
         self.names = model.state_joint_names
         self.col = {n: i for i, n in enumerate(self.names)}
         self.summary = Summary(joints=self.names, sum_sq=np.zeros(len(self.names)),
                                count=np.zeros(len(self.names)),
                                worst=[(0.0, math.nan)] * len(self.names))
         self.carry: dict[str, Any] | None = None
-        self.seen = 0  # joint_states messages read, readable or not
-        self.first = True
+        self.kept = 0  # rows at the start of ``carry`` that were computed with the last block
+        self.emitted = (-1, 0)  # the last block computed, and how many of its rows so far
+        self.seen = 0  # joint_states messages of the region read, readable or not
         self.last = np.full((3, len(self.names)), np.nan)  # last position, velocity, effort
         self.rename = opts.names
         for name, position in opts.hold.items():  # carried into every message, never named
             self.last[:2, self.col[name]] = position, 0.0
         self.stride = max(1, total // PLOT_BUCKETS)
         self.plot: list[F64] = []
-        # no outputs (a summary only): no writer process either
-        self.writers = Writers(out_dir, self.names, opts.outputs, opts.chunk) \
-            if opts.outputs else None
-        if "png" in opts.outputs:
-            preload_pyplot()
+        self.region = region or (0, blocks.count)
+        self.done = False  # a part: its last block is out
+        self.part: Any = None
+        self.writers: Writers | None = None
+        if region is not None:
+            self.part = (out_dir / "blocks.npy").open("wb")
+            self.check = region[0] > 0  # whether the look-back still has to prove enough
+        else:
+            self.check = False
+            # no outputs (a summary only): no writer process either
+            self.writers = Writers(out_dir, self.names, opts.outputs, opts.chunk) \
+                if opts.outputs else None
+            if "png" in opts.outputs:
+                preload_pyplot()
         self.start = time.monotonic()
 
     def add(self, js: Batch, commands: F64) -> None:
         """One chunk: JointState messages and the command in force at each (NaN: none)."""
+        blk = self.blocks.index(js.stamp)
+        lo, hi = self.region
+        mine = (blk >= lo) & (blk < hi)
         bad: list[int] = []
         groups = decode(js.data, js.offsets, bad)
         if bad:  # a message cut short or garbled: skipped, counted, the rest analysed
-            self.summary.skipped += [(self.seen + k, int(js.stamp[k])) for k in bad]
+            where = self.seen + np.cumsum(mine) - 1  # its number in the region
+            self.summary.skipped += [(int(where[k]), int(js.stamp[k])) for k in bad if mine[k]]
             good = np.setdiff1d(np.arange(len(js)), bad)
-            self.seen += len(js)
-            js, commands = js.take(good), commands[good]
+            js, commands, blk = js.take(good), commands[good], blk[good]
             groups = decode(js.data, js.offsets)
-        else:
-            self.seen += len(js)
+        self.seen += int(mine.sum())
         n, nj = len(js), len(self.names)
         if not n:
             return
@@ -202,39 +250,69 @@ class Analysis:
             for f, arr in enumerate((g.position, g.velocity, g.effort)):
                 if arr.shape[1]:
                     vals[f][at, target] = arr[:, keep]
+        before = self.last.copy()
         for f in range(3):  # carry each joint's last value into messages that do not name it
             if np.isnan(vals[f]).any():
                 vals[f] = ffill(np.vstack([self.last[f][None], vals[f]]))[1:]
             self.last[f] = vals[f][-1]
-        rows = {"ns": ns, "q": vals[0], "v": vals[1], "e": vals[2], "u": commands}
+        if self.check and (blk >= lo).any():
+            self._settled(int(np.argmax(blk >= lo)), vals, before, commands)
+        rows = {"ns": ns, "blk": blk, "q": vals[0], "v": vals[1], "e": vals[2], "u": commands}
         if self.carry is not None:
             rows = {k: np.concatenate([self.carry[k], rows[k]]) for k in rows}
         self._process(rows, final=False)
 
-    def _process(self, rows: dict[str, Any], final: bool) -> None:
-        L = len(rows["ns"])
-        if L < 5 and not final:
-            self.carry = rows
-            return
-        ns, q = rows["ns"], rows["q"]
-        v = rows["v"]
-        missing_v = ~np.isfinite(v)
-        if missing_v.any():
-            v = np.where(missing_v, differentiate(ns, q, self.opts.filter), v)
-        a = differentiate(ns, v, self.opts.filter)
-        lo = 0 if self.first else 2
-        hi = L if final else L - 2
-        self.first = False
-        self.carry = None if final else {k: x[L - 4 :] for k, x in rows.items()}
-        sl = slice(lo, hi)
-        self._compute(ns[sl], q[sl], v[sl], a[sl], rows["e"][sl], rows["u"][sl])
+    def _settled(self, p: int, vals: F64, before: F64, commands: F64) -> None:
+        """A part's first own joint state is row ``p`` of this chunk: the look-back before it
+        must hold two joint states (for the differences) and have given every value it
+        carries forward (position, velocity and effort of every joint, the command), or it
+        could differ from what the whole recording carries there. UndeterminedError if not."""
+        self.check = False
+        carried = vals[:, p - 1] if p else before
+        need = np.ones_like(carried, dtype=bool)
+        need[2, [self.col[n] for n in self.opts.hold]] = False  # held: never an effort
+        rows = p + (0 if self.carry is None else len(self.carry["ns"]))
+        command_cols = [self.col[n] for n in (self.opts.command_joints or self.names)]
+        if rows < 2 or not np.isfinite(carried[need]).all() or (
+                self.opts.command_topic and not np.isfinite(commands[p, command_cols]).all()):
+            raise UndeterminedError
 
-    def _compute(self, ns: NDArray[np.int64], q: F64, v: F64, a: F64, e: F64, u: F64) -> None:
-        if not len(ns):
+    def _process(self, rows: dict[str, Any], final: bool) -> None:
+        """Compute every block of ``rows`` whose last joint state has the two after it that
+        its differences need (``final``: all of them); keep the rest, and the two before."""
+        while self.kept < len(rows["ns"]) and not self.done:
+            blk = rows["blk"]
+            b = int(blk[self.kept])
+            # a block is computed ``chunk`` joint states at a time (a burst of messages, or a
+            # recording whose times are far apart, may crowd one block)
+            before = self.emitted[1] if self.emitted[0] == b else 0
+            end = min(int(np.searchsorted(blk, b, side="right")),
+                      self.kept + self.opts.chunk - before % self.opts.chunk)
+            if end + 2 > len(blk) and not final:
+                break
+            upto = min(end + 2, len(blk))  # the block and the two joint states after it
+            ns, q, v = rows["ns"][:upto], rows["q"][:upto], rows["v"][:upto]
+            missing_v = ~np.isfinite(v)
+            if missing_v.any():
+                v = np.where(missing_v, differentiate(ns, q, self.opts.filter), v)
+            a = differentiate(ns, v, self.opts.filter)
+            sl = slice(self.kept, end)
+            self._compute(b, ns[sl], q[sl], v[sl], a[sl], rows["e"][sl], rows["u"][sl])
+            self.emitted = (b, before + end - self.kept)
+            first = max(end - 2, 0)
+            rows = {k: x[first:] for k, x in rows.items()}
+            self.kept = end - first
+        self.carry = rows
+
+    def _compute(self, block: int, ns: NDArray[np.int64], q: F64, v: F64, a: F64, e: F64,
+                 u: F64) -> None:
+        if block < self.region[0]:
+            return  # a part's look-back
+        if block >= self.region[1]:
+            self.done = True  # a part's look-ahead: its own blocks are out
             return
-        t = 1e-9 * ns
         m, fric = self.model, self.opts.friction
-        n = len(t)
+        n = len(ns)
         g = np.full((n, m.nv), np.nan)
         tau = np.full((n, m.nv), np.nan)
         qdd = np.full((n, m.nv), np.nan)
@@ -249,18 +327,29 @@ class Analysis:
             _rows(rnea_batch, m, g, has_q, q, rest, rest, False)
             _rows(rnea_batch, m, tau, has_qva, q, v, a, fric)
         _rows(aba_batch, m, qdd, has_qv & np.isfinite(u).all(axis=1), q, v, u, fric)
-        residual = np.empty_like(tau)
+        cols = {"ns": ns, "q": q, "v": v, "a": a, "tau_measured": e, "tau_model": tau,
+                "gravity": g, "residual": np.empty_like(tau), "qdd_predicted": qdd}
+        if self.part is not None:
+            np.save(self.part, np.array([n, block]))
+            for c in PART_COLUMNS:
+                np.save(self.part, cols[c])
+        else:
+            self.emit(cols)
+
+    def emit(self, cols: dict[str, Any]) -> None:
+        """A computed block into the summary, the plots and the writers (``residual`` is
+        filled here)."""
+        t = 1e-9 * cols["ns"]
+        n = len(t)
         spans = -(-n // self.stride)
-        envelope = np.empty((spans, 1 + 6 * e.shape[1]))
+        envelope = np.empty((spans, 1 + 6 * len(self.names)))
         envelope[:, 0] = t[:: self.stride]
         worst = np.array([w for w, _ in self.summary.worst])
-        at = _residuals(e, tau, self.stride, residual, self.summary.sum_sq, self.summary.count,
-                        worst, envelope[:, 1:])
+        at = _residuals(cols["tau_measured"], cols["tau_model"], self.stride, cols["residual"],
+                        self.summary.sum_sq, self.summary.count, worst, envelope[:, 1:])
         for j in np.flatnonzero(at >= 0):
             self.summary.worst[j] = (float(worst[j]), float(t[at[j]]))
         self.summary.messages += n
-        cols = {"ns": ns, "q": q, "v": v, "a": a, "tau_measured": e, "tau_model": tau,
-                "gravity": g, "residual": residual, "qdd_predicted": qdd}
         if self.writers is not None:
             self.writers.write(cols)
         self.plot.append(envelope)
@@ -270,6 +359,9 @@ class Analysis:
     def finish(self, out_dir: Path) -> Summary:
         if self.carry is not None:
             self._process(self.carry, final=True)
+        if self.part is not None:
+            self.part.close()
+            return self.summary
         if self.opts.progress:
             print(file=sys.stderr)
         png = "png" in self.opts.outputs and self.plot
@@ -310,13 +402,16 @@ def _residuals(e, tau, stride, residual, sum_sq, count, worst, envelope):
 
 
 def _chunks(reader: Any, js_conns: list[Any], cmd_conns: list[Any], model: Model,
-            opts: Options, warnings: list[str]) -> Iterator[tuple[Batch, F64]]:
-    """Time-ordered chunks of raw joint states, each with the command in force at each."""
+            opts: Options, summary: Summary, start: int | None = None,
+            region: tuple[int, int] = (-(2**63), 2**63 - 1)
+            ) -> Generator[tuple[Batch, F64], None, None]:
+    """Time-ordered chunks of raw joint states from recorded time ``start`` on, each with the
+    command in force at each; unreadable commands recorded within ``region`` (ns) counted."""
     nj = len(model.state_joint_names)
     is_js_conn = np.zeros(1 + max(c.id for c in [*js_conns, *cmd_conns]), dtype=bool)
     is_js_conn[[c.id for c in js_conns]] = True
     command = np.full(nj, np.nan)  # the last command before the chunk
-    for batch in _ahead(batches(reader, [*js_conns, *cmd_conns], opts.chunk)):
+    for batch in _ahead(batches(reader, [*js_conns, *cmd_conns], opts.chunk, start=start)):
         if not cmd_conns:
             yield batch, np.full((len(batch), nj), np.nan)
             continue
@@ -324,7 +419,7 @@ def _chunks(reader: Any, js_conns: list[Any], cmd_conns: list[Any], model: Model
         js = batch.take(np.flatnonzero(is_js))
         cmd_rows = np.flatnonzero(~is_js)
         table = ffill(np.vstack([command[None], _commands(
-            reader, batch.take(cmd_rows), cmd_conns, model, opts, warnings)]))
+            reader, batch.take(cmd_rows), cmd_conns, model, opts, summary, region)]))
         command = table[-1]
         # row k of the table is the command after the batch's first k commands
         yield js, table[np.searchsorted(cmd_rows, np.flatnonzero(is_js))]
@@ -371,8 +466,9 @@ def _ahead(items: Iterator[Batch]) -> Iterator[Batch]:
 
 
 def _commands(reader: Any, batch: Batch, conns: list[Any], model: Model, opts: Options,
-              warnings: list[str]) -> F64:
+              summary: Summary, region: tuple[int, int]) -> F64:
     """Commanded efforts, a row per message in the model's joint order (NaN: not given)."""
+    warnings = summary.warnings
     names = model.state_joint_names
     col = {n: i for i, n in enumerate(names)}
     order = np.array([col[n] for n in (opts.command_joints or names)])
@@ -401,12 +497,9 @@ def _commands(reader: Any, batch: Batch, conns: list[Any], model: Model, opts: O
                     continue  # a JointState without efforts commands nothing
                 keep, target = _columns(rename.names(g.names), col)
                 out[idx[g.index, None], target] = g.effort[:, keep]
-    if bad:  # one line for the whole recording
-        text = "unreadable command messages skipped (no command in force from them): "
-        before = next((w for w in warnings if w.startswith(text)), None)
-        if before is not None:
-            warnings.remove(before)
-        warnings.append(f"{text}{len(bad) + (int(before[len(text):]) if before else 0)}")
+    if bad:
+        stamps = batch.stamp[bad]
+        summary.bad_commands += int(((stamps >= region[0]) & (stamps < region[1])).sum())
     return out
 
 
@@ -453,32 +546,38 @@ def _move_into_place(partial: Path, out_dir: Path) -> None:
     os.replace(tmp, manifest)
 
 
+def _setup(reader: Any, opts: Options, warnings: list[str]
+           ) -> tuple[list[Any], list[Any], Model, int, Blocks]:
+    """The joint-state and command topics, the model, the joint states' count and the blocks."""
+    topics = {c.topic: c.msgtype for c in reader.connections}
+    js = [c for c in reader.connections
+          if c.topic == opts.joint_states_topic and c.msgtype == JOINT_STATE]
+    if not js:
+        raise BagError(f"no {JOINT_STATE} on topic {opts.joint_states_topic}; the "
+                       f"recording has {sorted(topics.items())}")
+    cmd = []
+    if opts.command_topic:
+        cmd = [c for c in reader.connections if c.topic == opts.command_topic]
+        if not cmd:
+            raise BagError(f"no topic {opts.command_topic} in the recording; topics: "
+                           f"{sorted(topics)}")
+    model = _model(reader, opts)
+    _check_names(reader, js, model, opts, warnings)
+    total = sum(c.msgcount for c in js)
+    return js, cmd, model, total, Blocks.of(*span(reader, js), total, opts.chunk)
+
+
 def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
     reader, warnings = _open(paths)
     analysis = None
     try:
-        topics = {c.topic: c.msgtype for c in reader.connections}
-        js = [c for c in reader.connections
-              if c.topic == opts.joint_states_topic and c.msgtype == JOINT_STATE]
-        if not js:
-            raise BagError(f"no {JOINT_STATE} on topic {opts.joint_states_topic}; the "
-                           f"recording has {sorted(topics.items())}")
-        cmd = []
-        if opts.command_topic:
-            cmd = [c for c in reader.connections if c.topic == opts.command_topic]
-            if not cmd:
-                raise BagError(f"no topic {opts.command_topic} in the recording; topics: "
-                               f"{sorted(topics)}")
-        model = _model(reader, opts)
-        _check_names(reader, js, model, opts, warnings)
+        js, cmd, model, total, blocks = _setup(reader, opts, warnings)
         out_dir.mkdir(parents=True, exist_ok=True)
-        total = sum(c.msgcount for c in js)
-        analysis = Analysis(model, out_dir, opts, total)
+        analysis = Analysis(model, out_dir, opts, total, blocks)
         analysis.summary.warnings += warnings
         damage = None
         try:
-            for batch, commands in _chunks(reader, js, cmd, model, opts,
-                                           analysis.summary.warnings):
+            for batch, commands in _chunks(reader, js, cmd, model, opts, analysis.summary):
                 analysis.add(batch, commands)
         except OutputError:
             raise
@@ -496,6 +595,128 @@ def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
         if analysis is not None and analysis.writers is not None:
             analysis.writers.abort()
         reader.close()
+
+
+# -- one long recording in parts (on Dask workers), reduced into the outputs of one run --
+
+SPLIT_FROM = 600_000  # joint states: shorter recordings are analysed whole
+
+
+@dataclass
+class Part:
+    """What a part of a recording computed: its blocks, in ``folder / "blocks.npy"``."""
+
+    folder: Path
+    summary: Summary  # its unreadable messages numbered from its first, its warnings
+    states: int  # joint_states messages recorded in its time range, readable or not
+
+
+def parts_for(paths: list[Path], opts: Options, workers: int) -> int:
+    """Into how many parts to cut a recording for ``workers`` workers: 1 (whole) unless it is
+    long (``SPLIT_FROM`` joint states), read through an index (sqlite3, or an MCAP with its
+    summary), and its first 50 joint states give every joint's position, velocity and effort
+    (a part then learns from a short look-back what they carry forward; otherwise each part
+    would read from the start)."""
+    if workers < 2:
+        return 1
+    reader, warnings = _open(paths)
+    try:
+        if warnings:  # read front to back: no index to start a part from
+            return 1
+        js, _, model, total, blocks = _setup(reader, opts, [])
+        if total < SPLIT_FROM:
+            return 1
+        batch = next(batches(reader, js, 50, ordered=False), None)
+        rename, given = opts.names, set()
+        for g in decode(batch.data, batch.offsets, []) if batch else []:  # readable ones
+            if min(g.position.shape[1], g.velocity.shape[1], g.effort.shape[1]):
+                given |= {rename(n) for n in g.names}
+        if not set(model.state_joint_names) - set(opts.hold) <= given:
+            return 1
+        return max(1, min(workers, blocks.count // 4))
+    except BagError:
+        return 1  # analysed whole, where the error is said
+    finally:
+        reader.close()
+
+
+def analyze_part(paths: list[Path], folder: Path, opts: Options, k: int, parts: int) -> Part:
+    """Part ``k`` of ``parts`` of a recording, by recorded time: its blocks computed into
+    ``folder``. It reads from a block before its own (the differences need the two joint
+    states before; the values carried forward must all be given there), or, where that block
+    does not settle them, from the start."""
+    import contextlib
+
+    reader, warnings = _open(paths)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        js, cmd, model, total, blocks = _setup(reader, opts, warnings)
+        lo, hi = k * blocks.count // parts, (k + 1) * blocks.count // parts
+        region = (blocks.start(lo) if k else -(2**63), blocks.start(hi) if k < parts - 1
+                  else 2**63 - 1)
+        for start in ([blocks.start(lo - 1)] if lo else []) + [None]:
+            analysis = Analysis(model, folder, opts, total, blocks, (lo, hi))
+            analysis.check = start is not None and analysis.check
+            analysis.summary.warnings += warnings
+            try:
+                with contextlib.closing(_chunks(reader, js, cmd, model, opts, analysis.summary,
+                                                start, region)) as chunks:
+                    for batch, commands in chunks:
+                        analysis.add(batch, commands)
+                        if analysis.done:
+                            break
+                analysis.finish(folder)
+                return Part(folder, analysis.summary, analysis.seen)
+            except UndeterminedError:
+                analysis.part.close()
+        raise AssertionError("unreachable: the pass from the start settles everything")
+    finally:
+        reader.close()
+
+
+def reduce_parts(paths: list[Path], out_dir: Path, opts: Options, parts: list[Part]
+                 ) -> Summary:
+    """The outputs of a recording analysed in ``parts`` (in order): exactly those of
+    :func:`analyze` on the whole, the blocks being what it computes and writes at a time."""
+    import numba
+
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix=".rbd-partial-", dir=out_dir))
+    reader, warnings = _open(paths)
+    analysis = None
+    try:
+        _, _, model, total, blocks = _setup(reader, opts, warnings)
+        analysis = Analysis(model, partial, opts, total, blocks)
+        summary = analysis.summary
+        summary.start_ns = parts[0].summary.start_ns
+        first = 0
+        for part in parts:
+            summary.warnings += [w for w in part.summary.warnings if w not in summary.warnings]
+            summary.skipped += [(first + k, ns) for k, ns in part.summary.skipped]
+            summary.bad_commands += part.summary.bad_commands
+            first += part.states
+            path = part.folder / "blocks.npy"
+            size = path.stat().st_size
+            with path.open("rb") as f:
+                while f.tell() < size:
+                    n, _ = np.load(f)
+                    cols = {c: np.load(f) for c in PART_COLUMNS}
+                    cols["residual"] = np.empty_like(cols["tau_model"])
+                    assert len(cols["ns"]) == n
+                    analysis.emit(cols)
+        analysis.finish(partial)
+        _move_into_place(partial, out_dir)
+        return summary
+    finally:
+        if analysis is not None and analysis.writers is not None:
+            analysis.writers.abort()
+        reader.close()
+        numba.set_num_threads(threads)
+        shutil.rmtree(partial, ignore_errors=True)
+        for part in parts:
+            shutil.rmtree(part.folder, ignore_errors=True)
 
 
 def _open(paths: list[Path]) -> tuple[Any, list[str]]:

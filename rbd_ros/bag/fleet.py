@@ -17,7 +17,16 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from .analyze import MANIFEST, Options, Summary, analyze
+from .analyze import (
+    MANIFEST,
+    Options,
+    Part,
+    Summary,
+    analyze,
+    analyze_part,
+    parts_for,
+    reduce_parts,
+)
 from .errors import BagError
 
 SUFFIXES = (".mcap", ".db3")
@@ -80,16 +89,44 @@ def find_recordings(paths: list[Path]) -> list[tuple[Path, str]]:
     return found
 
 
-def _analyse(bag: Path, name: str, out: Path, opts: Options) -> Result:
-    """One recording into ``out``, its failure kept as its result (run in a worker)."""
+def _analyse(bag: Path, name: str, out: Path, opts: Options, *parts: Part) -> Result:
+    """One recording into ``out`` (reduced from its ``parts`` if it was cut), its failure kept
+    as its result (run in a worker)."""
+    _started(name, -1)
     try:
-        return Result(bag, name, analyze([bag], out, opts))
+        return Result(bag, name, reduce_parts([bag], out, opts, list(parts)) if parts
+                      else analyze([bag], out, opts))
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as e:  # any failure is this recording's, said with its name
-        text = str(e) if isinstance(e, (ValueError, RuntimeError, OSError)) else \
-            f"{type(e).__name__}: {e}"
-        return Result(bag, name, error=text.splitlines()[0] if text else type(e).__name__)
+        return Result(bag, name, error=_one_line(e))
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e) if isinstance(e, (ValueError, RuntimeError, OSError)) else \
+        f"{type(e).__name__}: {e}"
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _part(bag: Path, name: str, folder: Path, opts: Options, k: int, parts: int) -> Part:
+    """Part ``k`` of a recording cut in ``parts`` (a Dask task)."""
+    _started(name, k)
+    return analyze_part([bag], folder, opts, k, parts)
+
+
+EVENT = "rbd-task"  # Dask event: a task of ours started, where
+
+
+def _started(name: str, part: int) -> None:
+    """Tell the client that this task starts on this worker: a second start of the same task
+    is a rerun, after the worker that had it was lost."""
+    try:
+        from distributed import get_worker
+
+        worker = get_worker()
+    except (ImportError, ValueError):  # not on a Dask worker
+        return
+    worker.log_event(EVENT, {"name": name, "part": part, "worker": worker.address})
 
 
 def _child(conn: Connection, bag: Path, name: str, out: Path, opts: Options) -> None:
@@ -189,10 +226,16 @@ def run_local(work: list[tuple[Path, str]], out_dir: Path, opts: Options, jobs: 
 
 
 def run_dask(work: list[tuple[Path, str]], out_dir: Path, opts: Options, scheduler: str,
-             timeout: float, report: Callable[[Result], None]) -> list[Result]:
+             timeout: float, report: Callable[[Result], None],
+             log: Callable[[str], None] = print) -> list[Result]:
     """Each recording a task on the Dask cluster at ``scheduler`` (its workers must see the
-    same paths: they are sent resolved). ``timeout``: how long to wait for the scheduler, for
-    a first worker, and for a worker to come back when none is left."""
+    same paths: they are sent resolved); a long one cut by recorded time into a task per
+    worker and reduced by one more (:func:`parts_for`), its outputs those of one process.
+    ``timeout``: how long to wait for the scheduler, for a first worker, and for a worker to
+    come back when none is left. Parts done and tasks rerun (their worker lost) are logged."""
+    import shutil
+    import uuid
+
     from distributed import Client
 
     try:
@@ -207,13 +250,42 @@ def run_dask(work: list[tuple[Path, str]], out_dir: Path, opts: Options, schedul
         except Exception:
             raise BagError(f"the Dask scheduler at '{scheduler}' has no worker (waited "
                            f"{timeout:g} s): start one with `dask worker {scheduler}`") from None
-        futures = [client.submit(_analyse, bag.resolve(), name, (out_dir / name).resolve(),
-                                 opts, pure=False) for bag, name in work]
+        workers = len(client.scheduler_info().get("workers", {}))
+        futures: list[Any] = []
+        pending: list[tuple[str, Any]] = []  # parts, with what to say when done
+        scratch: list[Path] = []
+        for bag, name in work:
+            bag, out = bag.resolve(), (out_dir / name).resolve()
+            parts = parts_for([bag], opts, workers)
+            if parts > 1:
+                scratch.append(out / f".rbd-parts-{uuid.uuid4().hex[:8]}")
+                cut = [client.submit(_part, bag, name, scratch[-1] / str(k), opts, k, parts,
+                                     pure=False) for k in range(parts)]
+                pending += [(f"{name}: part {k + 1} of {parts} done", f)
+                            for k, f in enumerate(cut)]
+                log(f"{name}: cut into {parts} parts by recorded time, one task each")
+            futures.append(client.submit(_analyse, bag, name, out, opts,
+                                         *(cut if parts > 1 else ()), pure=False))
+        starts: dict[tuple[str, int], list[str]] = {}
+        events = 0
         results: dict[int, Result] = {}
         alone_since: float | None = None
         while len(results) < len(work):
+            for said, part in [p for p in pending if p[1].done()]:
+                pending.remove((said, part))
+                if part.status == "finished":
+                    log(said)
+            new = client.get_events(EVENT)[events:]
+            events += len(new)
+            for _, ev in new:
+                where = starts.setdefault((ev["name"], ev["part"]), [])
+                where.append(ev["worker"])
+                if len(where) > 1:
+                    task = ev["name"] + (f" part {ev['part'] + 1}" if ev["part"] >= 0 else "")
+                    log(f"warning: {task}: its worker {where[-2]} was lost; the task runs "
+                        f"again on {where[-1]}")
             for k, f in enumerate(futures):
-                if k in results or not f.done():  # type: ignore[no-untyped-call]
+                if k in results or not f.done():
                     continue
                 try:
                     results[k] = f.result()
@@ -234,7 +306,9 @@ def run_dask(work: list[tuple[Path, str]], out_dir: Path, opts: Options, schedul
                 break
             time.sleep(0.2)
         for f in futures:
-            f.cancel()  # type: ignore[no-untyped-call]
+            f.cancel()
+        for folder in scratch:  # a failed part's leftovers
+            shutil.rmtree(folder, ignore_errors=True)
     return [results[k] for k in range(len(work))]
 
 
@@ -274,7 +348,7 @@ def analyze_fleet(work: list[tuple[Path, str]], out_dir: Path, opts: Options,
         log(f"[{done[0]}/{len(work)}, {time.monotonic() - start:.0f} s] {r.name}: {what}")
 
     if scheduler:
-        return run_dask(work, out_dir, quiet, scheduler, timeout, report)
+        return run_dask(work, out_dir, quiet, scheduler, timeout, report, log)
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(work)))
     return run_local(work, out_dir, quiet, jobs, report)
 

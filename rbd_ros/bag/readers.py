@@ -84,18 +84,33 @@ class Batch:
         return Batch(self.conn[index], self.stamp[index], _offsets(lengths), data)
 
 
-def batches(reader: Any, connections: list[Any], size: int, ordered: bool = True
-            ) -> Iterator[Batch]:
+def batches(reader: Any, connections: list[Any], size: int, ordered: bool = True,
+            start: int | None = None) -> Iterator[Batch]:
     """The connections' messages in time order, ``size`` at a time, from a :class:`Stream`
     that reads batches itself or from any reader with rosbags' ``messages``. ``ordered=False``:
     a caller that only looks at a few messages (the first description, the joint names) may
-    have a sqlite3 file's in storage order, which saves checking the order first."""
+    have a sqlite3 file's in storage order, which saves checking the order first. ``start``:
+    from this recorded time (ns) on."""
     if isinstance(reader, SqliteStream):
-        yield from reader.batches(connections, size, ordered)
+        yield from reader.batches(connections, size, ordered, start)
         return
-    it = reader.messages(connections=connections)
+    if start is None:
+        it = reader.messages(connections=connections)
+    elif isinstance(reader, McapStream):
+        it = (m for m in reader.messages(connections) if m[1] >= start)
+    else:  # rosbags: from its index
+        it = reader.messages(connections=connections, start=start)
     while page := list(itertools.islice(it, size)):
         yield Batch.of(page)
+
+
+def span(reader: Any, connections: list[Any]) -> tuple[int, int]:
+    """The recorded times (ns) of the first and last messages of ``connections`` (rosbags:
+    the last of the whole recording)."""
+    if isinstance(reader, Stream):
+        return reader.span(connections)
+    first = next(iter(reader.messages(connections=connections)), None)
+    return (reader.start_time if first is None else first[1]), int(reader.end_time)
 
 
 class Stream:
@@ -105,6 +120,9 @@ class Stream:
 
     def deserialize(self, raw: bytes, msgtype: str) -> Any:
         return self.typestore.deserialize_cdr(raw, msgtype)
+
+    def span(self, connections: list[Connection]) -> tuple[int, int]:
+        raise NotImplementedError
 
     def close(self) -> None:
         pass
@@ -174,18 +192,33 @@ class SqliteStream(Stream):
                 conn.msgcount = counts.get(key, 0)
         self.connections = list(by_topic.values())
 
+    def span(self, connections: list[Connection]) -> tuple[int, int]:
+        wanted = {(c.topic, c.msgtype) for c in connections}
+        ends = []
+        for f in self.files:
+            with sqlite3.connect(f"file:{f}?mode=ro", uri=True) as db:
+                ids = [tid for tid, name, typ in db.execute("SELECT id, name, type FROM topics")
+                       if (name, typ) in wanted]
+                marks = ",".join("?" * len(ids))
+                # apart, each walking the timestamp index from its end
+                ends += [db.execute(f"SELECT timestamp FROM messages WHERE topic_id IN ({marks}) "
+                                    f"ORDER BY timestamp {way} LIMIT 1", ids).fetchone()
+                         for way in ("ASC", "DESC")]
+        stamps = [e[0] for e in ends if e is not None]
+        return (min(stamps), max(stamps)) if stamps else (0, 0)
+
     def messages(self, connections: list[Connection]) -> Iterator[tuple[Connection, int, bytes]]:
         by_id = {c.id: c for c in connections}
         for b in self.batches(connections, 10_000):
             for k, (cid, stamp) in enumerate(zip(b.conn.tolist(), b.stamp.tolist(), strict=True)):
                 yield by_id[cid], stamp, b.raw(k)
 
-    def batches(self, connections: list[Connection], size: int, ordered: bool = True
-                ) -> Iterator[Batch]:
+    def batches(self, connections: list[Connection], size: int, ordered: bool = True,
+                start: int | None = None) -> Iterator[Batch]:
         """The messages in time order (or in storage order: ``ordered=False``), ``size`` at a
-        time. SQLite concatenates each page's blobs into one, and its stamps, lengths and
-        topics each into one line of text, so a page costs a few Python objects instead of a
-        tuple per row."""
+        time, from recorded time ``start`` (ns) on if given. SQLite concatenates each
+        page's blobs into one, and its stamps, lengths and topics each into one line of text,
+        so a page costs a few Python objects instead of a tuple per row."""
         wanted = {(c.topic, c.msgtype): c.id for c in connections}
         for f in self.files:
             with sqlite3.connect(f"file:{f}?mode=ro", uri=True) as db:
@@ -202,9 +235,9 @@ class SqliteStream(Stream):
                 if ordered and f not in self.in_time_order:
                     self.in_time_order[f] = _in_time_order(db)
                 if not ordered or self.in_time_order[f]:
-                    pages = _by_rowid(db, columns, marks, ids, size)
+                    pages = _by_rowid(db, columns, marks, ids, size, start)
                 else:
-                    pages = _by_time(db, columns, marks, ids, size)
+                    pages = _by_time(db, columns, marks, ids, size, start)
                 for data, stamp, lengths, topics in pages:
                     if ordered and (np.diff(stamp) < 0).any():
                         raise ValueError(f"{f}: SQLite returned a page out of time order")
@@ -229,12 +262,16 @@ def _page(db: sqlite3.Connection, query: str, args: tuple[Any, ...]) -> Page | N
 
 
 def _by_rowid(db: sqlite3.Connection, columns: str, marks: str, ids: dict[int, int],
-              size: int) -> Iterator[Page]:
+              size: int, start: int | None) -> Iterator[Page]:
     """Pages of a file stored in time order: ranges of rowids, aggregated without a subquery
     (a third faster than ``ORDER BY id LIMIT``). A range is widened where the wanted topics
     are a small part of the rows, so that a page still holds about ``size`` of them."""
     # apart: SQLite finds a lone min() or max() of the rowid at once, but scans for the pair
     low, high = (db.execute(f"SELECT {f}(id) FROM messages").fetchone()[0] for f in ("min", "max"))
+    if start is not None:  # the first row at or after it, from the timestamp index
+        first = db.execute("SELECT id FROM messages WHERE timestamp >= ? ORDER BY timestamp, id "
+                           "LIMIT 1", (start,)).fetchone()
+        low = None if first is None else first[0]
     if low is None:
         return
     query = f"SELECT {columns} FROM messages WHERE id >= ? AND id < ? AND topic_id IN ({marks})"
@@ -250,13 +287,13 @@ def _by_rowid(db: sqlite3.Connection, columns: str, marks: str, ids: dict[int, i
 
 
 def _by_time(db: sqlite3.Connection, columns: str, marks: str, ids: dict[int, int],
-             size: int) -> Iterator[Page]:
+             size: int, start: int | None) -> Iterator[Page]:
     """Pages by the timestamp index, each continuing at the last stamp and skipping the rows
     of it already read (they come in id order)."""
     query = (f"SELECT {columns} FROM (SELECT id, topic_id, timestamp, data FROM messages "
              f"WHERE topic_id IN ({marks}) AND timestamp >= ? ORDER BY timestamp, id "
              f"LIMIT {size} OFFSET ?)")
-    last, skip = -(2**63), 0
+    last, skip = -(2**63) if start is None else start, 0
     while True:
         page = _page(db, query, (*ids, last, skip))
         if page is None:
@@ -278,7 +315,10 @@ class McapStream(Stream):
         self.path = path
         self.damage: str | None = None
         conns: dict[int, Connection] = {}
-        for channel, schema, _ in self._records():
+        self.ends: dict[int, tuple[int, int]] = {}  # per channel: first and last recorded ns
+        for channel, schema, msg in self._records():
+            first, last = self.ends.get(channel.id, (msg.log_time, msg.log_time))
+            self.ends[channel.id] = min(first, msg.log_time), max(last, msg.log_time)
             if channel.id not in conns:
                 conns[channel.id] = Connection(
                     channel.id, channel.topic, schema.name if schema else "",
@@ -303,6 +343,10 @@ class McapStream(Stream):
                             yield ch, schemas.get(ch.schema_id), r
             except (McapError, EOFError, ValueError, OSError) as e:
                 self.damage = f"{type(e).__name__}: {e}"
+
+    def span(self, connections: list[Connection]) -> tuple[int, int]:
+        ends = [self.ends[c.id] for c in connections if c.id in self.ends]
+        return (min(e[0] for e in ends), max(e[1] for e in ends)) if ends else (0, 0)
 
     def messages(self, connections: list[Connection]) -> Iterator[tuple[Connection, int, bytes]]:
         wanted = {c.id: c for c in connections}
