@@ -262,14 +262,14 @@ def mimic_correction(mi, mf, vsrc, vmul, vfull, mimic_rows, mimic_bodies, all_bo
 
 
 @njit(cache=True)
-def aba_one(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
+def aba_one(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv, out):
+    """ABA into ``out``; -1, or the body whose joint is singular."""
     err = aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv)
     vfull = map_views(maps, lin)[2]
     qdd = work_vectors(maps, wv)[2]
-    out = np.empty(vfull.shape[0])
     for r in range(vfull.shape[0]):
         out[r] = qdd[vfull[r]]
-    return out, err
+    return err
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -320,8 +320,9 @@ def aba(
     v = model.check_vector(v, model.nv, "v")
     tau = model.check_vector(tau, model.nv, "tau")
     fext = model.check_fext(f_ext)
-    out, err = aba_one(model.mi, model.mf, model.maps, model.lin, q, v, tau, fext, friction,
-                       data.W, data.M6, data.wv)
+    out = np.empty(model.nv)  # allocated here: see rnea
+    err = aba_one(model.mi, model.mf, model.maps, model.lin, q, v, tau, fext, friction,
+                  data.W, data.M6, data.wv, out)
     if err >= 0:
         raise _singular(model, err, q, v, tau)
     return out

@@ -154,14 +154,6 @@ def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
             Hr[vsrc[a], vsrc[b]] += vmul[a] * vmul[b] * H[a, b]
 
 
-@njit(cache=True)
-def crba_one(mi, mf, maps, lin, q, W, M6, wv):
-    nv = maps[2]
-    Hr = np.empty((nv, nv))
-    crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr)
-    return Hr
-
-
 @njit(cache=True, parallel=True, nogil=True)
 def crba_many(mi, mf, maps, lin, Q, W0, M60, wv0, out):
     B = Q.shape[0]
@@ -176,7 +168,9 @@ def crba_many(mi, mf, maps, lin, Q, W0, M60, wv0, out):
 def crba(model: Model, data: Data, q: F64) -> F64:
     """Joint-space mass matrix ``M(q)`` (nv x nv, reduced coordinates, symmetric)."""
     q = model.check_vector(q, model.nq, "q")
-    return crba_one(model.mi, model.mf, model.maps, model.lin, q, data.W, data.M6, data.wv)
+    H = np.empty((model.nv, model.nv))  # allocated here: see rnea
+    crba_core(model.mi, model.mf, model.maps, model.lin, q, data.W, data.M6, data.wv, H)
+    return H
 
 
 def crba_batch(model: Model, q: F64, out: F64 | None = None) -> F64:
