@@ -361,6 +361,7 @@ class Analysis:
             self._process(self.carry, final=True)
         if self.part is not None:
             self.part.close()
+            self.summary.seconds = time.monotonic() - self.start
             return self.summary
         if self.opts.progress:
             print(file=sys.stderr)
@@ -689,6 +690,7 @@ def reduce_parts(paths: list[Path], out_dir: Path, opts: Options, parts: list[Pa
     try:
         _, _, model, total, blocks = _setup(reader, opts, warnings)
         analysis = Analysis(model, partial, opts, total, blocks)
+        analysis.start -= max(p.summary.seconds for p in parts)  # the time said: the parts' too
         summary = analysis.summary
         summary.start_ns = parts[0].summary.start_ns
         first = 0
