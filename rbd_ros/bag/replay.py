@@ -206,6 +206,7 @@ class _Player:
         self.tty = sys.stderr.isatty()
         self.sent = 0
         self.window = (0, 0)  # this pass's first and last recorded ns
+        self.skipped = 0  # ns of recorded gaps skipped in this pass
         from std_srvs.srv import Trigger
 
         def service(name: str, paused: bool | None) -> None:
@@ -244,9 +245,10 @@ class _Player:
 
     def progress(self, end: str = "") -> None:
         first, last = self.window
-        at = min(max(self.clock.now() - first, 0), last - first) * 1e-9
+        length = last - first - self.skipped  # the gaps skipped so far are not played
+        at = min(max(self.clock.now() - first - self.skipped, 0), length) * 1e-9
         line = (f"[{'paused' if self.clock.paused else 'playing'}] {at:8.2f} of "
-                f"{(last - first) * 1e-9:.2f} s, {self.sent} of {self.total} messages")
+                f"{length * 1e-9:.2f} s, {self.sent} of {self.total} messages")
         if self.tty:
             print(f"\r{line}\x1b[K", end=end, file=sys.stderr, flush=True)
         else:
@@ -380,13 +382,16 @@ def _pass(reader: Any, conns: list[Any], pubs: dict[int, Any], first: dict[int, 
     start, stop = player.window
     opts, clock = player.opts, player.clock
     clock.start(start)
+    player.skipped = 0
     last = start
     for conn, stamp, raw in _window(reader, conns, start, stop):
         if conn.id in first and first[conn.id] == bytes(raw):
             first[conn.id] = None  # sent already, first of all
             continue
         if stamp - last > opts.max_gap * 1e9:
-            clock.jump(max(0, stamp - clock.now()))
+            jump = max(0, stamp - clock.now())
+            clock.jump(jump)
+            player.skipped += jump
             print(f"skipped a gap of {(stamp - last) * 1e-9:.6g} s in the recording "
                   f"(longer than --max-gap {opts.max_gap:g} s) after message {player.sent}",
                   file=sys.stderr)

@@ -4,6 +4,7 @@ offline analysis of the same samples."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -126,6 +127,8 @@ def test_replay_skips_long_gaps_and_stops_at_once_on_a_signal(tmp_path: Path, si
     assert player.wait(timeout=5) == 128 + signal.Signals[sig]
     assert time.monotonic() - start < 2.0
     assert "Traceback" not in rest
+    progress = [x for x in rest.splitlines() if x.startswith("[playing]")]
+    assert progress and all(re.search(r" of 3\.0\d s, ", x) for x in progress), progress
     done = rest.strip().splitlines()[-1]
     assert done.startswith("replayed ") and done.endswith(f" of 3001 messages (stopped by "
                                                           f"{sig})"), rest
