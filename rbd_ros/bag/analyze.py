@@ -620,7 +620,10 @@ def parts_for(paths: list[Path], opts: Options, workers: int) -> int:
     would read from the start)."""
     if workers < 2:
         return 1
-    reader, warnings = _open(paths)
+    try:
+        reader, warnings = _open(paths)
+    except BagError:
+        return 1
     try:
         if warnings:  # read front to back: no index to start a part from
             return 1
@@ -635,8 +638,8 @@ def parts_for(paths: list[Path], opts: Options, workers: int) -> int:
         if not set(model.state_joint_names) - set(opts.hold) <= given:
             return 1
         return max(1, min(workers, blocks.count // 4))
-    except BagError:
-        return 1  # analysed whole, where the error is said
+    except Exception:  # a damaged or odd recording: analysed whole, where the error is said
+        return 1
     finally:
         reader.close()
 
