@@ -1,10 +1,14 @@
 """Forward dynamics: the Articulated-Body Algorithm (Featherstone, Table 7.1), O(n) on trees.
 
-The mass matrix is never formed. Mimic joints are exact constraints ``qdd_m = k * qdd_src``:
-the articulated-body factorization is computed once, ``M^-1`` is applied to each constraint
-direction with two more O(n) sweeps over the stored factors, and the small (n_mimic x n_mimic)
-system for the constraint forces is solved. The result equals the reduced-coordinate solve
-``(G^T M G) qdd = G^T (tau - h)``.
+The mass matrix is never formed. Mimic joints are exact constraints ``qdd_m = k * qdd_src``,
+solved one of two ways, both equal to the reduced-coordinate solve
+``(G^T M G) qdd = G^T (tau - h)``:
+
+* a gripper's fingers (a source joint and its mimic joints hanging from one body, nothing else
+  below them) form a group that the sweeps treat as one joint of one coordinate: still O(n);
+* any other mimic joint: the articulated-body factorization is computed once, ``M^-1`` is
+  applied to each constraint direction with two more O(n) sweeps over the stored factors, and
+  the small (n_mimic x n_mimic) system for the constraint forces is solved.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from .model import (
     W_V,
     W_X,
     Data,
+    Direct,
     Model,
+    group_view,
     map_views,
     work_vectors,
 )
@@ -68,8 +74,10 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
     qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
         map_views(maps, lin)
     qf, vf, qdd, tf, x, y, rhs = work_vectors(maps, wv)
+    grp = group_view(maps)
     expand(qsrc, vsrc, qmul, qoff, vmul, q, v, qf, vf)
     nb = mi.shape[0]
+    grouped = False
     Ia, T, Dt = M6[nb, 1], M6[nb, 2], M6[nb, 3]
     a0 = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
     has_fext = fext.shape[0] > 0
@@ -98,8 +106,20 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
             pA = add6(pA, (-fext[i, 3], -fext[i, 4], -fext[i, 5], -fext[i, 0], -fext[i, 1],
                            -fext[i, 2]))
         store(W, i, W_F, pA)
+        if grp[i] != -1:  # a group's terms start at zero: its coupling U, D and w
+            grouped = True
+            for k in range(6):
+                W[i, W_MP + k] = 0.0
+            W[i, W_MU], W[i, W_MU + 1] = 0.0, 0.0
     # pass 2: articulated inertias IA, U = IA S, D^-1 = (S^T U)^-1, u = tau - S^T pA
     for i in range(nb - 1, -1, -1):
+        if grp[i] >= 0:
+            group_up(mi, mf, grp, vmul, tf, W, M6, T, i)
+            continue
+        if grp[i] == -2 and not group_fold(W, M6, i):
+            for b in range(i + 1, nb):
+                if grp[b] == i:
+                    return b
         p = mi[i, 0]
         vi = mi[i, 3]
         IA = M6[i, 0]
@@ -143,11 +163,66 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
     for i in range(nb):
         p = mi[i, 0]
         ab = add6(xmotion(load12(W, i), a0 if p < 0 else load6(W, p, W_A)), load6(W, i, W_C))
+        if grp[i] >= 0:  # a group member: its coordinate's acceleration, solved at the parent
+            vi = mi[i, 3]
+            qdd[vi] = vmul[vi] * W[grp[i], W_MA]
+            store(W, i, W_A, add6(ab, scale6(qdd[vi], load6(mf, i, MF_S))))
+            continue
         store(W, i, W_A, joint_accel(mi[i, 1], mf, i, M6, W, W_U, ab, qdd, mi[i, 3]))
-    if mimic_rows.shape[0] > 0:
+        if grp[i] == -2:  # theta'' = (u - U^T a_parent) / D
+            W[i, W_MA] = (W[i, W_MU + 1] - dot6(load6(W, i, W_MP), load6(W, i, W_A))) / W[i, W_MU]
+    if mimic_rows.shape[0] > 0 and not grouped:
         mimic_correction(mi, mf, vsrc, vmul, vfull, mimic_rows, mimic_bodies, all_bodies, W, M6,
                          qdd, x, y, rhs)
     return -1
+
+
+@njit(cache=True)
+def group_up(mi, mf, grp, vmul, tf, W, M6, T, c):
+    """Carry group member ``c``'s terms to its parent. A member's subtree moves with its
+    parent's acceleration ``a`` and the group's coordinate ``theta''``: the force it needs is
+    ``Ic a + U theta'' + p`` (``Ic`` the rigid composite inertia), and its part of the group's
+    equation ``U^T a + D theta'' + w = 0`` (``w``: bias forces minus the torques applied,
+    projected on the group's coordinate with each joint's multiplier ``k``). Through the
+    joint (``a_c = X a + k S theta'' + c``) with ``V = k Ic S + U``: ``Ic' += X^T Ic X``,
+    ``U' += X^T V``, ``p' += X^T (Ic c + p)``, ``D' += k^2 S^T Ic S + 2 k S^T U + D``,
+    ``w' += V^T c + k S^T p + w - k tau``. A member keeps U in its ``W_MP`` slot and D, w in
+    ``W_MU``; its parent, a member or the group's host, receives them there too."""
+    b = mi[c, 0]
+    vi = mi[c, 3]
+    k = vmul[vi]
+    X = load12(W, c)
+    S = load6(mf, c, MF_S)
+    Ic = M6[c, 0]
+    U = load6(W, c, W_MP)
+    pc = load6(W, c, W_F)
+    cc = load6(W, c, W_C)
+    IS = mat_mul6(Ic, S)
+    V = add6(scale6(k, IS), U)
+    W[b, W_MU] += k * k * dot6(S, IS) + 2.0 * k * dot6(S, U) + W[c, W_MU]
+    W[b, W_MU + 1] += dot6(V, cc) + k * dot6(S, pc) + W[c, W_MU + 1] - k * tf[vi]
+    store(W, b, W_MP, add6(load6(W, b, W_MP), xforce_up(X, V)))
+    store(W, b, W_F, add6(load6(W, b, W_F), xforce_up(X, add6(mat_mul6(Ic, cc), pc))))
+    congruence_add(X, Ic, T, M6[b, 0])
+
+
+@njit(cache=True)
+def group_fold(W, M6, i):
+    """Eliminate the coordinate of the group hanging from body ``i``: ``theta'' = (u - U^T a)
+    / D`` with ``u = -w``, so ``IA -= U U^T / D`` and ``pA += U u / D``; ``u`` is kept for
+    the accelerations. False when the group has no inertia along its coordinate."""
+    D = W[i, W_MU]
+    if not D > D_MIN:
+        return False
+    U = load6(W, i, W_MP)
+    u = -W[i, W_MU + 1]
+    W[i, W_MU + 1] = u
+    IA = M6[i, 0]
+    for r in range(6):
+        for c in range(6):
+            IA[r, c] -= U[r] * U[c] / D
+    store(W, i, W_F, add6(load6(W, i, W_F), scale6(u / D, U)))
+    return True
 
 
 @njit(cache=True)
@@ -321,11 +396,14 @@ def aba(
     tau = model.check_vector(tau, model.nv, "tau")
     fext = model.check_fext(f_ext)
     out = np.empty(model.nv)  # allocated here: see rnea
-    err = aba_one(model.mi, model.mf, model.maps, model.lin, q, v, tau, fext, friction,
-                  data.W, data.M6, data.wv, out)
+    err = _ABA.call(model.mi, model.mf, model.maps, model.lin, q, v, tau, fext,
+                    bool(friction), data.W, data.M6, data.wv, out)
     if err >= 0:
         raise _singular(model, err, q, v, tau)
     return out
+
+
+_ABA = Direct(aba_one)
 
 
 def aba_batch(model: Model, q: F64, v: F64, tau: F64, friction: bool = False,

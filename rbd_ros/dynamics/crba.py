@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 from .aba import free_axis
-from .model import F64, MF_I, MF_S, W_X, Data, Model, map_views, work_vectors
+from .model import F64, MF_I, MF_S, W_X, Data, Direct, Model, map_views, work_vectors
 from .spatial import (
     JOINT_FREE,
     dot6,
@@ -169,8 +169,11 @@ def crba(model: Model, data: Data, q: F64) -> F64:
     """Joint-space mass matrix ``M(q)`` (nv x nv, reduced coordinates, symmetric)."""
     q = model.check_vector(q, model.nq, "q")
     H = np.empty((model.nv, model.nv))  # allocated here: see rnea
-    crba_core(model.mi, model.mf, model.maps, model.lin, q, data.W, data.M6, data.wv, H)
+    _CRBA.call(model.mi, model.mf, model.maps, model.lin, q, data.W, data.M6, data.wv, H)
     return H
+
+
+_CRBA = Direct(crba_core)
 
 
 def crba_batch(model: Model, q: F64, out: F64 | None = None) -> F64:

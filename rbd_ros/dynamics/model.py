@@ -17,7 +17,9 @@ linear and the angular velocity expressed in the base frame (Pinocchio's convent
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numba import njit
@@ -87,6 +89,7 @@ class Model:
     vfull: I64  # (nv,) full index of each reduced velocity
     mimic_rows: I64  # full velocity indices of mimic joints
     mimic_bodies: I64  # bodies from the root to any mimic joint or its source, sorted
+    mimic_group: I64  # (nb,) ABA's one-coordinate groups, see urdf.mimic_groups
     gravity: F64  # (3,)
     joints: tuple[Joint, ...]
     body_names: tuple[str, ...]  # the link each body stands for
@@ -101,12 +104,14 @@ class Model:
         header = [self.nq_full, self.nv_full, self.nv, len(self.mimic_rows),
                   len(self.mimic_bodies), self.mi.shape[0]]
         maps = np.concatenate([np.array(header), self.qsrc, self.vsrc, self.vfull,
-                               self.mimic_rows, self.mimic_bodies, np.arange(self.mi.shape[0])])
+                               self.mimic_rows, self.mimic_bodies, np.arange(self.mi.shape[0]),
+                               self.mimic_group])
         lin = np.concatenate([self.gravity, self.qlin[:, 0], self.qlin[:, 1], self.vmul])
         object.__setattr__(self, "maps", maps.astype(np.int64))
         object.__setattr__(self, "lin", lin.astype(np.float64))
         for a in (self.mi, self.mf, self.qsrc, self.qlin, self.vsrc, self.vmul, self.vfull,
-                  self.mimic_rows, self.mimic_bodies, self.gravity, self.maps, self.lin):
+                  self.mimic_rows, self.mimic_bodies, self.mimic_group, self.gravity, self.maps,
+                  self.lin):
             a.setflags(write=False)
 
     # ------------------------------------------------------------------ derived views
@@ -250,6 +255,29 @@ _NO_FEXT = np.zeros((0, 6))
 _F64 = np.dtype(np.float64)
 
 
+class Direct:
+    """A compiled kernel called through its entry point, without numba's per-call dispatch
+    (which types every argument again: ~30 ns an argument, a fifth of a small robot's call).
+
+    ``call`` resolves the entry point for its first arguments' types (loading it from the
+    cache or compiling it, as the dispatcher would), then is that entry point. Every later call
+    must pass the same types, as the per-call wrappers do: arrays they checked or allocated,
+    the model's and the data's arrays, and a bool."""
+
+    __slots__ = ("call", "kernel")
+
+    def __init__(self, kernel: Any) -> None:
+        self.kernel = kernel
+        self.call: Callable[..., Any] = self._first
+
+    def _first(self, *args: Any) -> Any:
+        from numba import typeof
+
+        types = tuple(typeof(a) for a in args)  # type: ignore[no-untyped-call]
+        self.call = self.kernel.compile(types)
+        return self.call(*args)
+
+
 @njit(cache=True)
 def map_views(maps, lin):
     """Views into a model's packed ``maps`` and ``lin``: qsrc, vsrc, vfull, mimic_rows,
@@ -272,6 +300,14 @@ def map_views(maps, lin):
     qoff = lin[3 + nqf : 3 + 2 * nqf]
     vmul = lin[3 + 2 * nqf : 3 + 2 * nqf + nvf]
     return qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul
+
+
+@njit(cache=True)
+def group_view(maps):
+    """The model's ``mimic_group`` codes, packed after ``all_bodies`` in ``maps``."""
+    nb = maps[5]
+    o = 6 + maps[0] + maps[1] + maps[2] + maps[3] + maps[4] + nb
+    return maps[o : o + nb]
 
 
 @njit(cache=True)

@@ -15,6 +15,7 @@ from .model import (
     W_V,
     W_X,
     Data,
+    Direct,
     Model,
     map_views,
     work_vectors,
@@ -182,9 +183,12 @@ def rnea(
     fext = model.check_fext(f_ext)
     # the result allocated here: a compiled function returning an array costs ~0.5 us more
     tau = np.empty(model.nv)
-    rnea_core(model.mi, model.mf, model.maps, model.lin, q, v, a, fext, friction, data.W,
-              data.wv, tau)
+    _RNEA.call(model.mi, model.mf, model.maps, model.lin, q, v, a, fext,
+               bool(friction), data.W, data.wv, tau)
     return tau
+
+
+_RNEA = Direct(rnea_core)
 
 
 def gravity(model: Model, data: Data, q: F64) -> F64:

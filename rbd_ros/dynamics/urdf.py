@@ -23,7 +23,7 @@ from urdf_parser_py import urdf as up
 from urdf_parser_py.xml_reflection import core as xml_core
 
 from .errors import URDFError
-from .model import F64, MF_COULOMB, MF_DAMPING, MF_I, MF_S, MF_WIDTH, Frame, Joint, Model
+from .model import F64, I64, MF_COULOMB, MF_DAMPING, MF_I, MF_S, MF_WIDTH, Frame, Joint, Model
 from .spatial import (
     JOINT_FREE,
     JOINT_PRISMATIC,
@@ -426,6 +426,7 @@ class _Builder:
                 while b >= 0:
                     path.add(b)
                     b = self.parent[b]
+        groups = mimic_groups(mi, [(r, int(vfull[vsrc[r]])) for r in mimic_rows], body_of_v)
         return Model(
             name=self.robot.name or "robot",
             nq=nq,
@@ -441,6 +442,7 @@ class _Builder:
             vfull=vfull,
             mimic_rows=np.array(mimic_rows, dtype=np.int64),
             mimic_bodies=np.array(sorted(path), dtype=np.int64),
+            mimic_group=groups,
             gravity=np.array(GRAVITY),
             joints=tuple(joints),
             body_names=tuple(self.body_names),
@@ -463,3 +465,26 @@ class _Builder:
         row = self.mf[self.joint_bodies[name]]  # as _joint validated and stored them
         damping, friction = float(row[MF_DAMPING]), float(row[MF_COULOMB])
         return Joint(name, kind, rq, rv, nq, nv, lower, upper, vel, eff, damping, friction, mimic)
+
+
+def mimic_groups(mi: np.ndarray, rows: list[tuple[int, int]], body_of_v: dict[int, int]) -> I64:
+    """ABA's one-coordinate groups, a code per body: a source joint and its mimic joints form a
+    group when the bodies they move hang from one parent body, nothing else hangs below them and
+    no other group hangs from that parent (a gripper's fingers). ABA then treats the group as
+    a single joint and needs no constraint sweeps. Code -1: not in a group; -2: a group's
+    parent; p >= 0: a member of the group hanging from body p. All -1 unless every mimic joint
+    is in a group (the general constraint correction handles the rest)."""
+    code = np.full(mi.shape[0], -1, dtype=np.int64)
+    members: dict[int, set[int]] = {}
+    for row, src in rows:
+        members.setdefault(body_of_v[src], {body_of_v[src]}).add(body_of_v[row])
+    for bodies in members.values():
+        parents = {int(mi[b, 0]) for b in bodies} - bodies
+        below = {b for b in range(mi.shape[0]) if int(mi[b, 0]) in bodies}
+        p = min(parents)
+        if (len(parents) != 1 or p < 0 or code[p] != -1 or not below <= bodies
+                or any(mi[b, 1] == JOINT_FREE for b in bodies)):
+            return np.full(mi.shape[0], -1, dtype=np.int64)
+        code[p] = -2
+        code[sorted(bodies)] = p
+    return code

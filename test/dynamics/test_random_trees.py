@@ -4,12 +4,23 @@ and against the algorithms' identities."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pinref import PinRef, random_state, rel_err
+from pinref import PinRef, random_state, rel_err, robot_path
 
-from rbd_ros.dynamics import Data, aba, crba, load_urdf_string, nonlinear_effects, rnea
+from rbd_ros.dynamics import (
+    Data,
+    aba,
+    crba,
+    load_urdf,
+    load_urdf_string,
+    nonlinear_effects,
+    rnea,
+)
 
 finite = st.floats(-1.0, 1.0, allow_nan=False)
 unit = st.floats(0.2, 1.0)
@@ -17,7 +28,9 @@ unit = st.floats(0.2, 1.0)
 
 @st.composite
 def trees(draw):  # type: ignore[no-untyped-def]
-    """A URDF string: 2-8 moving links in a random tree, some fixed links, maybe a mimic."""
+    """A URDF string: 2-8 moving links in a random tree, some fixed links, maybe a mimic joint
+    anywhere (ABA's constraint correction) and maybe a gripper whose fingers mimic one joint
+    (a one-coordinate group for ABA, when it is the only mimic)."""
     n = draw(st.integers(2, 8))
     links = ['<link name="l0"><inertial><mass value="1"/>'
              '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>']
@@ -44,6 +57,28 @@ def trees(draw):  # type: ignore[no-untyped-def]
             f'<origin xyz="{draw(finite)} {draw(finite)} {draw(finite)}" '
             f'rpy="{draw(finite)} {draw(finite)} {draw(finite)}"/>'
             f'<axis xyz="{axis[0]} {axis[1]} {axis[2]}"/>{limit}</joint>')
+    moving = [k for kind, k in kinds if kind != "fixed"]
+    if len(moving) >= 2 and draw(st.booleans()):  # one joint mimics an earlier one
+        k = draw(st.sampled_from(moving[1:]))
+        src = draw(st.sampled_from([j for j in moving if j < k]))
+        mult = draw(st.sampled_from([-1.5, -0.5, 0.7, 1.0, 2.0]))
+        joints[k - 1] = joints[k - 1].replace(
+            "</joint>", f'<mimic joint="j{src}" multiplier="{mult}" offset="{draw(finite)}"/>'
+                        "</joint>")
+    if draw(st.booleans()):  # a gripper on a random link: a finger, a mimic finger and its tip
+        parent = draw(st.integers(0, n))
+        kind = draw(st.sampled_from(["revolute", "prismatic"]))
+        tips = [(f"g{i}", f"l{parent}" if i < 2 else "lg1") for i in range(3)]
+        for i, (name, up) in enumerate(tips):
+            links.append(f'<link name="l{name}"><inertial><mass value="{draw(st.floats(0.05, 1))}"'
+                         '/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/>'
+                         '</inertial></link>')
+            mimic = "" if i == 0 else f'<mimic joint="g0" multiplier="{1 - 2 * (i == 1)}"/>'
+            joints.append(
+                f'<joint name="{name}" type="{kind}"><parent link="{up}"/><child link="l{name}"/>'
+                f'<origin xyz="{draw(finite)} {draw(finite)} 0.1" rpy="0 0 {draw(finite)}"/>'
+                f'<axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="5"/>'
+                f'{mimic}</joint>')
     return '<robot name="random">' + "".join(links + joints) + "</robot>"
 
 
@@ -62,3 +97,32 @@ def test_random_trees_match_pinocchio(urdf: str, floating: bool, seed: int) -> N
     M = crba(m, d, q)
     np.testing.assert_allclose(rnea(m, d, q, v, a), M @ a + nonlinear_effects(m, d, q, v),
                                rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(urdf=trees(), floating=st.booleans(), seed=st.integers(0, 2**31))
+def test_aba_groups_equal_the_constraint_correction(urdf: str, floating: bool, seed: int) -> None:
+    """ABA's one-coordinate mimic groups against its general constraint correction on the same
+    tree (two algorithms, one answer); both against Pinocchio's reduced solve above."""
+    m = load_urdf_string(urdf, floating_base=floating)
+    if not (m.mimic_group != -1).any():
+        return
+    general = dataclasses.replace(m, mimic_group=np.full(m.nb, -1))
+    q, v, _, tau = random_state(m, np.random.default_rng(seed))
+    f = np.random.default_rng(seed).normal(size=(m.nb, 6))
+    for fric in (False, True):
+        assert rel_err(aba(m, Data(m), q, v, tau, f, fric),
+                       aba(general, Data(general), q, v, tau, f, fric)) < 1e-10
+
+
+@pytest.mark.parametrize("robot, hosts", [("panda", ["panda_joint7"]),
+                                          ("talos", ["arm_left_7_joint", "arm_right_7_joint"])])
+def test_grippers_are_one_coordinate_groups(robot: str, hosts: list[str]) -> None:
+    """Each gripper's source joint and its mimic joints hang from the arm's last body: ABA
+    takes each as one joint of one coordinate (no constraint sweeps)."""
+    m = load_urdf(robot_path(robot))
+    code = m.mimic_group
+    assert [m.body_joints[b] for b in np.flatnonzero(code == -2)] == hosts
+    members = {m.body_joints[b] for b in np.flatnonzero(code >= 0)}
+    assert set(m.mimic_joint_names) <= members
+    assert len(members) == len(m.mimic_joint_names) + len(hosts)  # and one source each
