@@ -6,6 +6,7 @@ from .configuration import integrate
 from .crba import crba, crba_batch
 from .errors import ModelError, RbdError, URDFError
 from .model import Data, Frame, Joint, Model
+from .regressor import inertial_parameters, regressor
 from .rnea import gravity, nonlinear_effects, rnea, rnea_batch
 from .urdf import load_urdf, load_urdf_string
 
@@ -23,10 +24,12 @@ __all__ = [
     "crba_batch",
     "floating",
     "gravity",
+    "inertial_parameters",
     "integrate",
     "load_urdf",
     "load_urdf_string",
     "nonlinear_effects",
+    "regressor",
     "rnea",
     "rnea_batch",
 ]
