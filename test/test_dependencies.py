@@ -22,7 +22,7 @@ KEYS = {
     "rosgraph_msgs": "rosgraph_msgs", "rbd_ros_interfaces": "rbd_ros_interfaces",
     "launch": "launch", "launch_ros": "launch_ros",
     "xacro": "xacro", "rosbags": "python3-rosbags-pip", "ruamel": "python3-ruamel.yaml",
-    "matplotlib": "python3-matplotlib",
+    "matplotlib": "python3-matplotlib", "scipy": "python3-scipy",
     "mcap": None, "zstandard": None, "pyarrow": None, "dask": None, "distributed": None,
 }
 

@@ -8,6 +8,7 @@ EXTRAS = {
     "rosbags": "pip install rosbags (rosdep key python3-rosbags-pip)",
     "ruamel": "pip install ruamel.yaml (rosdep key python3-ruamel.yaml)",
     "matplotlib": "pip install matplotlib (rosdep key python3-matplotlib)",
+    "scipy": "pip install scipy (rosdep key python3-scipy)",
     "mcap": "pip install mcap",
     "zstandard": "pip install zstandard",
     "pyarrow": "pip install pyarrow",

@@ -6,7 +6,7 @@ from .configuration import integrate
 from .crba import crba, crba_batch
 from .errors import ModelError, RbdError, URDFError
 from .model import Data, Frame, Joint, Model
-from .regressor import inertial_parameters, regressor
+from .regressor import inertial_parameters, regressor, regressor_batch
 from .rnea import gravity, nonlinear_effects, rnea, rnea_batch
 from .urdf import load_urdf, load_urdf_string
 
@@ -30,6 +30,7 @@ __all__ = [
     "load_urdf_string",
     "nonlinear_effects",
     "regressor",
+    "regressor_batch",
     "rnea",
     "rnea_batch",
 ]

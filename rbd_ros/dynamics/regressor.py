@@ -11,7 +11,7 @@ sources; a free-flyer root's six rows are the base wrench). Friction is not in `
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .model import F64, MF_I, MF_S, W_A, W_V, Data, Direct, Model, map_views
 from .rnea import rnea_core
@@ -120,6 +120,29 @@ def regressor(model: Model, data: Data, q: F64, v: F64, a: F64) -> F64:
 
 
 _REGRESSOR = Direct(regressor_core)
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def regressor_many(mi, mf, maps, lin, Q, V, A, W0, wv0, out):
+    B = Q.shape[0]
+    nchunk = min(B, 64)
+    for c in prange(nchunk):
+        W, wv, tau = np.empty_like(W0), np.empty_like(wv0), np.empty(out.shape[1])
+        for b in range(c * B // nchunk, (c + 1) * B // nchunk):
+            regressor_core(mi, mf, maps, lin, Q[b], V[b], A[b], W, wv, tau, out[b])
+    return out
+
+
+def regressor_batch(model: Model, q: F64, v: F64, a: F64, out: F64 | None = None) -> F64:
+    """Regressors of B states at once: ``q`` (B, nq), ``v`` and ``a`` (B, nv) -> (B, nv,
+    10 nb), on all cores; ``out`` as in :func:`~rbd_ros.dynamics.rnea_batch`."""
+    Q = model.check_batch(q, model.nq, "q")
+    V = model.check_batch(v, model.nv, "v", Q.shape[0])
+    A = model.check_batch(a, model.nv, "a", Q.shape[0])
+    d = Data(model)
+    Y = model.batch_out(out, (Q.shape[0], model.nv, 10 * model.nb))
+    regressor_many(model.mi, model.mf, model.maps, model.lin, Q, V, A, d.W, d.wv, Y)
+    return Y
 
 
 def inertial_parameters(model: Model) -> F64:

@@ -1,0 +1,158 @@
+"""Weighted least squares on the base parameters (Gautier & Khalil's method).
+
+The parameters ``phi`` of a model are its ten inertial parameters per body
+(:func:`~rbd_ros.dynamics.inertial_parameters`) followed by a viscous and a Coulomb friction
+coefficient per actuated coordinate, so that each actuated torque is ``tau = Y phi``:
+
+* only some combinations of ``phi`` act on the torques: the *base parameters*, found
+  numerically by a QR decomposition with column pivoting of the regressor at random states
+  (Gautier 1990), are the independent columns, each with the dependent ones folded in
+  (``phi_b = phi[independent] + beta @ phi[dependent]``);
+* the recording is reduced, block by block, to per-joint normal equations (``Y_j^T Y_j``,
+  ``Y_j^T tau_j``, ``tau_j^T tau_j``): an hour at 1 kHz is never held at once, and the
+  residual of any ``phi_b`` follows from them without a second pass;
+* ordinary least squares, then each joint weighted by its residual's standard deviation
+  (torques of joints measured with different noise count by their quality).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dynamics import Model, inertial_parameters, regressor_batch
+from ..dynamics.model import F64, I64
+
+
+def actuated(model: Model) -> I64:
+    """The reduced coordinates whose efforts a driver measures: all but a free-flyer base."""
+    return np.arange(6 if model.has_free_flyer else 0, model.nv)
+
+
+def nominal(model: Model) -> F64:
+    """The model's own ``phi``: its inertias and its URDF friction (``damping``, ``friction``)."""
+    act = set(actuated(model).tolist())
+    by_v = {j.idx_v: j for j in model.joints if j.idx_v in act}
+    rows = actuated(model)
+    return np.concatenate([inertial_parameters(model),
+                           [by_v[r].damping if r in by_v else 0.0 for r in rows],
+                           [by_v[r].friction if r in by_v else 0.0 for r in rows]])
+
+
+def observation(model: Model, q: F64, v: F64, a: F64) -> F64:
+    """``Y`` of B states: (B, n actuated, 10 nb + 2 n actuated), ``tau = Y @ phi``."""
+    rows = actuated(model)
+    Y = regressor_batch(model, q, v, a)[:, rows, :]
+    n = rows.size
+    V = np.asarray(v, dtype=np.float64)[:, rows]
+    F = np.zeros((Y.shape[0], n, 2 * n))
+    idx = np.arange(n)
+    F[:, idx, idx] = V
+    F[:, idx, n + idx] = np.sign(V)
+    return np.concatenate([Y, F], axis=2)
+
+
+@dataclass(frozen=True)
+class BaseParameters:
+    independent: I64  # columns of phi kept
+    dependent: I64  # columns folded into them
+    beta: F64  # (independent, dependent): phi_b = phi[independent] + beta @ phi[dependent]
+
+    def of(self, phi: F64) -> F64:
+        """The base parameters of full parameters ``phi``."""
+        return phi[self.independent] + self.beta @ phi[self.dependent]
+
+
+def base_parameters(model: Model, states: int = 0, seed: int = 0) -> BaseParameters:
+    """The base parameters of ``model``, from its regressor at random states within its
+    joint limits (``states``: how many; by default enough for five rows per column)."""
+    from scipy.linalg import qr
+
+    rng = np.random.default_rng(seed)
+    n = actuated(model).size
+    p = 10 * model.nb + 2 * n
+    B = states or max(50, 5 * p // max(n, 1))
+    q = np.array([random_configuration(model, rng) for _ in range(B)])
+    v, a = rng.normal(size=(B, model.nv)), rng.normal(size=(B, model.nv))
+    W = observation(model, q, v, a).reshape(-1, p)
+    _, R, piv = qr(W, mode="economic", pivoting=True)
+    d = np.abs(np.diag(R))
+    r = int(np.sum(d > d[0] * max(W.shape) * np.finfo(float).eps * 1e3))
+    beta = np.linalg.solve(R[:r, :r], R[:r, r:])
+    order = np.argsort(piv[:r])  # keep the independent columns in phi's order
+    return BaseParameters(np.sort(piv[:r]), piv[r:], beta[order])
+
+
+def random_configuration(model: Model, rng: np.random.Generator) -> F64:
+    """A configuration within the joint limits (+-pi where there are none)."""
+    q = model.neutral()
+    for j in model.joints:
+        if j.idx_q < 0:
+            continue
+        if j.kind == "floating":
+            quat = rng.normal(size=4)
+            q[j.idx_q : j.idx_q + 3] = rng.uniform(-1, 1, 3)
+            q[j.idx_q + 3 : j.idx_q + 7] = quat / np.linalg.norm(quat)
+        else:
+            lo = j.lower if np.isfinite(j.lower) else -np.pi
+            hi = j.upper if np.isfinite(j.upper) else np.pi
+            q[j.idx_q : j.idx_q + j.nq] = rng.uniform(lo, hi, j.nq)
+    return q
+
+
+class NormalEquations:
+    """Per-joint ``Y_j^T Y_j``, ``Y_j^T tau_j`` and ``tau_j^T tau_j`` of the base columns,
+    summed over the blocks of states given to :meth:`add`."""
+
+    def __init__(self, model: Model, base: BaseParameters) -> None:
+        self.model, self.base = model, base
+        n, r = actuated(model).size, base.independent.size
+        self.G = np.zeros((n, r, r))
+        self.b = np.zeros((n, r))
+        self.tt = np.zeros(n)
+        self.count = 0
+
+    def add(self, q: F64, v: F64, a: F64, tau: F64) -> None:
+        """Add B states and their measured efforts ``tau`` (B, nv)."""
+        Y = observation(self.model, q, v, a)[:, :, self.base.independent]
+        T = np.asarray(tau, dtype=np.float64)[:, actuated(self.model)]
+        self.G += np.einsum("bjr,bjs->jrs", Y, Y)
+        self.b += np.einsum("bjr,bj->jr", Y, T)
+        self.tt += np.einsum("bj,bj->j", T, T)
+        self.count += T.shape[0]
+
+    def residual_rms(self, phi_b: F64) -> F64:
+        """Each joint's torque residual RMS for base parameters ``phi_b``."""
+        sq = self.tt - 2.0 * self.b @ phi_b + np.einsum("r,jrs,s->j", phi_b, self.G, phi_b)
+        rms: F64 = np.sqrt(np.maximum(sq, 0.0) / max(self.count, 1))
+        return rms
+
+
+@dataclass(frozen=True)
+class Fit:
+    phi_b: F64  # the identified base parameters
+    sigma: F64  # each joint's residual standard deviation, the weights' inverse
+    std: F64  # each base parameter's standard deviation
+    condition: float  # of the weighted base regressor
+
+
+def solve(normal: NormalEquations) -> Fit:
+    """Ordinary, then weighted least squares on the accumulated normal equations."""
+    n, r = normal.G.shape[0], normal.G.shape[1]
+    if normal.count * n <= r:
+        raise ValueError(f"{normal.count} states cannot identify {r} base parameters")
+    phi = np.linalg.solve(normal.G.sum(axis=0), normal.b.sum(axis=0))
+    dof = max(normal.count - r / n, 1.0)
+    sigma = np.maximum(normal.residual_rms(phi) * np.sqrt(normal.count / dof), 1e-12)
+    w = 1.0 / sigma**2
+    Gw = np.einsum("j,jrs->rs", w, normal.G)
+    phi = np.linalg.solve(Gw, np.einsum("j,jr->r", w, normal.b))
+    ev = np.linalg.eigvalsh(Gw)
+    cov = np.linalg.inv(Gw)
+    return Fit(phi, sigma, np.sqrt(np.diag(cov)), float(np.sqrt(ev[-1] / max(ev[0], 1e-300))))
+
+
+def predict(model: Model, base: BaseParameters, phi_b: F64, q: F64, v: F64, a: F64) -> F64:
+    """Actuated torques (B, n actuated) of base parameters ``phi_b`` at B states."""
+    return observation(model, q, v, a)[:, :, base.independent] @ phi_b
