@@ -166,6 +166,27 @@ def ffill(x: F64) -> F64:
     return x[idx, np.arange(x.shape[1])[None, :]]
 
 
+def joint_values(groups: list[Any], n: int, rename: NameMap, col: dict[str, int], last: F64
+                 ) -> tuple[NDArray[np.int64], F64]:
+    """The stamps and the (position, velocity, effort) x (n, joints) values of ``n`` decoded
+    JointState messages, in the joint order of ``col`` (recorded names renamed). Each joint's
+    last value (``last``, updated) is carried into the messages that do not name it."""
+    ns = np.empty(n, dtype=np.int64)
+    vals = np.full((3, n, len(col)), np.nan)
+    for g in groups:
+        ns[g.index] = g.stamps
+        keep, target = _columns(rename.names(g.names), col)
+        at = slice(None) if g.index.size == n else g.index[:, None]
+        for f, arr in enumerate((g.position, g.velocity, g.effort)):
+            if arr.shape[1]:
+                vals[f][at, target] = arr[:, keep]
+    for f in range(3):
+        if np.isnan(vals[f]).any():
+            vals[f] = ffill(np.vstack([last[f][None], vals[f]]))[1:]
+        last[f] = vals[f][-1]
+    return ns, vals
+
+
 def _columns(names: tuple[str, ...], col: dict[str, int]) -> tuple[list[int], list[int]]:
     """Which of a message's ``names`` the model has (their places in the message), and their
     columns in the model's joint order."""
@@ -235,26 +256,12 @@ class Analysis:
             js, commands, blk = js.take(good), commands[good], blk[good]
             groups = decode(js.data, js.offsets)
         self.seen += int(mine.sum())
-        n, nj = len(js), len(self.names)
-        if not n:
+        if not len(js):
             return
-        ns = np.empty(n, dtype=np.int64)
-        vals = np.full((3, n, nj), np.nan)
-        for g in groups:
-            ns[g.index] = g.stamps
+        before = self.last.copy()
+        ns, vals = joint_values(groups, len(js), self.rename, self.col, self.last)
         if self.summary.start_ns is None:
             self.summary.start_ns = int(ns[0])
-        for g in groups:
-            keep, target = _columns(self.rename.names(g.names), self.col)
-            at = slice(None) if g.index.size == n else g.index[:, None]
-            for f, arr in enumerate((g.position, g.velocity, g.effort)):
-                if arr.shape[1]:
-                    vals[f][at, target] = arr[:, keep]
-        before = self.last.copy()
-        for f in range(3):  # carry each joint's last value into messages that do not name it
-            if np.isnan(vals[f]).any():
-                vals[f] = ffill(np.vstack([self.last[f][None], vals[f]]))[1:]
-            self.last[f] = vals[f][-1]
         if self.check and (blk >= lo).any():
             self._settled(int(np.argmax(blk >= lo)), vals, before, commands)
         rows = {"ns": ns, "blk": blk, "q": vals[0], "v": vals[1], "e": vals[2], "u": commands}

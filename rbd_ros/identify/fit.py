@@ -156,3 +156,84 @@ def solve(normal: NormalEquations) -> Fit:
 def predict(model: Model, base: BaseParameters, phi_b: F64, q: F64, v: F64, a: F64) -> F64:
     """Actuated torques (B, n actuated) of base parameters ``phi_b`` at B states."""
     return observation(model, q, v, a)[:, :, base.independent] @ phi_b
+
+
+def pseudo_inertia(p: F64) -> F64:
+    """The 4x4 pseudo-inertia ``[[Sigma, h], [h^T, m]]`` of ten parameters, with
+    ``Sigma = tr(Io)/2 1 - Io``: positive definite exactly when the parameters are those of a
+    physical body (positive mass, inertia within the triangle inequalities; Wensing 2017)."""
+    m, h = p[0], p[1:4]
+    Io = np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
+    J = np.empty((4, 4))
+    J[:3, :3] = 0.5 * np.trace(Io) * np.eye(3) - Io
+    J[:3, 3] = J[3, :3] = h
+    J[3, 3] = m
+    return J
+
+
+def parameters_of(J: F64) -> F64:
+    """The ten parameters of a pseudo-inertia (the inverse of :func:`pseudo_inertia`)."""
+    Io = np.trace(J[:3, :3]) * np.eye(3) - J[:3, :3]
+    return np.array([J[3, 3], J[0, 3], J[1, 3], J[2, 3],
+                     Io[0, 0], Io[0, 1], Io[1, 1], Io[0, 2], Io[1, 2], Io[2, 2]])
+
+
+_UPPER = np.triu_indices(4)
+LOG_DIAG = (-12.0, 10.0)
+_DIAG = np.array([k for k, (r, c) in enumerate(zip(*_UPPER, strict=True)) if r == c])
+
+
+def _theta_of(J: F64) -> F64:
+    """Log-Cholesky coordinates of a pseudo-inertia (made positive definite first): ``J = U
+    U^T`` with ``U`` upper triangular, its diagonal stored as logarithms."""
+    w, V = np.linalg.eigh(J)
+    J = (V * np.maximum(w, 1e-9 * max(w.max(), 1e-12))) @ V.T
+    flip = np.eye(4)[::-1]
+    U = flip @ np.linalg.cholesky(flip @ J @ flip) @ flip  # the upper-triangular factor
+    theta = U[_UPPER].copy()
+    theta[_DIAG] = np.log(theta[_DIAG])
+    return theta
+
+
+def _J_of(theta: F64) -> F64:
+    U = np.zeros((4, 4))
+    t = theta.copy()
+    t[_DIAG] = np.exp(t[_DIAG])
+    U[_UPPER] = t
+    return U @ U.T
+
+
+def consistent(model: Model, base: BaseParameters, fit: Fit, normal: NormalEquations,
+               prior: F64) -> F64:
+    """Full parameters ``phi`` of physical bodies and non-negative friction that fit the data
+    as the weighted least squares do, as nearly as physics allows, and stay nearest the
+    ``prior`` (the URDF's) where the data say nothing: each body's pseudo-inertia in
+    log-Cholesky coordinates (Rucker & Wensing 2022), solved by scipy's least squares."""
+    from scipy.optimize import least_squares
+
+    nb, n = model.nb, actuated(model).size
+    w = 1.0 / fit.sigma**2
+    Gw = np.einsum("j,jrs->rs", w, normal.G) / max(normal.count, 1)
+    L = np.linalg.cholesky(Gw + 1e-12 * np.trace(Gw) * np.eye(len(Gw))).T
+    scale = np.maximum(np.abs(prior), 1e-3 * np.max(np.abs(prior[: 10 * nb]), initial=1.0))
+    theta0 = np.concatenate([_theta_of(pseudo_inertia(prior[10 * i : 10 * i + 10]))
+                             for i in range(nb)])
+    x0 = np.concatenate([theta0, np.maximum(prior[10 * nb :], 1e-9)])
+
+    def phi_of(x: F64) -> F64:
+        bodies = [parameters_of(_J_of(x[10 * i : 10 * i + 10])) for i in range(nb)]
+        return np.concatenate([*bodies, x[10 * nb :]])
+
+    def residual(x: F64) -> F64:
+        phi = phi_of(x)
+        return np.concatenate([L @ (base.of(phi) - fit.phi_b), 1e-3 * (phi - prior) / scale])
+
+    # each factor's diagonal within [e^-12, e^10] (a body's square-root scale: no body
+    # degenerates to a point or a rod, none grows without bound where the data are silent)
+    lower = np.concatenate([np.full(10 * nb, -np.inf), np.zeros(2 * n)])
+    upper = np.full(x0.size, np.inf)
+    for i in range(nb):
+        lower[10 * i + _DIAG], upper[10 * i + _DIAG] = LOG_DIAG
+    x0 = np.clip(x0, lower + 1e-9, upper - 1e-9)
+    sol = least_squares(residual, x0, bounds=(lower, upper), x_scale="jac", max_nfev=200)
+    return phi_of(sol.x)

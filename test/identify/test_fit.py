@@ -16,9 +16,11 @@ from rbd_ros.identify.fit import (
     NormalEquations,
     actuated,
     base_parameters,
+    consistent,
     nominal,
     observation,
     predict,
+    pseudo_inertia,
     random_configuration,
     solve,
 )
@@ -75,3 +77,10 @@ def test_identified_model_predicts_held_out_torques_to_within_the_noise(path: st
     within = np.abs(fit.phi_b - base.of(phi_true)) < 5 * fit.std
     assert within.mean() > 0.95  # the estimates' spread says how far they are off
     assert 1.0 < fit.condition < 1e6
+    # physically consistent full parameters that predict as well, friction non-negative
+    phi = consistent(model, base, fit, normal, nominal(model))
+    for i in range(model.nb):
+        assert np.linalg.eigvalsh(pseudo_inertia(phi[10 * i : 10 * i + 10]))[0] > 0
+    assert np.all(phi[10 * model.nb :] >= 0)
+    err = predict(model, base, base.of(phi), q, v, a) - measured[:, rows]
+    assert np.all(np.sqrt(np.mean(err**2, axis=0)) < 1.1 * NOISE), np.sqrt(np.mean(err**2, 0))
