@@ -190,7 +190,7 @@ def _theta_of(J: F64) -> F64:
     J = (V * np.maximum(w, 1e-9 * max(w.max(), 1e-12))) @ V.T
     flip = np.eye(4)[::-1]
     U = flip @ np.linalg.cholesky(flip @ J @ flip) @ flip  # the upper-triangular factor
-    theta = U[_UPPER].copy()
+    theta: F64 = U[_UPPER].copy()
     theta[_DIAG] = np.log(theta[_DIAG])
     return theta
 
@@ -200,7 +200,8 @@ def _J_of(theta: F64) -> F64:
     t = theta.copy()
     t[_DIAG] = np.exp(t[_DIAG])
     U[_UPPER] = t
-    return U @ U.T
+    J: F64 = U @ U.T
+    return J
 
 
 def consistent(model: Model, base: BaseParameters, fit: Fit, normal: NormalEquations,
