@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pinref import robot_path
+from pinref import PinRef, robot_path
 
-from rbd_ros.dynamics import Model, load_urdf, rnea_batch
+from rbd_ros.dynamics import Model, load_urdf, load_urdf_string, rnea_batch
 from rbd_ros.dynamics.model import MF_I
 from rbd_ros.identify.fit import (
     NormalEquations,
@@ -24,6 +24,7 @@ from rbd_ros.identify.fit import (
     random_configuration,
     solve,
 )
+from rbd_ros.identify.urdf_out import identified_urdf
 
 ARM = str(Path(__file__).resolve().parents[2] / "rbd_ros" / "robots" / "arm7.urdf")
 NOISE = 0.3  # N m, each joint's measured effort
@@ -84,3 +85,13 @@ def test_identified_model_predicts_held_out_torques_to_within_the_noise(path: st
     assert np.all(phi[10 * model.nb :] >= 0)
     err = predict(model, base, base.of(phi), q, v, a) - measured[:, rows]
     assert np.all(np.sqrt(np.mean(err**2, axis=0)) < 1.1 * NOISE), np.sqrt(np.mean(err**2, 0))
+    # written into the URDF, they load (refusing any non-physical body) and give those torques
+    xml = identified_urdf(Path(path).read_text(), model, phi)
+    written = load_urdf_string(xml, strict=True)
+    pinocchio = PinRef(written, xml, False)  # Pinocchio loads it too
+    back = rnea_batch(written, q, v, a, friction=True)[:, rows]
+    np.testing.assert_allclose(back, predict(model, base, base.of(phi), q, v, a),
+                               rtol=1e-9, atol=1e-9)
+    ref = np.array([pinocchio.rnea(*x) for x in zip(q, v, a, strict=True)])
+    np.testing.assert_allclose(ref[:, rows], rnea_batch(written, q, v, a)[:, rows],
+                               rtol=1e-9, atol=1e-9)

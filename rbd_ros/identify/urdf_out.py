@@ -1,0 +1,60 @@
+"""The URDF with identified parameters: every body's mass, centre of mass and inertia on the
+link that names it, and each actuated joint's friction; the rest of the document untouched."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..dynamics import Model
+from ..dynamics.model import F64
+from .fit import actuated
+
+
+def _num(x: float) -> str:
+    return repr(float(x))  # every digit: the file gives back the identified numbers exactly
+
+
+def _inertial(link: ET.Element, mass: float, com: F64, Ic: F64) -> None:
+    for old in link.findall("inertial"):
+        link.remove(old)
+    el = ET.SubElement(link, "inertial")
+    ET.SubElement(el, "origin", xyz=" ".join(_num(x) for x in com), rpy="0 0 0")
+    ET.SubElement(el, "mass", value=_num(mass))
+    ET.SubElement(el, "inertia", ixx=_num(Ic[0, 0]), ixy=_num(Ic[0, 1]), ixz=_num(Ic[0, 2]),
+                  iyy=_num(Ic[1, 1]), iyz=_num(Ic[1, 2]), izz=_num(Ic[2, 2]))
+
+
+def identified_urdf(urdf: str, model: Model, phi: F64) -> str:
+    """``urdf`` (the document ``model`` was loaded from) with the parameters ``phi``. A body
+    that merges links joined by fixed joints carries its whole inertia on its own link; the
+    links merged into it lose theirs (the dynamics are the same)."""
+    root = ET.fromstring(urdf)
+    links = {el.get("name"): el for el in root.findall("link")}
+    for name in model.frames:
+        if name not in model.body_names and name in links:
+            for old in links[name].findall("inertial"):
+                links[name].remove(old)
+    for i, name in enumerate(model.body_names):
+        p = phi[10 * i : 10 * i + 10]
+        m = float(p[0])
+        Io = np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
+        c = p[1:4] / m
+        Ic = Io - m * (c @ c * np.eye(3) - np.outer(c, c))  # about the centre of mass
+        f = model.frames[name]  # the link's pose in the body's frame
+        R, t = f.rotation, f.translation
+        _inertial(links[name], m, R.T @ (c - t), R.T @ Ic @ R)
+    joints = {el.get("name"): el for el in root.findall("joint")}
+    rows = actuated(model)
+    fv, fc = phi[10 * model.nb :][: rows.size], phi[10 * model.nb :][rows.size :]
+    for j in model.joints:  # a mimic joint's friction is identified as its source's
+        mimic = j.mimic is not None
+        if (mimic or j.idx_v in rows) and j.nv == 1:
+            k = int(np.searchsorted(rows, j.idx_v))
+            dyn = joints[j.name].find("dynamics")
+            if dyn is None:
+                dyn = ET.SubElement(joints[j.name], "dynamics")
+            dyn.set("damping", "0" if mimic else _num(fv[k]))
+            dyn.set("friction", "0" if mimic else _num(fc[k]))
+    return ET.tostring(root, encoding="unicode")
