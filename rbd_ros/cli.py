@@ -90,6 +90,18 @@ def _held(items: list[str]) -> dict[str, float]:
         raise BagError(str(e)) from None
 
 
+def _identify(args: argparse.Namespace) -> int:
+    from .identify.run import Options, identify
+
+    report = identify([Path(b) for b in args.bags], args.out, Options(
+        urdf=args.urdf, joint_states_topic=args.joint_states_topic, rename=tuple(args.rename),
+        cutoff=args.cutoff, holdout=args.holdout),
+        [Path(b) for b in args.validate] if args.validate else None)
+    print(report.text)
+    print(f"written: {args.out / 'identified.urdf'}, report.txt, torques.png")
+    return 0
+
+
 def _replay(args: argparse.Namespace) -> int:
     from .bag.replay import Playback, replay
 
@@ -147,6 +159,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="how long to wait for the Dask scheduler, for a worker, and for a "
                          "worker to return when none is left")
     an.set_defaults(func=_analyze)
+    idf = sub.add_parser("identify", help="inertial and friction parameters from a recording "
+                                          "of the robot moving with its measured efforts: "
+                                          "identified.urdf, report.txt, torques.png")
+    idf.add_argument("bags", nargs="+", help="the recording (bag folders or files, read as one)")
+    idf.add_argument("--validate", nargs="+", metavar="BAG",
+                     help="a second recording to validate on (default: the last --holdout of "
+                          "the first)")
+    idf.add_argument("--urdf", type=Path, help="URDF file (default: /robot_description in the "
+                                                "bag)")
+    idf.add_argument("--out", type=Path, default=Path("rbd_identify"), help="output folder")
+    idf.add_argument("--joint-states-topic", default="/joint_states")
+    idf.add_argument("--rename", nargs="+", default=[], metavar="OLD=NEW",
+                     help="recorded joint names -> the URDF's, as for analyze")
+    idf.add_argument("--cutoff", type=float, default=10.0, metavar="HZ",
+                     help="cut-off of the zero-phase low-pass filter on positions and efforts")
+    idf.add_argument("--holdout", type=float, default=0.25,
+                     help="fraction at the end of the recording kept for validation")
+    idf.set_defaults(func=_identify)
     rp = sub.add_parser("replay", help="publish a recording into the live ROS graph with its "
                                        "original timing")
     rp.add_argument("bags", nargs="+", help="bag folders or files (read as one recording)")

@@ -64,7 +64,7 @@ def fill() -> None:
     that each is compiled into the cache."""
     import numpy as np
 
-    from .dynamics import aba_batch, crba_batch, load_urdf, rnea_batch
+    from .dynamics import aba_batch, crba_batch, load_urdf, regressor_batch, rnea_batch
     from .robots import ARM
 
     load_node_kernels()
@@ -73,6 +73,7 @@ def fill() -> None:
     rnea_batch(arm, Q, Z, Z, gravity_out=np.empty_like(Z))
     aba_batch(arm, Q, Z, Z)
     crba_batch(arm, Q)
+    regressor_batch(arm, Q, Z, Z)  # rbd-ros identify
     try:  # the offline tools' own dependencies may not be installed where only nodes run
         from .bag.analyze import Options, analyze
         from .bag.synthetic import generate

@@ -84,9 +84,11 @@ def test_info_and_the_nodes_need_no_offline_extra() -> None:
 
 
 def test_an_offline_tool_without_its_extra_says_how_to_install_it(tmp_path: Path) -> None:
-    for module, advice in (("rosbags", "pip install rosbags (rosdep key python3-rosbags-pip)"),
-                           ("mcap", "pip install mcap")):
-        r = run_without({module}, "from rbd_ros.cli import main\nsys.exit(main())", "analyze",
+    for tool, module, advice in (
+            ("analyze", "rosbags", "pip install rosbags (rosdep key python3-rosbags-pip)"),
+            ("analyze", "mcap", "pip install mcap"),
+            ("identify", "scipy", "pip install scipy (rosdep key python3-scipy)")):
+        r = run_without({module}, "from rbd_ros.cli import main\nsys.exit(main())", tool,
                         str(tmp_path), "--out", str(tmp_path / "out"))
         assert r.returncode == 2, r.stderr
         assert f"needs the Python package '{module}', which is not installed: {advice}" in \

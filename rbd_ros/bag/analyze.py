@@ -756,10 +756,15 @@ def _open(paths: list[Path]) -> tuple[Any, list[str]]:
 def _model(reader, opts: Options) -> Model:
     if opts.urdf is not None:
         return load_urdf(opts.urdf)
+    return load_urdf_string(recorded_description(reader))
+
+
+def recorded_description(reader: Any) -> str:
+    """The recording's own robot_description (its first message)."""
     conns = [c for c in reader.connections
              if c.topic.endswith("robot_description") and c.msgtype == STRING]
     for batch in batches(reader, conns, 1000, ordered=False):  # wide pages: may be late
-        return load_urdf_string(reader.deserialize(batch.raw(0), STRING).data)
+        return str(reader.deserialize(batch.raw(0), STRING).data)
     raise BagError("no URDF: give one with --urdf, or record the /robot_description topic")
 
 

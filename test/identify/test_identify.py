@@ -1,0 +1,141 @@
+"""``rbd-ros identify`` end to end: a recording of the bundled arm on an exciting trajectory,
+its efforts computed by Pinocchio from the arm as built (inertias 0.6-1.4 times the URDF's,
+friction the URDF lacks) plus sensor noise, written by rosbags."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from rosbags.rosbag2 import Writer
+from rosbags.typesys import Stores, get_typestore
+
+from rbd_ros.dynamics import load_urdf, load_urdf_string
+from rbd_ros.identify.run import Options, identify
+from rbd_ros.robots import ARM
+
+TS = get_typestore(Stores.ROS2_HUMBLE)
+RATE = 500.0
+NOISE = 0.5  # N m, white, on each measured effort
+MODEL = load_urdf(ARM)
+NAMES = MODEL.state_joint_names
+
+
+def built_arm(rng: np.random.Generator) -> str:
+    """The arm as built: each link's mass and inertia scaled by 0.6-1.4 (centre of mass kept:
+    still a physical body)."""
+    root = ET.fromstring(ARM.read_text())
+    for inertial in root.iter("inertial"):
+        s = rng.uniform(0.6, 1.4)
+        mass, inertia = inertial.find("mass"), inertial.find("inertia")
+        assert mass is not None and inertia is not None
+        mass.set("value", repr(s * float(mass.get("value", "0"))))
+        for k, v in inertia.attrib.items():
+            inertia.set(k, repr(s * float(v)))
+    return ET.tostring(root, encoding="unicode")
+
+
+def exciting(seconds: float, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """Five-harmonic Fourier series on every joint (base period 10 s), within its limits."""
+    t = np.arange(0.0, seconds, 1.0 / RATE)
+    w = 2 * np.pi * 0.1 * np.arange(1, 6)
+    A, B = rng.normal(size=(2, len(NAMES), 5)) / np.arange(1, 6)
+    q = np.einsum("jk,tk->tj", A, np.sin(np.outer(t, w))) + \
+        np.einsum("jk,tk->tj", B, np.cos(np.outer(t, w)))
+    v = np.einsum("jk,tk->tj", A * w, np.cos(np.outer(t, w))) - \
+        np.einsum("jk,tk->tj", B * w, np.sin(np.outer(t, w)))
+    a = -np.einsum("jk,tk->tj", A * w**2, np.sin(np.outer(t, w))) - \
+        np.einsum("jk,tk->tj", B * w**2, np.cos(np.outer(t, w)))
+    scale = 2.0 / np.abs(q).max(axis=0)  # within +-2 rad (limits +-2.9)
+    return t, q * scale, v * scale, a * scale
+
+
+def efforts(urdf: str, q: np.ndarray, v: np.ndarray, a: np.ndarray, fv: np.ndarray,
+            fc: np.ndarray) -> np.ndarray:
+    """Pinocchio's RNEA of the built arm, by joint name, plus its friction."""
+    pm = pin.buildModelFromXML(urdf)
+    pd = pm.createData()
+    order = [pm.getJointId(n) - 1 for n in NAMES]  # revolute: one coordinate each
+    back = np.argsort(order)
+    tau = np.array([pin.rnea(pm, pd, qi[back], vi[back], ai[back])[order]
+                    for qi, vi, ai in zip(q, v, a, strict=True)])
+    return tau + fv * v + fc * np.sign(v)
+
+
+def write(path: Path, t: np.ndarray, q: np.ndarray, e: np.ndarray | None) -> Path:
+    JS, Header = TS.types["sensor_msgs/msg/JointState"], TS.types["std_msgs/msg/Header"]
+    Time, String = TS.types["builtin_interfaces/msg/Time"], TS.types["std_msgs/msg/String"]
+    with Writer(path, version=8) as w:
+        desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=TS)
+        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
+        w.write(desc, 1, TS.serialize_cdr(String(data=ARM.read_text()), "std_msgs/msg/String"))
+        for k, tk in enumerate(t):
+            ns = 1_700_000_000_000_000_000 + round(tk * 1e9)
+            msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
+                     name=NAMES, position=q[k].copy(), velocity=np.empty(0),
+                     effort=e[k].copy() if e is not None else np.empty(0))
+            w.write(js, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+    return path
+
+
+@pytest.fixture(scope="module")
+def arm(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    rng = np.random.default_rng(11)
+    built = built_arm(rng)
+    fv, fc = rng.uniform(0.1, 2.0, len(NAMES)), rng.uniform(0.2, 3.0, len(NAMES))
+    t, q, v, a = exciting(40.0, rng)
+    exact = efforts(built, q, v, a, fv, fc)
+    measured = exact + rng.normal(scale=NOISE, size=exact.shape)
+    bag = write(tmp_path_factory.mktemp("identify") / "exciting", t, q, measured)
+    return {"bag": bag, "built": built, "fv": fv, "fc": fc}
+
+
+def test_identified_arm_predicts_held_out_torques_to_within_the_noise(
+        arm: dict[str, object], tmp_path: Path) -> None:
+    report = identify([arm["bag"]], tmp_path, Options())  # type: ignore[list-item]
+    rms = report.rms
+    assert np.all(rms["identified"] < NOISE), report.text
+    assert np.all(rms["identified"] < rms["urdf"] / 3), report.text  # the CAD values are off
+    assert np.all(rms["least squares"] < NOISE), report.text
+    # the written URDF: physical bodies (strict), Pinocchio loads it, and on states it never
+    # saw its torques (with its friction) are the built arm's to within the noise
+    xml = (tmp_path / "identified.urdf").read_text()
+    written = load_urdf_string(xml, strict=True)
+    fric = {j.name: (j.damping, j.friction) for j in written.joints}
+    fv, fc = (np.array([fric[n][k] for n in NAMES]) for k in (0, 1))
+    _, q, v, a = exciting(20.0, np.random.default_rng(99))
+    k = slice(None, None, 50)
+    ours = efforts(xml, q[k], v[k], a[k], fv, fc)
+    truth = efforts(arm["built"], q[k], v[k], a[k], arm["fv"], arm["fc"])  # type: ignore[arg-type]
+    assert np.sqrt(np.mean((ours - truth) ** 2)) < NOISE
+    assert (tmp_path / "torques.png").stat().st_size > 10_000
+    assert "held-out torque RMS" in (tmp_path / "report.txt").read_text()
+
+
+def test_identify_command_writes_its_outputs_and_refuses_what_it_cannot_use(
+        arm: dict[str, object], tmp_path: Path) -> None:
+    run = [sys.executable, "-m", "rbd_ros.cli", "identify"]
+    out = subprocess.run([*run, str(arm["bag"]), "--out", str(tmp_path / "o")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "identified" in out.stdout
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == \
+        ["identified.urdf", "report.txt", "torques.png"]
+    # no efforts recorded
+    t, q, _, _ = exciting(5.0, np.random.default_rng(1))
+    bare = write(tmp_path / "no_effort", t, q, None)
+    out = subprocess.run([*run, str(bare), "--out", str(tmp_path / "x")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2
+    assert "identify needs measured efforts" in out.stderr
+    assert not (tmp_path / "x" / "identified.urdf").exists()
+    # a cut-off the sampling rate cannot carry
+    out = subprocess.run([*run, str(arm["bag"]), "--cutoff", "300", "--out",
+                          str(tmp_path / "y")], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2
+    assert "--cutoff 300 Hz must be below 40 % of the recording's 500.0 Hz" in out.stderr
