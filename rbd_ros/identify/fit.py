@@ -24,6 +24,8 @@ import numpy as np
 from ..dynamics import Model, inertial_parameters, regressor_batch
 from ..dynamics.model import F64, I64
 
+STILL = 1e-3  # rad/s (m/s): slower counts as standing still, with no Coulomb friction
+
 
 def actuated(model: Model) -> I64:
     """The reduced coordinates whose efforts a driver measures: all but a free-flyer base."""
@@ -49,7 +51,7 @@ def observation(model: Model, q: F64, v: F64, a: F64) -> F64:
     F = np.zeros((Y.shape[0], n, 2 * n))
     idx = np.arange(n)
     F[:, idx, idx] = V
-    F[:, idx, n + idx] = np.sign(V)
+    F[:, idx, n + idx] = np.sign(V) * (np.abs(V) > STILL)  # noise about zero is no sign
     return np.concatenate([Y, F], axis=2)
 
 
@@ -134,23 +136,42 @@ class Fit:
     phi_b: F64  # the identified base parameters
     sigma: F64  # each joint's residual standard deviation, the weights' inverse
     std: F64  # each base parameter's standard deviation
-    condition: float  # of the weighted base regressor
+    condition: float  # of the weighted base regressor, its columns scaled to unit norm
+    excited: int  # how many directions of the base parameters the data determine
+
+
+class TooFewStatesError(ValueError):
+    """Fewer torque samples than base parameters."""
 
 
 def solve(normal: NormalEquations) -> Fit:
-    """Ordinary, then weighted least squares on the accumulated normal equations."""
+    """Ordinary, then weighted least squares on the accumulated normal equations. Directions
+    of the base parameters the data do not excite (a joint that never moves) are left at zero
+    (minimum norm) and counted, not guessed."""
     n, r = normal.G.shape[0], normal.G.shape[1]
     if normal.count * n <= r:
-        raise ValueError(f"{normal.count} states cannot identify {r} base parameters")
-    phi = np.linalg.solve(normal.G.sum(axis=0), normal.b.sum(axis=0))
+        raise TooFewStatesError(f"{normal.count} joint states cannot identify {r} base parameters")
+    phi, _, _, _ = _least_squares(normal.G.sum(axis=0), normal.b.sum(axis=0))
     dof = max(normal.count - r / n, 1.0)
     sigma = np.maximum(normal.residual_rms(phi) * np.sqrt(normal.count / dof), 1e-12)
     w = 1.0 / sigma**2
-    Gw = np.einsum("j,jrs->rs", w, normal.G)
-    phi = np.linalg.solve(Gw, np.einsum("j,jr->r", w, normal.b))
-    ev = np.linalg.eigvalsh(Gw)
-    cov = np.linalg.inv(Gw)
-    return Fit(phi, sigma, np.sqrt(np.diag(cov)), float(np.sqrt(ev[-1] / max(ev[0], 1e-300))))
+    phi, cov, excited, condition = _least_squares(np.einsum("j,jrs->rs", w, normal.G),
+                                                  np.einsum("j,jr->r", w, normal.b))
+    return Fit(phi, sigma, np.sqrt(np.maximum(np.diag(cov), 0.0)), condition, excited)
+
+
+def _least_squares(G: F64, b: F64) -> tuple[F64, F64, int, float]:
+    """``G x = b`` for a normal matrix ``G``, its columns scaled to unit norm and its
+    eigenvalues below 1e-12 of the largest dropped: ``x``, its covariance (up to the weights'
+    scale), the rank kept and the scaled regressor's condition number."""
+    d = np.sqrt(np.maximum(np.diag(G), 0.0))
+    moved = d > 1e-9 * d.max(initial=0.0)  # a column of rounding noise is no information
+    s = np.where(moved, 1.0 / np.where(moved, d, 1.0), 0.0)
+    ev, V = np.linalg.eigh(G * np.outer(s, s))
+    keep = ev > max(ev[-1], 1e-300) * 1e-12
+    inv = (V[:, keep] / ev[keep]) @ V[:, keep].T
+    cond = float(np.sqrt(ev[-1] / ev[keep].min())) if keep.any() else np.inf
+    return s * (inv @ (s * b)), inv * np.outer(s, s), int(keep.sum()), cond
 
 
 def predict(model: Model, base: BaseParameters, phi_b: F64, q: F64, v: F64, a: F64) -> F64:
@@ -204,6 +225,21 @@ def _J_of(theta: F64) -> F64:
     return J
 
 
+def _dphi_dtheta(theta: F64) -> F64:
+    """The ten parameters' derivatives by the log-Cholesky coordinates (``J = U U^T`` and the
+    parameters are linear in ``J``)."""
+    U = np.zeros((4, 4))
+    t = theta.copy()
+    t[_DIAG] = np.exp(t[_DIAG])
+    U[_UPPER] = t
+    out = np.empty((10, 10))
+    for k, (r, c) in enumerate(zip(*_UPPER, strict=True)):
+        dU = np.zeros((4, 4))
+        dU[r, c] = t[k] if r == c else 1.0
+        out[:, k] = parameters_of(dU @ U.T + U @ dU.T)
+    return out
+
+
 def consistent(model: Model, base: BaseParameters, fit: Fit, normal: NormalEquations,
                prior: F64) -> F64:
     """Full parameters ``phi`` of physical bodies and non-negative friction that fit the data
@@ -225,9 +261,20 @@ def consistent(model: Model, base: BaseParameters, fit: Fit, normal: NormalEquat
         bodies = [parameters_of(_J_of(x[10 * i : 10 * i + 10])) for i in range(nb)]
         return np.concatenate([*bodies, x[10 * nb :]])
 
+    P = np.zeros((base.independent.size, prior.size))  # base.of(phi) = P phi
+    P[np.arange(base.independent.size), base.independent] = 1.0
+    P[:, base.dependent] = base.beta
+    LP = L @ P
+
     def residual(x: F64) -> F64:
         phi = phi_of(x)
-        return np.concatenate([L @ (base.of(phi) - fit.phi_b), 1e-3 * (phi - prior) / scale])
+        return np.concatenate([LP @ phi - L @ fit.phi_b, 1e-3 * (phi - prior) / scale])
+
+    def jacobian(x: F64) -> F64:
+        D = np.eye(x.size)  # d phi / d x: a 10x10 block per body, friction as it is
+        for i in range(nb):
+            D[10 * i : 10 * i + 10, 10 * i : 10 * i + 10] = _dphi_dtheta(x[10 * i : 10 * i + 10])
+        return np.vstack([LP @ D, (1e-3 / scale)[:, None] * D])
 
     # each factor's diagonal within [e^-12, e^10] (a body's square-root scale: no body
     # degenerates to a point or a rod, none grows without bound where the data are silent)
@@ -236,5 +283,6 @@ def consistent(model: Model, base: BaseParameters, fit: Fit, normal: NormalEquat
     for i in range(nb):
         lower[10 * i + _DIAG], upper[10 * i + _DIAG] = LOG_DIAG
     x0 = np.clip(x0, lower + 1e-9, upper - 1e-9)
-    sol = least_squares(residual, x0, bounds=(lower, upper), x_scale="jac", max_nfev=200)
+    sol = least_squares(residual, x0, jac=jacobian, bounds=(lower, upper), x_scale="jac",
+                        max_nfev=500)
     return phi_of(sol.x)

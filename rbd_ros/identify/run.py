@@ -24,7 +24,9 @@ from ..dynamics import Model
 from ..dynamics.model import F64
 from .fit import (
     BaseParameters,
+    Fit,
     NormalEquations,
+    TooFewStatesError,
     actuated,
     base_parameters,
     consistent,
@@ -174,7 +176,11 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
     for k in range(0, len(train), BLOCK):
         s = train.cut(slice(k, k + BLOCK))
         normal.add(s.q, s.v, s.a, s.tau)
-    fit = solve(normal)
+    try:
+        fit = solve(normal)
+    except TooFewStatesError as e:
+        raise BagError(f"{e}: record longer, or lower --cutoff (fewer, wider samples are "
+                       "kept at a higher one)") from None
     prior = nominal(model)
     phi = consistent(model, base, fit, normal, prior)
     rows = actuated(model)
@@ -182,7 +188,7 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
             "least squares": _predict(model, base, fit.phi_b, test),
             "identified": _predict(model, base, base.of(phi), test)}
     rms = {k: np.sqrt(np.mean((p - test.tau[:, rows]) ** 2, axis=0)) for k, p in pred.items()}
-    text = _report(model, opts, base, fit.condition, phi, prior, rms, train, test)
+    text = _report(model, opts, base, fit, phi, prior, rms, train, test)
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".rbd-identify-", dir=out_dir))
     try:  # the outputs appear together, complete, or not at all
@@ -202,7 +208,7 @@ def _predict(model: Model, base: BaseParameters, phi_b: F64, s: Samples) -> F64:
                            for k in range(0, len(s), BLOCK)])
 
 
-def _report(model: Model, opts: Options, base: BaseParameters, condition: float, phi: F64,
+def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, phi: F64,
             prior: F64, rms: dict[str, F64], train: Samples, test: Samples) -> str:
     names = model.state_joint_names
     rows = actuated(model)
@@ -211,9 +217,14 @@ def _report(model: Model, opts: Options, base: BaseParameters, condition: float,
              f"samples: {len(train)} identifying ({_span(train):.1f} s), {len(test)} validating "
              f"({_span(test):.1f} s), filtered at {opts.cutoff:g} Hz",
              f"base parameters: {base.independent.size} of {10 * model.nb + 2 * n}; condition "
-             f"number of the weighted regressor {condition:.3g}",
-             "", "held-out torque RMS (N m or N)",
-             f"{'joint':<24} {'URDF':>10} {'least sq.':>10} {'identified':>10}"]
+             f"number of the weighted regressor (columns scaled) {fit.condition:.3g}"]
+    r = base.independent.size
+    if fit.excited < r:
+        lines.append(f"warning: the recording excites {fit.excited} of the {r} base parameters;"
+                     " the rest keep the URDF's values (move every joint over its range, at "
+                     "several speeds)")
+    lines += ["", "held-out torque RMS (N m or N)",
+              f"{'joint':<24} {'URDF':>10} {'least sq.':>10} {'identified':>10}"]
     for j, name in enumerate(names):
         lines.append(f"{name:<24} {rms['urdf'][j]:10.4g} {rms['least squares'][j]:10.4g} "
                      f"{rms['identified'][j]:10.4g}")

@@ -139,3 +139,21 @@ def test_identify_command_writes_its_outputs_and_refuses_what_it_cannot_use(
                           str(tmp_path / "y")], capture_output=True, text=True, timeout=300)
     assert out.returncode == 2
     assert "--cutoff 300 Hz must be below 40 % of the recording's 500.0 Hz" in out.stderr
+
+
+def test_a_joint_that_never_moves_is_said_and_its_parameters_keep_the_urdfs(
+        tmp_path: Path) -> None:
+    """Joint 7 held still: what only it would reveal is not guessed; the rest is identified."""
+    rng = np.random.default_rng(5)
+    built = built_arm(rng)
+    t, q, v, a = exciting(30.0, rng)
+    q[:, 6], v[:, 6], a[:, 6] = 0.3, 0.0, 0.0
+    fv, fc = np.full(7, 0.5), np.full(7, 1.0)
+    e = efforts(built, q, v, a, fv, fc) + rng.normal(scale=NOISE, size=q.shape)
+    report = identify([write(tmp_path / "still", t, q, e)], tmp_path / "o", Options())
+    assert "warning: the recording excites" in report.text
+    assert np.all(report.rms["identified"][:6] < NOISE), report.text
+    xml = (tmp_path / "o" / "identified.urdf").read_text()
+    written = load_urdf_string(xml, strict=True)
+    assert written.joint("joint7").damping == pytest.approx(MODEL.joint("joint7").damping,
+                                                            abs=1e-3)
