@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +70,18 @@ class Samples:
 class Report:
     text: str
     rms: dict[str, F64]  # "urdf", "least squares", "identified": held-out RMS per joint
+    seconds: dict[str, float]  # time taken by each stage
+
+
+class Stopwatch:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + now - self.last
+        self.last = now
 
 
 def read(paths: list[Path], opts: Options) -> tuple[str, Model, NDArray[np.int64], F64, F64]:
@@ -159,13 +172,18 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
     write ``identified.urdf``, ``report.txt`` and ``torques.png`` into ``out_dir``."""
     import scipy  # noqa: F401  (the filter and the solvers: missing, said before any reading)
 
+    clock = Stopwatch()
     urdf, model, ns, q, e = read(paths, opts)
+    clock.lap("reading")
     data = prepare(ns, q, e, opts.cutoff)
+    clock.lap("filtering")
     if validate:
         _, other, ns2, q2, e2 = read(validate, opts)
         if other.state_joint_names != model.state_joint_names:
             raise BagError("the validation recording's joints differ from the model's")
+        clock.lap("reading")
         train, test = data, prepare(ns2, q2, e2, opts.cutoff)
+        clock.lap("filtering")
     else:
         if not 0 < opts.holdout < 1:
             raise BagError("--holdout must be between 0 and 1")
@@ -181,14 +199,18 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
     except TooFewStatesError as e:
         raise BagError(f"{e}: record longer, or lower --cutoff (fewer, wider samples are "
                        "kept at a higher one)") from None
+    clock.lap("least squares")
     prior = nominal(model)
     phi = consistent(model, base, fit, normal, prior)
+    clock.lap("consistent fit")
     rows = actuated(model)
     pred = {"urdf": _predict(model, base, base.of(prior), test),
             "least squares": _predict(model, base, fit.phi_b, test),
             "identified": _predict(model, base, base.of(phi), test)}
     rms = {k: np.sqrt(np.mean((p - test.tau[:, rows]) ** 2, axis=0)) for k, p in pred.items()}
-    text = _report(model, opts, base, fit, phi, prior, rms, train, test)
+    clock.lap("validation")
+    text = _report(model, opts, base, fit, phi, prior, rms, train, test) + "\n\n" + \
+        "time (s): " + ", ".join(f"{k} {v:.2f}" for k, v in clock.seconds.items())
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".rbd-identify-", dir=out_dir))
     try:  # the outputs appear together, complete, or not at all
@@ -199,7 +221,8 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
             (tmp / f).replace(out_dir / f)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return Report(text, rms)
+    clock.lap("outputs")
+    return Report(text, rms, clock.seconds)
 
 
 def _predict(model: Model, base: BaseParameters, phi_b: F64, s: Samples) -> F64:
