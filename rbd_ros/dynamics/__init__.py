@@ -6,6 +6,7 @@ from .configuration import integrate
 from .crba import crba, crba_batch
 from .errors import ModelError, RbdError, URDFError
 from .model import Data, Frame, Joint, Model
+from .momentum import momentum
 from .regressor import inertial_parameters, regressor, regressor_batch
 from .rnea import gravity, nonlinear_effects, rnea, rnea_batch
 from .urdf import load_urdf, load_urdf_string
@@ -28,6 +29,7 @@ __all__ = [
     "integrate",
     "load_urdf",
     "load_urdf_string",
+    "momentum",
     "nonlinear_effects",
     "regressor",
     "regressor_batch",

@@ -1,0 +1,58 @@
+"""``p = M v`` and ``C^T v`` against Pinocchio (its CRBA and its Christoffel Coriolis matrix,
+seen through our reduced coordinates), and against ``dM/dt = C + C^T``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pinocchio as pin
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pinref import PinRef, random_state, robot_path
+from test_random_trees import trees
+
+from rbd_ros.dynamics import Data, crba, load_urdf, load_urdf_string, rnea
+from rbd_ros.dynamics.model import Model
+from rbd_ros.dynamics.momentum import momentum
+
+ROBOTS = [(robot_path("panda"), False), (robot_path("talos"), True),
+          (str(Path(robot_path("talos")).with_name("talos_reduced.urdf")), True)]
+
+
+def pinocchio_ctv(ref: PinRef, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    C = pin.computeCoriolisMatrix(ref.pm, ref.pd, ref.q(q), ref.G @ v)
+    return ref.G.T @ (np.reshape(C, (ref.pm.nv, ref.pm.nv)).T @ (ref.G @ v))
+
+
+def check(m: Model, source: str, ff: bool, seed: int) -> None:
+    d = Data(m)
+    q, v, _, _ = random_state(m, np.random.default_rng(seed))
+    p, ctv = momentum(m, d, q, v)
+    scale = max(1.0, float(np.abs(p).max()) * float(np.abs(v).max()))
+    np.testing.assert_allclose(p, crba(m, d, q) @ v, rtol=1e-10, atol=1e-10 * scale)
+    np.testing.assert_allclose(ctv, pinocchio_ctv(PinRef(m, source, ff), q, v), rtol=1e-9,
+                               atol=1e-9 * scale)
+    # C v (RNEA without gravity) + C^T v = dM/dt v: central differences of M along v
+    if not ff:  # (a free flyer's configuration is not moved by q + h v)
+        h = 1e-6
+        dM = (crba(m, d, q + h * v) - crba(m, d, q - h * v)) / (2 * h)
+        z = np.zeros(m.nv)
+        cv = rnea(m.with_gravity(np.zeros(3)), Data(m), q, v, z)
+        np.testing.assert_allclose(cv + ctv, dM @ v, rtol=1e-6, atol=1e-6 * scale)
+
+
+@pytest.mark.parametrize("path, ff", ROBOTS)
+def test_momentum_and_coriolis_transpose_equal_pinocchios(path: str, ff: bool) -> None:
+    m = load_urdf(path, floating_base=ff)
+    for seed in range(3):
+        check(m, path, ff, seed)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(urdf=trees(), floating=st.booleans(), seed=st.integers(0, 2**31))
+def test_momentum_on_random_trees(urdf: str, floating: bool, seed: int) -> None:
+    m = load_urdf_string(urdf, floating_base=floating)
+    if m.nv:
+        check(m, urdf, floating, seed)
