@@ -34,6 +34,10 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 #: with a history 20 deep where rclpy's keeps 5. At 1 kHz, 5 is a 5 ms stall of this process
 #: (a busy machine's scheduler) and the oldest states are lost; 20 rides out 20 ms, and the
 #: backlog after a stall is processed in ~0.1 ms a state.
+#: outputs keep 100 messages for their reliable subscribers: a subscriber that stalls (a Python
+#: controller or a recorder on a busy machine) then loses nothing unless it falls 0.1 s behind
+#: at 1 kHz (with 10, a 10 ms stall lost answers: they are never resent)
+OUTPUT_DEPTH = 100
 SENSOR = QoSProfile(depth=20, history=HistoryPolicy.KEEP_LAST,
                     reliability=ReliabilityPolicy.BEST_EFFORT,
                     durability=DurabilityPolicy.VOLATILE)
@@ -98,7 +102,7 @@ class NodeBase(Node):
     # ~80 us a joint state. Outputs and the inputs other than sensor streams go without (an
     # incompatible QoS is still reported by the other side's node); the sensor streams keep
     # them, as the warning that a driver's QoS does not match is the one a user needs.
-    def quiet_publisher(self, msg_type: Any, topic: str, qos: Any = 10) -> Any:
+    def quiet_publisher(self, msg_type: Any, topic: str, qos: Any = OUTPUT_DEPTH) -> Any:
         return self.create_publisher(msg_type, topic, qos,
                                      event_callbacks=_no_default_events("Publisher"))
 

@@ -144,15 +144,14 @@ class FloatingBaseNode(NodeBase):
         self.quiet_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
         self.quiet_subscription(ActiveContacts, "active_contacts", self._on_active, 10)
         self.quiet_subscription(String, "robot_description", self._on_description, LATCHED)
-        self.pub_base = self.quiet_publisher(WrenchStamped, "~/base_wrench", 10)
-        self.pub_com_wrench = self.quiet_publisher(WrenchStamped, "~/com_wrench", 10)
-        self.pub_com = self.quiet_publisher(PointStamped, "~/center_of_mass", 10)
-        self.pub_tau = self.quiet_publisher(JointState, "~/joint_torques", 10)
-        self.pub_status = self.quiet_publisher(String, "~/status", 10)
-        self.pub_flight_base = self.quiet_publisher(AccelStamped, "~/flight/base_acceleration",
-                                                    10)
+        self.pub_base = self.quiet_publisher(WrenchStamped, "~/base_wrench")
+        self.pub_com_wrench = self.quiet_publisher(WrenchStamped, "~/com_wrench")
+        self.pub_com = self.quiet_publisher(PointStamped, "~/center_of_mass")
+        self.pub_tau = self.quiet_publisher(JointState, "~/joint_torques")
+        self.pub_status = self.quiet_publisher(String, "~/status")
+        self.pub_flight_base = self.quiet_publisher(AccelStamped, "~/flight/base_acceleration")
         self.pub_flight_joints = self.quiet_publisher(JointTrajectory,
-                                                      "~/flight/joint_accelerations", 10)
+                                                      "~/flight/joint_accelerations")
         self.pub_contact: dict[str, tuple[Any, Any]] = {}
         self.create_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
         # a joint state whose odometry never comes is answered (or refused) all the same
@@ -207,8 +206,8 @@ class FloatingBaseNode(NodeBase):
             if c.link not in self.pub_contact:
                 base = f"~/contact/{c.link}"
                 self.pub_contact[c.link] = (
-                    self.quiet_publisher(WrenchStamped, f"{base}/wrench", 10),
-                    self.quiet_publisher(PointStamped, f"{base}/center_of_pressure", 10))
+                    self.quiet_publisher(WrenchStamped, f"{base}/wrench"),
+                    self.quiet_publisher(PointStamped, f"{base}/center_of_pressure"))
         self.settle()
         self.release_early()
 
