@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .model import F64, MF_S, W_F, W_V, W_X, Data, Direct, Model, map_views, work_vectors
-from .rnea import expand, joint_motion
+from .rnea import expand, friction_torque, gravity_again, joint_motion
 from .spatial import (
     JOINT_FREE,
     add6,
@@ -71,6 +71,24 @@ def momentum_core(mi, mf, maps, lin, q, v, W, wv, p, ctv):
             store(W, par, W_F, add6(load6(W, par, W_F), xforce_up(load12(W, i), H)))
 
 
+@njit(cache=True)
+def observer_terms_core(mi, mf, maps, lin, q, v, fric, W, wv, p, drift):
+    """What a momentum observer needs at ``(q, v)``, in one call: ``p = M v`` and ``drift =
+    C^T v - g(q)``, less the URDF's joint friction if ``fric`` (so that ``dp/dt = tau + drift +
+    tau_ext`` with ``tau`` the motor torques)."""
+    momentum_core(mi, mf, maps, lin, q, v, W, wv, p, drift)
+    g = np.empty_like(drift)
+    gravity_again(mi, mf, maps, lin, W, wv, g)  # on the transforms momentum_core left in W
+    drift -= g
+    if fric:
+        _, vsrc, _, _, _, _, _, _, _, vmul = map_views(maps, lin)
+        vf = work_vectors(maps, wv)[1]  # gravity_again leaves the full velocities alone
+        for i in range(mi.shape[0]):
+            if mi[i, 1] != JOINT_FREE:
+                k = mi[i, 3]
+                drift[vsrc[k]] -= vmul[k] * friction_torque(mf, vf[k], i)
+
+
 def momentum(model: Model, data: Data, q: F64, v: F64) -> tuple[F64, F64]:
     """``(M(q) v, C(q, v)^T v)`` in reduced coordinates."""
     q = model.check_vector(q, model.nq, "q")
@@ -80,4 +98,16 @@ def momentum(model: Model, data: Data, q: F64, v: F64) -> tuple[F64, F64]:
     return p, ctv
 
 
+def observer_terms(model: Model, data: Data, q: F64, v: F64, friction: bool = False
+                   ) -> tuple[F64, F64]:
+    """``(M(q) v, C(q, v)^T v - g(q) [- friction(v)])``: see :func:`observer_terms_core`."""
+    q = model.check_vector(q, model.nq, "q")
+    v = model.check_vector(v, model.nv, "v")
+    p, drift = np.empty(model.nv), np.empty(model.nv)
+    _OBSERVER.call(model.mi, model.mf, model.maps, model.lin, q, v, bool(friction), data.W,
+                   data.wv, p, drift)
+    return p, drift
+
+
 _MOMENTUM = Direct(momentum_core)
+_OBSERVER = Direct(observer_terms_core)

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from .configuration import integrate
 from .model import F64, Data, Model
-from .momentum import momentum
-from .rnea import gravity
+from .momentum import observer_terms
+from .spatial import JOINT_FREE
 
 
 class MomentumObserver:
-    def __init__(self, model: Model, gain: float | F64) -> None:
-        """``gain``: K, per joint or one for all (1/s; the residual's bandwidth)."""
-        self.model, self.data = model, Data(model)
+    def __init__(self, model: Model, gain: float | F64, friction: bool = False) -> None:
+        """``gain``: K, per joint or one for all (1/s; the residual's bandwidth).
+        ``friction``: the efforts given to :meth:`update` include the URDF's joint friction,
+        which is then not external: removed from them."""
+        self.model, self.data, self.friction = model, Data(model), friction
         self.gain = np.broadcast_to(np.asarray(gain, dtype=np.float64), (model.nv,)).copy()
         if not np.all(self.gain > 0):
             raise ValueError("the observer's gain must be positive")
@@ -32,12 +35,28 @@ class MomentumObserver:
         self._p0: F64 | None = None
         self._integral = np.zeros(self.model.nv)
         self._last: tuple[float, F64] | None = None  # time, integrand without r
+        self._given: tuple[float, F64] | None = None  # the last state's own time and efforts
 
-    def update(self, t: float, q: F64, v: F64, tau: F64) -> F64:
+    def update(self, t: float, q: F64, v: F64, tau: F64, differenced: bool = False) -> F64:
         """The residual (external joint torques) at time ``t`` (s) with the applied torques
-        ``tau`` (the measured efforts, friction removed if the model carries it)."""
-        p, ctv = momentum(self.model, self.data, q, v)
-        drive = np.asarray(tau, dtype=np.float64) + ctv - gravity(self.model, self.data, q)
+        ``tau`` (the measured efforts). ``t`` must increase from call to call.
+
+        ``differenced``: ``v`` is the backward difference of the positions over the step
+        since the last call (joint states without velocities). Such a difference is the
+        velocity of the step's midpoint, to second order, and a lagging one at ``t``: at 1 kHz
+        it would put ``K M a / 2000`` into the residual while the robot accelerates. The state
+        is then taken at the midpoint (positions and efforts halfway), and so is the residual:
+        half a step old."""
+        tau = np.asarray(tau, dtype=np.float64)
+        given = (t, tau)
+        if differenced and self._given is not None:
+            h = 0.5 * (t - self._given[0])
+            q = q - h * v if self.model.nq == self.model.nv else \
+                integrate(self.model, q, v, -h)
+            tau, t = 0.5 * (tau + self._given[1]), t - h
+        self._given = given
+        p, drift = observer_terms(self.model, self.data, q, v, self.friction)
+        drive = tau + drift
         if self._p0 is None or self._last is None:
             self._p0 = p
         else:
@@ -50,3 +69,21 @@ class MomentumObserver:
         self._last = (t, drive)
         out: F64 = self.residual.copy()
         return out
+
+
+def likely_links(model: Model, flagged: np.ndarray) -> list[str]:
+    """The links a contact most likely acts on, from the joints whose residual is flagged
+    (bool, one per velocity): a force on a link shows in the joints from the root to it, and in
+    no joint below it, so each deepest flagged joint (no flagged joint below it) names the link
+    it moves. One link for one contact on a chain; one per branch for contacts on several.
+    A contact whose force happens to have no moment about the deepest joint's axis is put one
+    joint higher: isolation is to the joint, not finer."""
+    vsrc, parent = model.vsrc, model.mi[:, 0]
+    hit = np.array([bool(flagged[vsrc[model.mi[i, 3]]]) if model.mi[i, 1] != JOINT_FREE
+                    else bool(np.any(flagged[vsrc[model.mi[i, 3]]:vsrc[model.mi[i, 3]] + 6]))
+                    for i in range(model.nb)])
+    covered = np.zeros(model.nb, dtype=bool)  # a flagged body lies below
+    for i in range(model.nb - 1, -1, -1):
+        if parent[i] >= 0 and (hit[i] or covered[i]):
+            covered[parent[i]] = True
+    return [model.body_names[i] for i in range(model.nb) if hit[i] and not covered[i]]

@@ -15,7 +15,7 @@ from test_random_trees import trees
 
 from rbd_ros.dynamics import Data, crba, load_urdf, load_urdf_string, rnea
 from rbd_ros.dynamics.model import Model
-from rbd_ros.dynamics.momentum import momentum
+from rbd_ros.dynamics.momentum import momentum, observer_terms
 
 ROBOTS = [(robot_path("panda"), False), (robot_path("talos"), True),
           (str(Path(robot_path("talos")).with_name("talos_reduced.urdf")), True)]
@@ -30,6 +30,14 @@ def check(m: Model, source: str, ff: bool, seed: int) -> None:
     d = Data(m)
     q, v, _, _ = random_state(m, np.random.default_rng(seed))
     p, ctv = momentum(m, d, q, v)
+    # the observer's terms in one call: C^T v - g - friction (RNEA's, at rest it is g + friction)
+    z = np.zeros(m.nv)
+    for fric in (False, True):
+        p2, drift = observer_terms(m, d, q, v, fric)
+        np.testing.assert_array_equal(p2, p)
+        np.testing.assert_allclose(drift, ctv - (rnea(m, d, q, v, z, friction=fric)
+                                                 - rnea(m, d, q, v, z) + rnea(m, d, q, z, z)),
+                                   rtol=1e-12, atol=1e-12 * max(1.0, np.abs(drift).max()))
     scale = max(1.0, float(np.abs(p).max()) * float(np.abs(v).max()))
     np.testing.assert_allclose(p, crba(m, d, q) @ v, rtol=1e-10, atol=1e-10 * scale)
     np.testing.assert_allclose(ctv, pinocchio_ctv(PinRef(m, source, ff), q, v), rtol=1e-9,
@@ -38,7 +46,6 @@ def check(m: Model, source: str, ff: bool, seed: int) -> None:
     if not ff:  # (a free flyer's configuration is not moved by q + h v)
         h = 1e-6
         dM = (crba(m, d, q + h * v) - crba(m, d, q - h * v)) / (2 * h)
-        z = np.zeros(m.nv)
         cv = rnea(m.with_gravity(np.zeros(3)), Data(m), q, v, z)
         np.testing.assert_allclose(cv + ctv, dM @ v, rtol=1e-6, atol=1e-6 * scale)
 
