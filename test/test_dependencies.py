@@ -18,6 +18,7 @@ KEYS = {
     "quadprog": "quadprog-pip", "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces",
     "builtin_interfaces": "builtin_interfaces", "std_msgs": "std_msgs", "std_srvs": "std_srvs",
     "sensor_msgs": "sensor_msgs", "geometry_msgs": "geometry_msgs",
+    "diagnostic_msgs": "diagnostic_msgs",
     "trajectory_msgs": "trajectory_msgs", "nav_msgs": "nav_msgs",
     "rosgraph_msgs": "rosgraph_msgs", "rbd_ros_interfaces": "rbd_ros_interfaces",
     "launch": "launch", "launch_ros": "launch_ros",

@@ -46,14 +46,20 @@ class MomentumObserver:
         velocity of the step's midpoint, to second order, and a lagging one at ``t``: at 1 kHz
         it would put ``K M a / 2000`` into the residual while the robot accelerates. The state
         is then taken at the midpoint (positions and efforts halfway), and so is the residual:
-        half a step old."""
+        half a step old. A first state so given only starts the observer: its residual is
+        zero, and p(0) is taken at the midpoint after it."""
         tau = np.asarray(tau, dtype=np.float64)
-        given = (t, tau)
-        if differenced and self._given is not None:
-            h = 0.5 * (t - self._given[0])
+        given, before = (t, tau), self._given
+        if differenced:
+            if before is None:
+                # the first state's velocity is no difference over one step (there was none,
+                # or it spans what made the observer start again): it starts at the next one
+                self._given = given
+                return self.residual.copy()
+            h = 0.5 * (t - before[0])
             q = q - h * v if self.model.nq == self.model.nv else \
                 integrate(self.model, q, v, -h)
-            tau, t = 0.5 * (tau + self._given[1]), t - h
+            tau, t = 0.5 * (tau + before[1]), t - h
         self._given = given
         p, drift = observer_terms(self.model, self.data, q, v, self.friction)
         drive = tau + drift
@@ -87,3 +93,27 @@ def likely_links(model: Model, flagged: np.ndarray) -> list[str]:
         if parent[i] >= 0 and (hit[i] or covered[i]):
             covered[parent[i]] = True
     return [model.body_names[i] for i in range(model.nb) if hit[i] and not covered[i]]
+
+
+class CollisionDetector:
+    """Per-joint collision flags from residuals, with hysteresis: a joint is flagged when its
+    residual's magnitude exceeds its threshold, and stays flagged until it falls below
+    ``release`` times it (a residual hovering at the threshold under noise then flags once,
+    not at every crossing)."""
+
+    def __init__(self, thresholds: F64, release: float) -> None:
+        self.thresholds = np.asarray(thresholds, dtype=np.float64)
+        if not (np.all(np.isfinite(self.thresholds)) and np.all(self.thresholds > 0)):
+            raise ValueError("collision thresholds must be finite and positive")
+        if not 0.0 < release <= 1.0:
+            raise ValueError(f"the release fraction must be in (0, 1], got {release}")
+        self.release = self.thresholds * release
+        self.flags = np.zeros(self.thresholds.shape, dtype=bool)
+
+    def update(self, residual: F64) -> bool:
+        """New flags from the residuals (in the thresholds' order); True if any changed."""
+        size = np.abs(residual)
+        flags = np.where(self.flags, size >= self.release, size > self.thresholds)
+        changed = bool(np.any(flags != self.flags))
+        self.flags = flags
+        return changed

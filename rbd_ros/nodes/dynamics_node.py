@@ -16,8 +16,21 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
 - out ``~/feedforward_command`` (std_msgs/Float64MultiArray): the same in ``joints`` order
 - out ``~/predicted_accelerations`` (trajectory_msgs/JointTrajectory, one point): ABA for the
   last commanded efforts, with the positions and velocities it was computed at
-- out ``~/external_torques`` (sensor_msgs/JointState, effort): measured effort minus the
-  model's torque at the measured motion
+- out ``~/external_torques`` (sensor_msgs/JointState, effort): the external joint torques
+  by the generalized-momentum observer (De Luca & Mattone 2005) from the measured positions,
+  velocities (or, without them, the positions' differences) and efforts: no acceleration, each
+  joint's residual following its external torque through a first-order lag of time constant
+  ``1 / observer_gain``. It restarts from zero after a gap in the stamps (over
+  ``OBSERVER_GAP_S``), when they go back, and when the model or a parameter it uses changes.
+- out ``~/external_torques_from_acceleration`` (sensor_msgs/JointState, effort): measured
+  effort minus the model's torque at the measured motion, the acceleration differenced from the
+  velocities: no lag, but the differences' noise
+- out ``~/collision`` (diagnostic_msgs/DiagnosticArray), when ``collision_thresholds`` is set:
+  a status for the whole robot (level ERROR while any joint is flagged; the likely contact
+  links and the flagged joints in its message and values) and one per joint (its residual and
+  threshold). A joint is flagged when its residual exceeds its threshold and cleared when it
+  falls below ``collision_release`` times it. Published when a flag changes, and at least once
+  a second of joint-state stamps.
 
 Every output is stamped with the stamp of the joint state it was computed from.
 """
@@ -33,6 +46,7 @@ from typing import Any
 
 import numpy as np
 import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Wrench
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.parameter import Parameter
@@ -42,6 +56,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
+from ..dynamics.observer import CollisionDetector, MomentumObserver, likely_links
 from ..joint_names import NameMap
 from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
@@ -49,6 +64,8 @@ from .joint_states import JointStateError, JointStateMerger, ordered_efforts
 from .trajectory import Trajectory
 
 QOS_CHOICES = ("sensor_data", "reliable")
+OBSERVER_GAP_S = 0.5  # joint states further apart restart the observer
+COLLISION_HEARTBEAT_NS = 1_000_000_000
 
 
 class Live:
@@ -68,6 +85,15 @@ class Live:
             self.command[:6] = 0.0  # an unactuated base
         self.trajectory: Trajectory | None = None
         self.messages: dict[int, Any] = {}  # output message per publisher, names filled in
+        held = np.array([self.index.index[n] for n in names.held if n in self.index.index],
+                        dtype=np.int64)
+        self.held_v = np.intersect1d(self.out_v, held)  # no effort: their residual is NaN
+        self.measured = np.setdiff1d(self.out_v, held)
+        self.observer: MomentumObserver | None = None
+        self.observed_ns = 0  # stamp of the observer's last state (ns); its start: t0_ns
+        self.t0_ns = 0
+        self.detector: CollisionDetector | None = None
+        self.reported_ns = -COLLISION_HEARTBEAT_NS  # stamp of the last ~/collision message
 
     def prepare(self, *publishers: Any) -> None:
         for pub in publishers:
@@ -103,7 +129,18 @@ class DynamicsNode(NodeBase):
             description="QoS of joint_states: sensor_data (best effort, 20 deep) or reliable"))
         d("friction", False, ParameterDescriptor(
             type=ParameterType.PARAMETER_BOOL,
-            description="add the URDF's joint friction to every torque the node computes"))
+            description="add the URDF's joint friction to every torque the node computes (and "
+                        "remove it from the measured efforts in external_torques)"))
+        d("observer_gain", 50.0, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE,
+            description="1/s: bandwidth of the momentum observer behind external_torques"))
+        d("collision_thresholds", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+            description="N m (N): external torque that flags a collision, one for all joints "
+                        "or one per joint in `joints` order; unset: no collision output"))
+        d("collision_release", 0.5, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE,
+            description="a flagged joint clears below this fraction of its threshold"))
         self.declare_joint_names()
         self._check_startup()
         self.friction = bool(self.param("friction"))
@@ -122,6 +159,9 @@ class DynamicsNode(NodeBase):
         self.pub_ff_cmd = self.quiet_publisher(Float64MultiArray, "~/feedforward_command")
         self.pub_accel = self.quiet_publisher(JointTrajectory, "~/predicted_accelerations")
         self.pub_external = self.quiet_publisher(JointState, "~/external_torques")
+        self.pub_external_acc = self.quiet_publisher(JointState,
+                                                     "~/external_torques_from_acceleration")
+        self.pub_collision = self.quiet_publisher(DiagnosticArray, "~/collision")
         self.create_service(InverseDynamics, "~/inverse_dynamics", self._srv_inverse)
         self.create_service(ForwardDynamics, "~/forward_dynamics", self._srv_forward)
         self.create_service(MassMatrix, "~/mass_matrix", self._srv_mass_matrix)
@@ -135,7 +175,8 @@ class DynamicsNode(NodeBase):
 
     # ------------------------------------------------------------------ parameters
     def _check_startup(self) -> None:
-        for name in ("gravity", "publish_rate", "joint_states_qos"):
+        for name in ("gravity", "publish_rate", "joint_states_qos", "observer_gain",
+                     "collision_thresholds", "collision_release"):
             reason = self._invalid(Parameter(name, value=self.param(name)))
             if reason:
                 raise ValueError(f"parameter {name}: {reason}")
@@ -151,6 +192,19 @@ class DynamicsNode(NodeBase):
                 return f"publish_rate must be >= 0 Hz (0: per message), got {v}"
         elif p.name == "joint_states_qos" and v not in QOS_CHOICES:
             return f"joint_states_qos must be one of {QOS_CHOICES}, got '{v}'"
+        elif p.name == "observer_gain":
+            if not (math.isfinite(v) and v > 0):
+                return f"observer_gain must be > 0 (1/s), got {v}"
+        elif p.name == "collision_release":
+            if not (math.isfinite(v) and 0 < v <= 1):
+                return f"collision_release must be in (0, 1], got {v}"
+        elif p.name == "collision_thresholds" and v is not None:
+            v = list(v)
+            if not v or not all(math.isfinite(x) and x > 0 for x in v):
+                return f"collision_thresholds must be positive numbers, got {v}"
+            if self.live is not None and len(v) not in (1, len(self.live.joints)):
+                return (f"collision_thresholds has {len(v)} values: give one for all joints or "
+                        f"one per joint in the order {self.live.joints}")
         elif p.name == "joints" and self.live is not None:
             try:
                 self.live.index.order(list(v or []))
@@ -178,7 +232,29 @@ class DynamicsNode(NodeBase):
                 self._set_rate(p.value)
             elif p.name == "friction":
                 self.friction = bool(p.value)
+        observer = {"friction", "observer_gain", "collision_thresholds", "collision_release"}
+        if self.live is not None and observer & {p.name for p in params}:
+            self._observe_with(self.live, {p.name: p.value for p in params})
         return SetParametersResult(successful=True)
+
+    def _observe_with(self, live: Live, changed: dict[str, Any] | None = None) -> None:
+        """(Re)start ``live``'s observer and collision detector from the parameters (those in
+        ``changed`` being set)."""
+        def value(name: str) -> Any:
+            return changed[name] if changed and name in changed else self.param(name)
+
+        live.observer = MomentumObserver(live.model, value("observer_gain"),
+                                         bool(value("friction")))
+        live.observed_ns = 0
+        thresholds = list(value("collision_thresholds") or [])
+        live.detector = None
+        if len(thresholds) not in (0, 1, len(live.joints)):
+            self.get_logger().warning(
+                f"collision_thresholds has {len(thresholds)} values for the joints "
+                f"{live.joints}: no collision output until it is set again")
+        elif thresholds:
+            live.detector = CollisionDetector(np.resize(thresholds, len(live.joints)),
+                                              value("collision_release"))
 
     def _set_rate(self, hz: float) -> None:
         if self.timer is not None:
@@ -233,7 +309,8 @@ class DynamicsNode(NodeBase):
             live.merger = old.merger  # keep the measured state across a gravity change
             live.command, live.trajectory = old.command, old.trajectory
         live.prepare(self.pub_gravity, self.pub_gravity_cmd, self.pub_ff, self.pub_ff_cmd,
-                     self.pub_external)
+                     self.pub_external, self.pub_external_acc)
+        self._observe_with(live)
         self.live = live  # one assignment: callbacks see the old or the new model, whole
         self.settle()
 
@@ -331,11 +408,15 @@ class DynamicsNode(NodeBase):
                 positions=st.q[live.index.q_index(live.out_v)].tolist(),
                 velocities=st.v[live.out_v].tolist(), accelerations=qdd[live.out_v].tolist())]
             self.pub_accel.publish(msg)
-        if listened(self.pub_external) and np.all(np.isfinite(st.effort[live.out_v])):
+        if listened(self.pub_external_acc) and np.all(np.isfinite(st.effort[live.out_v])):
             tau = rnea(m, d, st.q, st.v, st.a, friction=fric)
             ext = np.zeros(m.nv)
             ext[live.out_v] = st.effort[live.out_v] - tau[live.out_v]
-            self._emit(live, stamp, self.pub_external, None, ext)
+            self._emit(live, stamp, self.pub_external_acc, None, ext)
+        if live.detector is not None or listened(self.pub_external):
+            self._observe(live, stamp)
+        else:
+            live.observed_ns = 0  # not observed: it starts afresh when someone listens
         if live.trajectory is not None and listened(self.pub_ff, self.pub_ff_cmd):
             pd, vd, ad = live.trajectory.sample(stamp_ns(stamp))
             q, v, a = st.q.copy(), np.zeros(m.nv), np.zeros(m.nv)
@@ -344,6 +425,67 @@ class DynamicsNode(NodeBase):
             v[idx], a[idx] = vd, ad
             self._emit(live, stamp, self.pub_ff, self.pub_ff_cmd, rnea(m, d, q, v, a,
                                                                         friction=fric))
+
+    def _observe(self, live: Live, stamp: Any) -> None:
+        """One step of the momentum observer: ``~/external_torques`` and ``~/collision``."""
+        st, observer = live.merger, live.observer
+        assert observer is not None
+        tau = np.zeros(live.model.nv)  # an unactuated base, held joints: no effort
+        tau[live.measured] = st.effort[live.measured]
+        if not np.all(np.isfinite(tau)):
+            self.warn("no_effort", "external_torques and collision need the measured efforts: "
+                                   f"joint_states carries none for {self._no_effort(live)}")
+            return
+        ns = stamp_ns(stamp)
+        gap = (ns - live.observed_ns) * 1e-9
+        if ns != live.observed_ns:  # (pieces of one state from several drivers share a stamp)
+            if live.observed_ns == 0 or not 0 < gap <= OBSERVER_GAP_S:
+                if live.observed_ns:
+                    self.warn("observer_restart", f"external_torques restarts from zero: the "
+                              f"joint states' stamps {'jumped by' if gap > 0 else 'went back'} "
+                              f"{abs(gap):.3f} s (it integrates over at most {OBSERVER_GAP_S} s)")
+                observer.reset()
+                live.t0_ns = ns
+            live.observed_ns = ns
+            observer.update((ns - live.t0_ns) * 1e-9, st.q, st.v, tau, st.differenced)
+        residual = observer.residual.copy()
+        residual[live.held_v] = np.nan
+        self._emit(live, stamp, self.pub_external, None, residual)
+        detector = live.detector
+        if detector is not None and (detector.update(residual[live.joints_v])
+                                     or ns - live.reported_ns >= COLLISION_HEARTBEAT_NS):
+            live.reported_ns = ns
+            self.pub_collision.publish(self._collision(live, stamp, residual))
+
+    def _collision(self, live: Live, stamp: Any, residual: np.ndarray) -> DiagnosticArray:
+        detector = live.detector
+        assert detector is not None
+        flagged = np.zeros(live.model.nv, dtype=bool)
+        flagged[live.joints_v] = detector.flags
+        links = likely_links(live.model, flagged)
+        joints = [j for j, f in zip(live.joints, detector.flags, strict=True) if f]
+        node, robot = self.get_name(), live.model.name
+        ok, error = DiagnosticStatus.OK, DiagnosticStatus.ERROR
+        whole = DiagnosticStatus(
+            level=error if joints else ok, name=f"{node}: collision", hardware_id=robot,
+            message=(f"collision, likely on {' or '.join(links)} (joints {', '.join(joints)})"
+                     if joints else "no collision"),
+            values=[KeyValue(key="links", value=",".join(links)),
+                    KeyValue(key="joints", value=",".join(joints))])
+        msg = DiagnosticArray(status=[whole] + [
+            DiagnosticStatus(level=error if f else ok, name=f"{node}: collision: {j}",
+                             hardware_id=robot, message="collision" if f else "ok",
+                             values=[KeyValue(key="residual", value=f"{r:.6g}"),
+                                     KeyValue(key="threshold", value=f"{t:.6g}")])
+            for j, f, r, t in zip(live.joints, detector.flags, residual[live.joints_v],
+                                  detector.thresholds, strict=True)])
+        msg.header.stamp = stamp
+        return msg
+
+    @staticmethod
+    def _no_effort(live: Live) -> list[str]:
+        return [n for n, i in live.index.index.items()
+                if i in live.measured and not math.isfinite(live.merger.effort[i])]
 
     def _emit(self, live: Live, stamp: Any, pub: Any, pub_cmd: Any, tau: np.ndarray) -> None:
         if pub.get_subscription_count():

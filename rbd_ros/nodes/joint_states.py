@@ -178,6 +178,7 @@ class JointStateMerger:
         self.stamp = np.zeros(model.nv, dtype=np.int64)  # per joint, ns (valid where seen)
         self.seen = np.zeros(model.nv, dtype=bool)
         self._plans: dict[tuple[str, ...], Plan] = {}
+        self.differenced = False  # the last message's velocities came from its positions
         # joints with several coordinates (a free flyer, floating and planar joints) are not
         # in /joint_states: the base comes from odometry, the others stay where they are
         self.held = [j.name for j in model.joints if j.idx_v >= 0 and j.nv > 1
@@ -250,6 +251,7 @@ class JointStateMerger:
             v_new = np.where(prev, (pos[ks] - self.q[qi]) / step, 0.0)
         else:
             v_new = self.v[idx]
+        self.differenced = vel is None and pos is not None
         self.a[idx] = np.where(prev, (v_new - self.v[idx]) / step, 0.0)
         self.v[idx] = v_new
         if pos is not None:

@@ -14,6 +14,12 @@ instead of integrating a burst of steps with one stale torque.
   0.1 s (wall), so that a controller that starts late, or a lost message, never stalls the
   loop. A controller that answers each joint state sees exactly one step of delay, whatever the
   load on the machine.
+
+External wrenches (a push, a collision, a payload) come on ``external_wrench``
+(geometry_msgs/WrenchStamped): ``header.frame_id`` names the link, and the wrench acts at that
+link's origin, expressed in its frame. It holds from the next step until another message for the
+same link replaces it; a zero wrench removes it. The efforts published in ``joint_states`` stay
+the applied motor torques: the external ones are for an observer to find.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import sys
 from typing import Any
 
 import numpy as np
+from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -79,6 +86,8 @@ class SimulatorNode(NodeBase):
         self.q0 = self.q.copy()
         self.v = np.zeros(self.model.nv)
         self.tau = np.zeros(self.model.nv)
+        self.wrenches: dict[str, np.ndarray] = {}  # link -> [force; torque] in its frame
+        self.f_ext: np.ndarray | None = None  # the wrenches as the algorithms take them
         self.dt_ns = round(1e9 / rate)
         self.dt = self.dt_ns * 1e-9
         self.timeout_ns = round(float(self.param("command_timeout")) * 1e9)
@@ -93,6 +102,7 @@ class SimulatorNode(NodeBase):
         self.create_subscription(Float64MultiArray, "effort_commands", self._on_command, 10)
         self.create_subscription(JointState, "effort_command_states", self._on_command_states,
                                  10)
+        self.create_subscription(WrenchStamped, "external_wrench", self._on_wrench, 10)
         if self.lockstep:
             self.create_timer(REPUBLISH_S, self._republish)
             self._publish()
@@ -122,6 +132,21 @@ class SimulatorNode(NodeBase):
             return  # the answer to a state already stepped past
         self._apply(idx, eff)
 
+    def _on_wrench(self, msg: WrenchStamped) -> None:
+        f, t = msg.wrench.force, msg.wrench.torque
+        w = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
+        wrenches = dict(self.wrenches)
+        wrenches[msg.header.frame_id] = w
+        if not np.any(w):
+            del wrenches[msg.header.frame_id]
+        try:
+            f_ext = self.model.link_wrenches(wrenches) if wrenches else None
+        except RbdError as e:  # an unknown link, a NaN
+            self.warn("bad_wrench", f"dropped external_wrench (header.frame_id names the link "
+                                    f"it acts on): {e}")
+            return
+        self.wrenches, self.f_ext = wrenches, f_ext
+
     def _apply(self, idx: Any, efforts: np.ndarray) -> None:
         self.tau[:] = 0.0
         self.tau[idx] = efforts
@@ -140,7 +165,7 @@ class SimulatorNode(NodeBase):
             self.tau[:] = 0.0
         try:
             self.v += self.dt * aba(self.model, self.data, self.q, self.v, self.tau,
-                                    friction=True)
+                                    self.f_ext, friction=True)
             self.q = integrate(self.model, self.q, self.v, self.dt)
             if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.v))):
                 raise RbdError("the state is no longer finite")

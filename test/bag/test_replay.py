@@ -40,7 +40,7 @@ def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
     offline = {round(s, 6): k for k, s in enumerate(table["t"])}
 
     grav = probe.listen(JointState, "/rbd_dynamics/gravity_torques", 1000)
-    ext = probe.listen(JointState, "/rbd_dynamics/external_torques", 1000)
+    ext = probe.listen(JointState, "/rbd_dynamics/external_torques_from_acceleration", 1000)
     params = params_file(tmp_path / "p.yaml", "rbd_dynamics", {
         "robot_description": ARM.read_text(), "joint_states_qos": "reliable"})
     node = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params))

@@ -8,48 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from armsim import DT, HOLD, fifth_link_wrench, simulate
 
-from rbd_ros.dynamics import Data, Model, aba, crba, gravity, load_urdf, load_urdf_string, rnea
+from rbd_ros.dynamics import Data, load_urdf, load_urdf_string, rnea
 from rbd_ros.dynamics.observer import MomentumObserver, likely_links
 from rbd_ros.robots import ARM
 
 K = 100.0  # 1/s
-DT = 1e-3
-HOLD = np.array([0.3, 0.6, -0.2, -1.0, 0.4, 0.8, -0.3])
-
-
-def simulate(wrench: np.ndarray, seconds: float = 3.0, friction: Model | None = None):  # type: ignore[no-untyped-def]
-    """States (t, q, v, tau, external joint torque) of the arm held by PD, ``wrench`` (nb, 6)
-    on from t = 1 s; with the joint friction of the model ``friction`` if given."""
-    m = friction or load_urdf(ARM)
-    d = Data(m)
-    inertia = np.diag(crba(m, d, HOLD))
-
-    def control(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return inertia * (100.0 * (HOLD - q) - 20.0 * v) + gravity(m, d, q)
-
-    def f(t: float, x: np.ndarray) -> np.ndarray:
-        q, v = x[:7], x[7:]
-        return np.concatenate([v, aba(m, d, q, v, control(q, v), friction=bool(friction),
-                                      f_ext=wrench if t >= 1.0 else None)])
-
-    x = np.concatenate([HOLD + 0.2, np.zeros(7)])
-    for k in range(round(seconds / DT)):
-        t = k * DT
-        q, v = x[:7], x[7:]
-        tau = control(q, v)
-        qdd = aba(m, d, q, v, tau, f_ext=wrench if t >= 1.0 else None, friction=bool(friction))
-        yield t, q.copy(), v.copy(), tau, rnea(m, d, q, v, qdd, friction=bool(friction)) - tau
-        k1 = f(t, x)
-        k2 = f(t + DT / 2, x + DT / 2 * k1)
-        k3 = f(t + DT / 2, x + DT / 2 * k2)
-        x = x + DT / 6 * (k1 + 2 * k2 + 2 * k3 + f(t + DT, x + DT * k3))
-
-
-def fifth_link_wrench() -> np.ndarray:
-    wrench = np.zeros((load_urdf(ARM).nb, 6))
-    wrench[4] = [5.0, -8.0, 3.0, 0.5, 0.2, -0.3]  # [force; torque] on the fifth link
-    return wrench
 
 
 @pytest.mark.parametrize("velocities", ["measured", "differenced"])

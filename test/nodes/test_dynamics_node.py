@@ -72,7 +72,7 @@ def test_topics_carry_the_models_torques_and_accelerations(node: NodeProcess,
     grav = probe.listen(JointState, f"{NODE}/gravity_torques")
     grav_cmd = probe.listen(Float64MultiArray, f"{NODE}/gravity_command")
     accel = probe.listen(JointTrajectory, f"{NODE}/predicted_accelerations")
-    ext = probe.listen(JointState, f"{NODE}/external_torques")
+    ext = probe.listen(JointState, f"{NODE}/external_torques_from_acceleration")
     ff = probe.listen(JointState, f"{NODE}/feedforward_torques")
     ff_cmd = probe.listen(Float64MultiArray, f"{NODE}/feedforward_command")
     cmd = np.array([3.0, -25.0, 1.0, 10.0, 0.5, -1.5, 0.2])  # in NAMES order
@@ -448,14 +448,14 @@ def test_a_new_robot_description_swaps_everything(ros: None, probe: Probe,
 
 def test_outputs_at_todays_stamps_are_exact(ros: None, probe: Probe, tmp_path: Path) -> None:
     """Positions only at 1 kHz with stamps of today on a motion of constant acceleration: the
-    node's external torques equal the measured effort minus RNEA at the exact backward
-    differences, and the feed-forward is sampled at the exact time."""
+    node's external torques from acceleration equal the measured effort minus RNEA at the exact
+    backward differences, and the feed-forward is sampled at the exact time."""
     params = params_file(tmp_path / "p.yaml", "/ns/rbd_dynamics", {
         "robot_description": ARM.read_text(), "joint_states_qos": "reliable"})
     node = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/ns", "--params-file",
                        str(params))
     try:
-        ext = probe.listen(JointState, "/ns/rbd_dynamics/external_torques", 100)
+        ext = probe.listen(JointState, "/ns/rbd_dynamics/external_torques_from_acceleration", 100)
         ff = probe.listen(JointState, "/ns/rbd_dynamics/feedforward_torques", 100)
         pub = probe.node.create_publisher(JointState, "/ns/joint_states", 100)
         traj = probe.node.create_publisher(JointTrajectory, "/ns/desired_trajectory", 10)

@@ -1,0 +1,57 @@
+"""The bundled arm simulated exactly (RK4 on our ABA at 1 kHz), held at a posture by PD control
+with a known wrench on one link: states and the external joint torques they carry, for the
+momentum observer's tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from rbd_ros.dynamics import Data, Model, aba, crba, gravity, load_urdf, rnea
+from rbd_ros.robots import ARM
+
+DT = 1e-3
+HOLD = np.array([0.3, 0.6, -0.2, -1.0, 0.4, 0.8, -0.3])
+State = tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def fifth_link_wrench() -> np.ndarray:
+    """(nb, 6) ``[force; torque]`` on the fifth link, in its frame."""
+    wrench = np.zeros((load_urdf(ARM).nb, 6))
+    wrench[4] = [5.0, -8.0, 3.0, 0.5, 0.2, -0.3]
+    return wrench
+
+
+def simulate(wrench: np.ndarray, seconds: float = 3.0, friction: Model | None = None,
+             on: tuple[float, float] = (1.0, np.inf)) -> Iterator[State]:
+    """States (t, q, v, tau, external joint torque) of the arm held by PD from 0.2 rad off its
+    posture, ``wrench`` (nb, 6) acting while ``on[0] <= t < on[1]``; with the joint friction of
+    the model ``friction`` if given. The external joint torque is RNEA at the true
+    acceleration minus the applied torques."""
+    m = friction or load_urdf(ARM)
+    d = Data(m)
+    inertia = np.diag(crba(m, d, HOLD))
+
+    def control(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return inertia * (100.0 * (HOLD - q) - 20.0 * v) + gravity(m, d, q)
+
+    def accel(t: float, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
+        return aba(m, d, q, v, tau, f_ext=wrench if on[0] <= t < on[1] else None,
+                   friction=friction is not None)
+
+    def f(t: float, x: np.ndarray) -> np.ndarray:
+        q, v = x[:7], x[7:]
+        return np.concatenate([v, accel(t, q, v, control(q, v))])
+
+    x = np.concatenate([HOLD + 0.2, np.zeros(7)])
+    for k in range(round(seconds / DT)):
+        t = k * DT
+        q, v = x[:7], x[7:]
+        tau = control(q, v)
+        qdd = accel(t, q, v, tau)
+        yield t, q.copy(), v.copy(), tau, rnea(m, d, q, v, qdd, friction=friction is not None) - tau
+        k1 = f(t, x)
+        k2 = f(t + DT / 2, x + DT / 2 * k1)
+        k3 = f(t + DT / 2, x + DT / 2 * k2)
+        x = x + DT / 6 * (k1 + 2 * k2 + 2 * k3 + f(t + DT, x + DT * k3))

@@ -1,0 +1,225 @@
+"""The dynamics node's momentum observer (``~/external_torques``) and collision flags
+(``~/collision``) in its own process over real DDS: fed an exactly simulated push (a wrench on
+the arm's fifth link, on for 0.4 s), with velocities and without; and live beside the
+simulator node, whose ``external_wrench`` input pushes the arm while a controller holds it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from armsim import HOLD, fifth_link_wrench, simulate
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from geometry_msgs.msg import WrenchStamped
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosutil import NodeProcess, Probe, params_file
+from sensor_msgs.msg import JointState
+
+from rbd_ros.dynamics import Data, crba, gravity, load_urdf, rnea
+from rbd_ros.robots import ARM
+
+NAMES = [f"joint{k}" for k in range(1, 8)]
+MODEL = load_urdf(ARM)
+K = 100.0
+T0 = 1_700_000_000 * 10**9  # stamps of today's size: only differences become seconds
+ON = (1.0, 1.4)  # the push, s
+RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def push_thresholds() -> np.ndarray:
+    """Half the push's joint torques at the posture (the joints it shows in), 1 N m else."""
+    d = Data(MODEL)
+    z = np.zeros(7)
+    ext = rnea(MODEL, d, HOLD, z, z) - rnea(MODEL, d, HOLD, z, z, fifth_link_wrench())
+    return np.where(np.abs(ext) > 0.05, 0.5 * np.abs(ext), 1.0)
+
+
+@pytest.fixture(scope="module")
+def node(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
+    params = params_file(tmp_path_factory.mktemp("p") / "p.yaml", "rbd_dynamics", {
+        "robot_description": ARM.read_text(), "joint_states_qos": "reliable",
+        "observer_gain": K, "collision_thresholds": [float(x) for x in push_thresholds()]})
+    proc = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params))
+    yield proc
+    print(proc.stop())
+
+
+def stamp(ns: int) -> Time:
+    return Time(sec=ns // 10**9, nanosec=ns % 10**9)
+
+
+def by_name(msg: JointState) -> np.ndarray:
+    return np.array([msg.effort[msg.name.index(n)] for n in NAMES])
+
+
+@pytest.mark.parametrize("velocities", [True, False])
+def test_residual_and_collision_follow_a_push(node: NodeProcess, probe: Probe,
+                                              velocities: bool) -> None:
+    states = list(simulate(fifth_link_wrench(), 1.8, on=ON))
+    offset = T0 + (0 if velocities else 10**10)  # a later stretch: the observer restarts
+    ext = probe.listen(JointState, "/rbd_dynamics/external_torques", RELIABLE)
+    flags = probe.listen(DiagnosticArray, "/rbd_dynamics/collision", RELIABLE)
+    pub = probe.node.create_publisher(JointState, "/joint_states", RELIABLE)
+    assert probe.spin_until(lambda: pub.get_subscription_count() > 0
+                            and probe.node.count_publishers("/rbd_dynamics/collision") > 0)
+    probe.spin_for(0.5)
+    sent = 0
+    while sent < len(states) or len(ext) < len(states):  # up to 20 states ahead of answers
+        while sent < len(states) and sent - len(ext) < 20:
+            t, q, v, tau, _ = states[sent]
+            msg = JointState(name=NAMES, position=list(q), effort=list(tau),
+                             velocity=list(v) if velocities else [])
+            msg.header.stamp = stamp(offset + round(t * 1e9))
+            pub.publish(msg)
+            sent += 1
+        before = len(ext)
+        assert probe.spin_until(lambda before=before: len(ext) > before, 10.0), \
+            f"no answer after {len(ext)} of {len(states)} states"
+    probe.spin_for(0.3)
+    assert len(ext) == len(states)  # reliable, in order, one per state
+    when = [(m.header.stamp.sec * 10**9 + m.header.stamp.nanosec - offset) * 1e-9 for m in ext]
+    np.testing.assert_allclose(when, [s[0] for s in states], atol=1e-12)
+    r = np.array([by_name(m) for m in ext])
+    truth = np.array([s[4] for s in states])
+    t = np.array(when)
+    size = np.abs(truth[(t >= ON[0]) & (t < ON[1])]).max()
+    settled = (t >= ON[0] + 5 / K) & (t < ON[1])
+    assert np.abs(r - truth)[settled].max() < 0.01 * size
+    quiet = (t >= ON[1] + 5 / K)
+    assert np.abs(r[quiet]).max() < 0.01 * size
+
+    # the collision flag: raised within the observer's lag, on the pushed link, and cleared
+    mine = [m for m in flags if m.header.stamp.sec * 10**9 + m.header.stamp.nanosec >= offset]
+    level = [((m.header.stamp.sec * 10**9 + m.header.stamp.nanosec - offset) * 1e-9,
+              m.status[0].level, m) for m in mine]
+    assert level and level[0][1] == DiagnosticStatus.OK
+    raised = [x for x in level if x[1] == DiagnosticStatus.ERROR]
+    assert raised, [(x[0], x[2].status[0].message) for x in level]
+    assert ON[0] <= raised[0][0] < ON[0] + 3 / K  # crossing half its size takes ln 2 / K
+    whole = raised[0][2].status[0]
+    values = {kv.key: kv.value for kv in whole.values}
+    assert values["links"] == MODEL.body_names[4], whole.message
+    assert len(raised[0][2].status) == 8 and raised[0][2].status[1].name.endswith("joint1")
+    cleared = [x for x in level if x[0] > raised[0][0] and x[1] == DiagnosticStatus.OK]
+    assert cleared and ON[1] <= cleared[0][0] < ON[1] + 5 / K
+    assert not [x for x in level if x[0] < ON[0] and x[1] != DiagnosticStatus.OK]
+    probe.node.destroy_publisher(pub)
+
+
+def test_parameters_are_checked_and_change_live(node: NodeProcess, probe: Probe) -> None:
+    def set_param(name: str, value: ParameterValue) -> tuple[bool, str]:
+        res = probe.call(SetParameters, "/rbd_dynamics/set_parameters", SetParameters.Request(
+            parameters=[ParameterMsg(name=name, value=value)]))
+        return res.results[0].successful, res.results[0].reason
+
+    arr = ParameterType.PARAMETER_DOUBLE_ARRAY
+    ok, reason = set_param("collision_thresholds", ParameterValue(
+        type=arr, double_array_value=[1.0, 2.0]))
+    assert not ok and "one per joint in the order" in reason
+    ok, reason = set_param("collision_thresholds", ParameterValue(
+        type=arr, double_array_value=[1.0, -2.0, 1, 1, 1, 1, 1]))
+    assert not ok and "positive" in reason
+    ok, reason = set_param("observer_gain", ParameterValue(
+        type=ParameterType.PARAMETER_DOUBLE, double_value=0.0))
+    assert not ok and "observer_gain must be > 0" in reason
+    ok, _ = set_param("collision_thresholds", ParameterValue(type=arr,
+                                                             double_array_value=[3.0]))
+    assert ok and node.alive()
+
+
+@pytest.mark.parametrize("args, reason", [
+    (["-p", "observer_gain:=-5.0"], "observer_gain must be > 0"),
+    (["-p", "collision_release:=1.5"], "collision_release must be in (0, 1]"),
+    (["-p", "collision_thresholds:=[0.0]"], "collision_thresholds must be positive"),
+])
+def test_a_bad_observer_configuration_stops_with_its_reason(ros: None, args: list[str],
+                                                            reason: str) -> None:
+    proc = NodeProcess("rbd_ros.nodes.dynamics_node", *args)
+    out = proc.proc.communicate(timeout=30)[0]
+    assert proc.proc.returncode == 2, out
+    assert reason in out and "Traceback" not in out, out
+
+
+def test_the_simulators_push_is_found_by_the_live_observer(ros: None, probe: Probe,
+                                                           tmp_path: Path) -> None:
+    """Simulator (lockstep, 1 kHz) held by a PD + gravity controller here, dynamics node
+    beside it; a wrench sent to the simulator's ``external_wrench`` shows in the observer's
+    residual as J^T f, and on the collision flag with the link it pushed. (The arm without
+    Coulomb friction, whose sign at rest is undefined: a simulated joint held still chatters
+    around zero velocity, and the residual then carries up to that friction.)"""
+    urdf = re.sub(r'friction="[0-9.]+"', 'friction="0"', ARM.read_text())
+    link = MODEL.body_names[4]
+    push = fifth_link_wrench()[4]
+    sim = NodeProcess("rbd_ros.nodes.simulator_node", "--params-file", str(params_file(
+        tmp_path / "sim.yaml", "rbd_simulator", {
+            "robot_description": urdf, "lockstep": True,
+            "initial_positions": [float(x) for x in HOLD]})))
+    dyn = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params_file(
+        tmp_path / "dyn.yaml", "rbd_dynamics", {
+            "robot_description": urdf, "observer_gain": K, "friction": True,
+            "joint_states_qos": "reliable",
+            "collision_thresholds": [float(x) for x in push_thresholds()]})))
+    try:
+        d = Data(MODEL)
+        inertia = np.diag(crba(MODEL, d, HOLD))
+        cmd = probe.node.create_publisher(JointState, "/effort_command_states", 10)
+        wrench_pub = probe.node.create_publisher(WrenchStamped, "/external_wrench", 10)
+        ext = probe.listen(JointState, "/rbd_dynamics/external_torques", RELIABLE)
+        flags = probe.listen(DiagnosticArray, "/rbd_dynamics/collision", RELIABLE)
+        states: dict[int, np.ndarray] = {}
+
+        def on_state(msg: JointState) -> None:  # PD + gravity, answered with its stamp
+            q, v = np.array(msg.position), np.array(msg.velocity)
+            ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+            states[ns] = q
+            tau = inertia * (100.0 * (HOLD - q) - 20.0 * v) + gravity(MODEL, d, q)
+            out = JointState(name=NAMES, effort=list(tau))
+            out.header.stamp = msg.header.stamp
+            cmd.publish(out)
+
+        probe.node.create_subscription(JointState, "/joint_states", on_state, RELIABLE)
+        assert probe.spin_until(lambda: len(ext) > 300, 60.0), "no residual from the loop"
+        bad = WrenchStamped()
+        bad.header.frame_id = "no_such_link"
+        bad.wrench.force.x = 1.0
+        wrench_pub.publish(bad)  # refused with a reason; the simulator goes on
+        msg = WrenchStamped()
+        msg.header.frame_id = link
+        (msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z, msg.wrench.torque.x,
+         msg.wrench.torque.y, msg.wrench.torque.z) = push
+        wrench_pub.publish(msg)
+        at_rest: list[bool] = []  # per state after the push
+
+        def settled() -> bool:
+            raised = any(f.status[0].level == DiagnosticStatus.ERROR for f in flags)
+            return raised and len(at_rest) > 100 and all(at_rest[-100:])
+
+        def on_rest(msg: JointState) -> None:
+            if flags:
+                at_rest.append(bool(np.abs(msg.velocity).max() < 1e-3))
+
+        probe.node.create_subscription(JointState, "/joint_states", on_rest, RELIABLE)
+        assert probe.spin_until(settled, 90.0), f"{len(at_rest)} states, none at rest"
+        assert any(f.status[0].level == DiagnosticStatus.ERROR and
+                   {kv.key: kv.value for kv in f.status[0].values}["links"] == link
+                   for f in flags), [f.status[0].message for f in flags]
+        probe.spin_for(0.2)
+        # at rest under the push, the residual is J^T f
+        z = np.zeros(7)
+        f_ext = MODEL.link_wrenches({link: push})
+        for m in ext[-50:]:
+            q = states[m.header.stamp.sec * 10**9 + m.header.stamp.nanosec]
+            truth = rnea(MODEL, d, q, z, z) - rnea(MODEL, d, q, z, z, f_ext)
+            np.testing.assert_allclose(by_name(m), truth, atol=0.01 * np.abs(truth).max())
+        assert sim.alive() and dyn.alive()
+    finally:
+        dyn_out, sim_out = dyn.stop(), sim.stop()
+        print(dyn_out, sim_out)
+    assert "dropped external_wrench" in sim_out and "no_such_link" in sim_out, sim_out
