@@ -55,7 +55,8 @@ class MomentumObserver:
                 # the first state's velocity is no difference over one step (there was none,
                 # or it spans what made the observer start again): it starts at the next one
                 self._given = given
-                return self.residual.copy()
+                first: F64 = self.residual.copy()
+                return first
             h = 0.5 * (t - before[0])
             q = q - h * v if self.model.nq == self.model.nv else \
                 integrate(self.model, q, v, -h)
