@@ -109,7 +109,8 @@ def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.
             late += max(0, due - k)
             k = max(k, due) + 1
             now = time.time()
-            msg = JointState(name=names, position=q, velocity=[0.0] * len(names))
+            msg = JointState(name=names, position=q, velocity=[0.0] * len(names),
+                             effort=[0.0] * len(names))
             msg.header.stamp.sec, msg.header.stamp.nanosec = int(now), int((now % 1) * 1e9)
             send(msg)
             sent.append((msg.header.stamp.sec, msg.header.stamp.nanosec, now))
@@ -200,10 +201,15 @@ def latency(n: int, rounds: int = 3) -> None:
                 lambda d: measure(d, names, "rbd_dynamics/gravity_torques", n // rounds))
 
     echo_names = [f"joint{k}" for k in range(1, 8)]
+    observer: Case = (
+        "dynamics node, arm, observer + collision",
+        lambda tmp: _start_node(tmp, "dynamics_node", "rbd_dynamics", str(ARM),
+                                "    collision_thresholds: [50.0]\n"),
+        lambda d: measure(d, echo_names, "rbd_dynamics/external_torques", n // rounds))
     cases: list[Case] = [
         ("echo (rclpy limit)", lambda tmp: _start(["-c", ECHO]),
          lambda d: measure(d, echo_names, "echo", n // rounds)),
-        node(str(ARM), False), node(robot_path("talos"), True)]
+        node(str(ARM), False), observer, node(robot_path("talos"), True)]
     print(f"\n## Dynamics node at 1 kHz joint_states, {n} messages in {rounds} interleaved "
           "rounds, best effort 20 deep; latency = answer received - joint state stamped (ms)")
     _table(_interleaved(cases, rounds), "echo (rclpy limit)")

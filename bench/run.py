@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import pinocchio as pin  # noqa: E402
 from bag_throughput import bag_throughput  # noqa: E402
 from latency import first_answer, floating_latency, latency  # noqa: E402
+from observer import main as observer_detection  # noqa: E402
 from pinref import PinRef, random_state, robot_path  # noqa: E402
 
 from rbd_ros.dynamics import (  # noqa: E402
@@ -187,6 +188,9 @@ def main() -> int:
     latency(1000 if args.quick else 15000)
     floating_latency(500 if args.quick else 2500)
     bag_throughput(6.0 if args.quick else 60.0)
+    print("\n# Collision detection (bench/observer.py)")
+    sys.argv = [sys.argv[0], "--seconds", "20" if args.quick else "60"]
+    observer_detection()
     print(f"\n(done in {time.time() - t0:.0f} s)")
     return 0
 

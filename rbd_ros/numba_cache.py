@@ -33,7 +33,7 @@ def load_node_kernels(floating_base: bool = True) -> None:
     from .dynamics import Data, aba, crba, load_urdf, rnea
     from .dynamics.contacts import Contact, solve
     from .dynamics.floating import forward_dynamics, inverse_dynamics
-    from .dynamics.momentum import observer_terms
+    from .dynamics.observer import MomentumObserver
     from .robots import ARM, QUADRUPED
 
     arm = load_urdf(ARM)
@@ -42,7 +42,7 @@ def load_node_kernels(floating_base: bool = True) -> None:
     rnea(arm, d, arm.neutral(), z, z)
     aba(arm, d, arm.neutral(), z, z)
     crba(arm, d, arm.neutral())
-    observer_terms(arm, d, arm.neutral(), z)
+    MomentumObserver(arm, 1.0).update(0.0, arm.neutral(), z, z)
     _loaded = max(_loaded, 1)
     if not floating_base:
         return

@@ -11,11 +11,35 @@ by the trapezoid rule between successive states.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from .configuration import integrate
-from .model import F64, Data, Model
-from .momentum import observer_terms
+from .model import F64, Data, Direct, Model
+from .momentum import observer_terms_core
 from .spatial import JOINT_FREE
+
+
+@njit(cache=True)
+def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
+    """One step of the observer in its state ``S`` (rows: p(0), the integral without r, the
+    last integrand without r, r, then scratch for p and C^T v - g). ``dt < 0``: the first
+    state, which only sets p(0) and the integrand."""
+    p, drift = S[4], S[5]
+    observer_terms_core(mi, mf, maps, lin, q, v, fric, W, wv, p, drift)
+    for i in range(p.shape[0]):
+        drive = tau[i] + drift[i]
+        if dt < 0.0:
+            S[0, i] = p[i]
+        else:
+            # trapezoid on (drive + r); r at t is unknown: solved from r = K (p - p0 - I)
+            base = S[1, i] + 0.5 * dt * (S[2, i] + S[3, i] + drive)
+            r = gain[i] * (p[i] - S[0, i] - base) / (1.0 + 0.5 * dt * gain[i])
+            S[1, i] = base + 0.5 * dt * r
+            S[3, i] = r
+        S[2, i] = drive
+
+
+_STEP = Direct(observer_step)
 
 
 class MomentumObserver:
@@ -23,18 +47,23 @@ class MomentumObserver:
         """``gain``: K, per joint or one for all (1/s; the residual's bandwidth).
         ``friction``: the efforts given to :meth:`update` include the URDF's joint friction,
         which is then not external: removed from them."""
-        self.model, self.data, self.friction = model, Data(model), friction
+        self.model, self.data, self.friction = model, Data(model), bool(friction)
         self.gain = np.broadcast_to(np.asarray(gain, dtype=np.float64), (model.nv,)).copy()
         if not np.all(self.gain > 0):
             raise ValueError("the observer's gain must be positive")
+        self._state = np.zeros((6, model.nv))
         self.reset()
+
+    @property
+    def residual(self) -> F64:
+        """The last residual (a copy)."""
+        r: F64 = self._state[3].copy()
+        return r
 
     def reset(self) -> None:
         """Start again: the next state is the new p(0), its residual zero."""
-        self.residual: F64 = np.zeros(self.model.nv)
-        self._p0: F64 | None = None
-        self._integral = np.zeros(self.model.nv)
-        self._last: tuple[float, F64] | None = None  # time, integrand without r
+        self._state[:] = 0.0
+        self._last_t: float | None = None  # time of the last state the observer took
         self._given: tuple[float, F64] | None = None  # the last state's own time and efforts
 
     def update(self, t: float, q: F64, v: F64, tau: F64, differenced: bool = False) -> F64:
@@ -48,34 +77,24 @@ class MomentumObserver:
         is then taken at the midpoint (positions and efforts halfway), and so is the residual:
         half a step old. A first state so given only starts the observer: its residual is
         zero, and p(0) is taken at the midpoint after it."""
-        tau = np.asarray(tau, dtype=np.float64)
-        given, before = (t, tau), self._given
+        m = self.model
+        q = m.check_vector(q, m.nq, "q")
+        v = m.check_vector(v, m.nv, "v")
+        tau = m.check_vector(tau, m.nv, "tau")
         if differenced:
+            before, self._given = self._given, (t, tau)
             if before is None:
                 # the first state's velocity is no difference over one step (there was none,
                 # or it spans what made the observer start again): it starts at the next one
-                self._given = given
-                first: F64 = self.residual.copy()
-                return first
+                return self.residual
             h = 0.5 * (t - before[0])
-            q = q - h * v if self.model.nq == self.model.nv else \
-                integrate(self.model, q, v, -h)
+            q = q - h * v if m.nq == m.nv else integrate(m, q, v, -h)
             tau, t = 0.5 * (tau + before[1]), t - h
-        self._given = given
-        p, drift = observer_terms(self.model, self.data, q, v, self.friction)
-        drive = tau + drift
-        if self._p0 is None or self._last is None:
-            self._p0 = p
-        else:
-            dt = t - self._last[0]
-            # trapezoid on (drive + r); r at t is unknown: solved from r = K (p - p0 - I)
-            base = self._integral + 0.5 * dt * (self._last[1] + self.residual + drive)
-            k = self.gain
-            self.residual = k * (p - self._p0 - base) / (1.0 + 0.5 * dt * k)
-            self._integral = base + 0.5 * dt * self.residual
-        self._last = (t, drive)
-        out: F64 = self.residual.copy()
-        return out
+        dt = -1.0 if self._last_t is None else t - self._last_t
+        self._last_t = t
+        _STEP.call(m.mi, m.mf, m.maps, m.lin, q, v, tau, self.friction, self.data.W,
+                   self.data.wv, self.gain, float(dt), self._state)
+        return self.residual
 
 
 def likely_links(model: Model, flagged: np.ndarray) -> list[str]:

@@ -438,7 +438,9 @@ class DynamicsNode(NodeBase):
             return
         ns = stamp_ns(stamp)
         gap = (ns - live.observed_ns) * 1e-9
-        if ns != live.observed_ns:  # (pieces of one state from several drivers share a stamp)
+        if ns == live.observed_ns:  # pieces of one state from several drivers share a stamp
+            residual = observer.residual
+        else:
             if live.observed_ns == 0 or not 0 < gap <= OBSERVER_GAP_S:
                 if live.observed_ns:
                     self.warn("observer_restart", f"external_torques restarts from zero: the "
@@ -447,8 +449,8 @@ class DynamicsNode(NodeBase):
                 observer.reset()
                 live.t0_ns = ns
             live.observed_ns = ns
-            observer.update((ns - live.t0_ns) * 1e-9, st.q, st.v, tau, st.differenced)
-        residual = observer.residual.copy()
+            residual = observer.update((ns - live.t0_ns) * 1e-9, st.q, st.v, tau,
+                                       st.differenced)
         residual[live.held_v] = np.nan
         self._emit(live, stamp, self.pub_external, None, residual)
         detector = live.detector
