@@ -95,7 +95,7 @@ def _identify(args: argparse.Namespace) -> int:
 
     report = identify([Path(b) for b in args.bags], args.out, Options(
         urdf=args.urdf, joint_states_topic=args.joint_states_topic, rename=tuple(args.rename),
-        cutoff=args.cutoff, holdout=args.holdout),
+        cutoff=args.cutoff, holdout=args.holdout, drive=args.drive),
         [Path(b) for b in args.validate] if args.validate else None)
     print(report.text)
     print(f"written: {args.out / 'identified.urdf'}, report.txt, torques.png")
@@ -176,6 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                      help="cut-off of the zero-phase low-pass filter on positions and efforts")
     idf.add_argument("--holdout", type=float, default=0.25,
                      help="fraction at the end of the recording kept for validation")
+    idf.add_argument("--drive", action="store_true",
+                     help="also fit each joint's effort scale and offset (effort = torque / k + "
+                          "o: a motor current, a biased torque sensor); the first joint's "
+                          "efforts set the unit")
     idf.set_defaults(func=_identify)
     rp = sub.add_parser("replay", help="publish a recording into the live ROS graph with its "
                                        "original timing")

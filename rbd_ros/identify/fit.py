@@ -13,6 +13,14 @@ coefficient per actuated coordinate, so that each actuated torque is ``tau = Y p
   residual of any ``phi_b`` follows from them without a second pass;
 * ordinary least squares, then each joint weighted by its residual's standard deviation
   (torques of joints measured with different noise count by their quality).
+
+With ``drive``, each joint's measured effort ``e`` is taken for ``tau / k + o`` (a motor
+current, a torque sensor with a bias): the offsets ``c = k o`` join ``phi`` (after the
+friction) as columns of ones, and the scales are solved by alternating least squares on the
+same per-joint normal equations (each joint's residual measured in its own efforts, so that no
+scale collapses to zero). One overall factor cannot be told from efforts (stronger motors and
+heavier links predict the same ones): the first joint's efforts set the unit (its ``k`` is 1),
+the others' scales are found relative to it.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..dynamics import Model, inertial_parameters, regressor_batch
 from ..dynamics.model import F64, I64
@@ -32,26 +41,31 @@ def actuated(model: Model) -> I64:
     return np.arange(6 if model.has_free_flyer else 0, model.nv)
 
 
-def nominal(model: Model) -> F64:
-    """The model's own ``phi``: its inertias and its URDF friction (``damping``, ``friction``)."""
+def nominal(model: Model, drive: bool = False) -> F64:
+    """The model's own ``phi``: its inertias and its URDF friction (``damping``, ``friction``);
+    with ``drive``, offsets of zero."""
     act = set(actuated(model).tolist())
     by_v = {j.idx_v: j for j in model.joints if j.idx_v in act}
     rows = actuated(model)
     return np.concatenate([inertial_parameters(model),
                            [by_v[r].damping if r in by_v else 0.0 for r in rows],
-                           [by_v[r].friction if r in by_v else 0.0 for r in rows]])
+                           [by_v[r].friction if r in by_v else 0.0 for r in rows],
+                           np.zeros(rows.size if drive else 0)])
 
 
-def observation(model: Model, q: F64, v: F64, a: F64) -> F64:
-    """``Y`` of B states: (B, n actuated, 10 nb + 2 n actuated), ``tau = Y @ phi``."""
+def observation(model: Model, q: F64, v: F64, a: F64, drive: bool = False) -> F64:
+    """``Y`` of B states: (B, n actuated, 10 nb + 2 n actuated), ``tau = Y @ phi``; with
+    ``drive``, each joint's offset column too (n more: ``k e = Y @ phi``)."""
     rows = actuated(model)
     Y = regressor_batch(model, q, v, a)[:, rows, :]
     n = rows.size
     V = np.asarray(v, dtype=np.float64)[:, rows]
-    F = np.zeros((Y.shape[0], n, 2 * n))
+    F = np.zeros((Y.shape[0], n, 3 * n if drive else 2 * n))
     idx = np.arange(n)
     F[:, idx, idx] = V
     F[:, idx, n + idx] = np.sign(V) * (np.abs(V) > STILL)  # noise about zero is no sign
+    if drive:
+        F[:, idx, 2 * n + idx] = 1.0
     return np.concatenate([Y, F], axis=2)
 
 
@@ -60,30 +74,33 @@ class BaseParameters:
     independent: I64  # columns of phi kept
     dependent: I64  # columns folded into them
     beta: F64  # (independent, dependent): phi_b = phi[independent] + beta @ phi[dependent]
+    drive: bool = False  # phi ends with each joint's effort offset (times its scale)
 
     def of(self, phi: F64) -> F64:
         """The base parameters of full parameters ``phi``."""
         return phi[self.independent] + self.beta @ phi[self.dependent]
 
 
-def base_parameters(model: Model, states: int = 0, seed: int = 0) -> BaseParameters:
-    """The base parameters of ``model``, from its regressor at random states within its
-    joint limits (``states``: how many; by default enough for five rows per column)."""
+def base_parameters(model: Model, states: int = 0, seed: int = 0,
+                    drive: bool = False) -> BaseParameters:
+    """The base parameters of ``model`` (with ``drive``, its offsets too), from its regressor
+    at random states within its joint limits (``states``: how many; by default enough for five
+    rows per column)."""
     from scipy.linalg import qr
 
     rng = np.random.default_rng(seed)
     n = actuated(model).size
-    p = 10 * model.nb + 2 * n
+    p = 10 * model.nb + (3 if drive else 2) * n
     B = states or max(50, 5 * p // max(n, 1))
     q = np.array([random_configuration(model, rng) for _ in range(B)])
     v, a = rng.normal(size=(B, model.nv)), rng.normal(size=(B, model.nv))
-    W = observation(model, q, v, a).reshape(-1, p)
+    W = observation(model, q, v, a, drive).reshape(-1, p)
     _, R, piv = qr(W, mode="economic", pivoting=True)
     d = np.abs(np.diag(R))
     r = int(np.sum(d > d[0] * max(W.shape) * np.finfo(float).eps * 1e3))
     beta = np.linalg.solve(R[:r, :r], R[:r, r:])
     order = np.argsort(piv[:r])  # keep the independent columns in phi's order
-    return BaseParameters(np.sort(piv[:r]), piv[r:], beta[order])
+    return BaseParameters(np.sort(piv[:r]), piv[r:], beta[order], drive)
 
 
 def random_configuration(model: Model, rng: np.random.Generator) -> F64:
@@ -117,16 +134,18 @@ class NormalEquations:
 
     def add(self, q: F64, v: F64, a: F64, tau: F64) -> None:
         """Add B states and their measured efforts ``tau`` (B, nv)."""
-        Y = observation(self.model, q, v, a)[:, :, self.base.independent]
+        Y = observation(self.model, q, v, a, self.base.drive)[:, :, self.base.independent]
         T = np.asarray(tau, dtype=np.float64)[:, actuated(self.model)]
         self.G += np.einsum("bjr,bjs->jrs", Y, Y)
         self.b += np.einsum("bjr,bj->jr", Y, T)
         self.tt += np.einsum("bj,bj->j", T, T)
         self.count += T.shape[0]
 
-    def residual_rms(self, phi_b: F64) -> F64:
-        """Each joint's torque residual RMS for base parameters ``phi_b``."""
-        sq = self.tt - 2.0 * self.b @ phi_b + np.einsum("r,jrs,s->j", phi_b, self.G, phi_b)
+    def residual_rms(self, phi_b: F64, scale: F64 | float = 1.0) -> F64:
+        """Each joint's effort residual RMS for base parameters ``phi_b`` (and the drive's
+        ``scale``: efforts ``Y phi_b / scale``)."""
+        sq = self.tt - 2.0 * self.b @ phi_b / scale + \
+            np.einsum("r,jrs,s->j", phi_b, self.G, phi_b) / np.square(scale)
         rms: F64 = np.sqrt(np.maximum(sq, 0.0) / max(self.count, 1))
         return rms
 
@@ -138,6 +157,8 @@ class Fit:
     std: F64  # each base parameter's standard deviation
     condition: float  # of the weighted base regressor, its columns scaled to unit norm
     excited: int  # how many directions of the base parameters the data determine
+    scale: F64  # each joint's effort scale k (ones without the drive)
+    held: NDArray[np.bool_]  # scales not found: the first joint's, and those not determined
 
 
 class TooFewStatesError(ValueError):
@@ -147,17 +168,74 @@ class TooFewStatesError(ValueError):
 def solve(normal: NormalEquations) -> Fit:
     """Ordinary, then weighted least squares on the accumulated normal equations. Directions
     of the base parameters the data do not excite (a joint that never moves) are left at zero
-    (minimum norm) and counted, not guessed."""
+    (minimum norm) and counted, not guessed. With the drive, the scales are found in each pass
+    too (see :func:`_scales`)."""
     n, r = normal.G.shape[0], normal.G.shape[1]
     if normal.count * n <= r:
         raise TooFewStatesError(f"{normal.count} joint states cannot identify {r} base parameters")
-    phi, _, _, _ = _least_squares(normal.G.sum(axis=0), normal.b.sum(axis=0))
+    w, k = np.ones(n), np.ones(n)
+    fixed = np.zeros(n, dtype=bool)
     dof = max(normal.count - r / n, 1.0)
-    sigma = np.maximum(normal.residual_rms(phi) * np.sqrt(normal.count / dof), 1e-12)
-    w = 1.0 / sigma**2
-    phi, cov, excited, condition = _least_squares(np.einsum("j,jrs->rs", w, normal.G),
-                                                  np.einsum("j,jr->r", w, normal.b))
-    return Fit(phi, sigma, np.sqrt(np.maximum(np.diag(cov), 0.0)), condition, excited)
+    for weighted in (False, True):
+        if normal.base.drive:
+            k, fixed = _scales(normal, w, weighted)
+        phi, cov, excited, condition = _weighted(normal, w, k)[3]
+        sigma = np.maximum(normal.residual_rms(phi, k) * np.sqrt(normal.count / dof), 1e-12)
+        w = 1.0 / sigma**2
+    return Fit(phi, sigma, np.sqrt(np.maximum(np.diag(cov), 0.0)), condition, excited, k,
+               fixed)
+
+
+def _weighted(normal: NormalEquations, w: F64, k: F64
+              ) -> tuple[float, F64, F64, tuple[F64, F64, int, float]]:
+    """Least squares of ``sum_j w_j |Y_j phi / k_j - e_j|^2`` for the scales ``k``: that sum,
+    its gradient by ``k`` (the best ``phi`` held: it is optimal), and the solution."""
+    solution = _least_squares(np.einsum("j,jrs->rs", w / k**2, normal.G),
+                              np.einsum("j,jr->r", w / k, normal.b))
+    phi = solution[0]
+    s, u = np.einsum("r,jrs,s->j", phi, normal.G, phi), normal.b @ phi
+    f = float(np.sum(w * (s / k**2 - 2.0 * u / k + normal.tt)))
+    return f, w * (2.0 * u / k**2 - 2.0 * s / k**3), phi, solution
+
+
+def _scales(normal: NormalEquations, w: F64, check: bool) -> tuple[F64, NDArray[np.bool_]]:
+    """The drive's scales that minimise the effort residual (the first joint's is 1), the
+    base parameters solved for each (variable projection, on log k by L-BFGS-B). With
+    ``check`` (``w`` the inverse variances), a scale the data do not determine to 5 % (a
+    joint whose torque is mostly its own friction: scaling both predicts the same efforts)
+    is held at 1 and flagged, and the others are found again."""
+    from scipy.optimize import minimize
+
+    n = normal.G.shape[0]
+    k, fixed = np.ones(n), np.zeros(n, dtype=bool)
+    fixed[0] = True
+    while True:
+        free = np.flatnonzero(~fixed)
+        if not free.size:
+            return k, fixed
+
+        def fun(x: F64, free: I64 = free) -> tuple[float, F64]:
+            kk = k.copy()
+            kk[free] = np.exp(x)
+            f, g, _, _ = _weighted(normal, w, kk)
+            return f, g[free] * kk[free]
+
+        sol = minimize(fun, np.log(k[free]), jac=True, method="L-BFGS-B",
+                       bounds=[(np.log(0.05), np.log(20.0))] * free.size,
+                       options={"maxiter": 1000, "ftol": 1e-15, "gtol": 1e-10})
+        k[free] = np.exp(sol.x)
+        if not check:
+            return k, fixed
+        h = 1e-4  # the Hessian in log k by central differences of the gradient
+        H = np.array([(fun(sol.x + h * e)[1] - fun(sol.x - h * e)[1]) / (2 * h)
+                      for e in np.eye(free.size)])
+        ev, V = np.linalg.eigh(0.5 * (H + H.T))
+        ev = np.maximum(ev, 1e-12 * max(ev[-1], 1e-300))
+        std = np.sqrt(np.diag((V / ev) @ V.T) * 2.0)  # of log k: relative
+        loose = free[std > 0.05]
+        if not loose.size:
+            return k, fixed
+        k[loose], fixed[loose] = 1.0, True
 
 
 def _least_squares(G: F64, b: F64) -> tuple[F64, F64, int, float]:
@@ -174,9 +252,19 @@ def _least_squares(G: F64, b: F64) -> tuple[F64, F64, int, float]:
     return s * (inv @ (s * b)), inv * np.outer(s, s), int(keep.sum()), cond
 
 
-def predict(model: Model, base: BaseParameters, phi_b: F64, q: F64, v: F64, a: F64) -> F64:
-    """Actuated torques (B, n actuated) of base parameters ``phi_b`` at B states."""
-    return observation(model, q, v, a)[:, :, base.independent] @ phi_b
+def predict(model: Model, base: BaseParameters, phi_b: F64, q: F64, v: F64, a: F64,
+            scale: F64 | float = 1.0) -> F64:
+    """Actuated efforts (B, n actuated) of base parameters ``phi_b`` at B states (torques
+    without the drive; with it, ``Y phi_b / scale``)."""
+    out: F64 = observation(model, q, v, a, base.drive)[:, :, base.independent] @ phi_b / scale
+    return out
+
+
+def offsets(model: Model, phi: F64, scale: F64) -> F64:
+    """Each joint's effort offset ``o`` (``e = tau / k + o``) in full parameters ``phi``."""
+    n = actuated(model).size
+    out: F64 = phi[10 * model.nb + 2 * n :] / scale
+    return out
 
 
 def pseudo_inertia(p: F64) -> F64:
@@ -249,13 +337,16 @@ def consistent(model: Model, base: BaseParameters, fit: Fit, normal: NormalEquat
     from scipy.optimize import least_squares
 
     nb, n = model.nb, actuated(model).size
-    w = 1.0 / fit.sigma**2
+    nd = prior.size - 10 * nb - 2 * n  # the drive's offsets: free, held by no prior
+    w = 1.0 / (fit.sigma * fit.scale) ** 2
     Gw = np.einsum("j,jrs->rs", w, normal.G) / max(normal.count, 1)
     L = np.linalg.cholesky(Gw + 1e-12 * np.trace(Gw) * np.eye(len(Gw))).T
     scale = np.maximum(np.abs(prior), 1e-3 * np.max(np.abs(prior[: 10 * nb]), initial=1.0))
     theta0 = np.concatenate([_theta_of(pseudo_inertia(prior[10 * i : 10 * i + 10]))
                              for i in range(nb)])
-    x0 = np.concatenate([theta0, np.maximum(prior[10 * nb :], 1e-9)])
+    x0 = np.concatenate([theta0, np.maximum(prior[10 * nb : 10 * nb + 2 * n], 1e-9),
+                         prior[10 * nb + 2 * n :]])
+    held = np.r_[np.ones(prior.size - nd), np.zeros(nd)]  # what the prior holds
 
     def phi_of(x: F64) -> F64:
         bodies = [parameters_of(_J_of(x[10 * i : 10 * i + 10])) for i in range(nb)]
@@ -268,17 +359,17 @@ def consistent(model: Model, base: BaseParameters, fit: Fit, normal: NormalEquat
 
     def residual(x: F64) -> F64:
         phi = phi_of(x)
-        return np.concatenate([LP @ phi - L @ fit.phi_b, 1e-3 * (phi - prior) / scale])
+        return np.concatenate([LP @ phi - L @ fit.phi_b, 1e-3 * held * (phi - prior) / scale])
 
     def jacobian(x: F64) -> F64:
         D = np.eye(x.size)  # d phi / d x: a 10x10 block per body, friction as it is
         for i in range(nb):
             D[10 * i : 10 * i + 10, 10 * i : 10 * i + 10] = _dphi_dtheta(x[10 * i : 10 * i + 10])
-        return np.vstack([LP @ D, (1e-3 / scale)[:, None] * D])
+        return np.vstack([LP @ D, (1e-3 * held / scale)[:, None] * D])
 
     # each factor's diagonal within [e^-12, e^10] (a body's square-root scale: no body
     # degenerates to a point or a rod, none grows without bound where the data are silent)
-    lower = np.concatenate([np.full(10 * nb, -np.inf), np.zeros(2 * n)])
+    lower = np.concatenate([np.full(10 * nb, -np.inf), np.zeros(2 * n), np.full(nd, -np.inf)])
     upper = np.full(x0.size, np.inf)
     for i in range(nb):
         lower[10 * i + _DIAG], upper[10 * i + _DIAG] = LOG_DIAG

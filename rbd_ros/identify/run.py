@@ -32,6 +32,7 @@ from .fit import (
     base_parameters,
     consistent,
     nominal,
+    offsets,
     predict,
     solve,
 )
@@ -47,6 +48,7 @@ class Options:
     rename: tuple[str, ...] = ()  # recorded joint names -> the model's, as for analyze
     cutoff: float = 10.0  # Hz, of the zero-phase low-pass filter
     holdout: float = 0.25  # the last part of the recording kept for validation
+    drive: bool = False  # fit each joint's effort scale (relative to the first's) and offset
 
 
 @dataclass(frozen=True)
@@ -189,7 +191,7 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
             raise BagError("--holdout must be between 0 and 1")
         cut = int(len(data) * (1.0 - opts.holdout))
         train, test = data.cut(slice(0, cut)), data.cut(slice(cut, None))
-    base = base_parameters(model)
+    base = base_parameters(model, drive=opts.drive)
     normal = NormalEquations(model, base)
     for k in range(0, len(train), BLOCK):
         s = train.cut(slice(k, k + BLOCK))
@@ -200,13 +202,13 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
         raise BagError(f"{e}: record longer, or lower --cutoff (fewer, wider samples are "
                        "kept at a higher one)") from None
     clock.lap("least squares")
-    prior = nominal(model)
+    prior = nominal(model, opts.drive)
     phi = consistent(model, base, fit, normal, prior)
     clock.lap("consistent fit")
     rows = actuated(model)
-    pred = {"urdf": _predict(model, base, base.of(prior), test),
-            "least squares": _predict(model, base, fit.phi_b, test),
-            "identified": _predict(model, base, base.of(phi), test)}
+    pred = {"urdf": _predict(model, base, base.of(prior), test, 1.0),
+            "least squares": _predict(model, base, fit.phi_b, test, fit.scale),
+            "identified": _predict(model, base, base.of(phi), test, fit.scale)}
     rms = {k: np.sqrt(np.mean((p - test.tau[:, rows]) ** 2, axis=0)) for k, p in pred.items()}
     clock.lap("validation")
     text = _report(model, opts, base, fit, phi, prior, rms, train, test) + "\n\n" + \
@@ -225,10 +227,10 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
     return Report(text, rms, clock.seconds)
 
 
-def _predict(model: Model, base: BaseParameters, phi_b: F64, s: Samples) -> F64:
-    return np.concatenate([predict(model, base, phi_b, *(x[k : k + BLOCK] for x in
-                                                         (s.q, s.v, s.a)))
-                           for k in range(0, len(s), BLOCK)])
+def _predict(model: Model, base: BaseParameters, phi_b: F64, s: Samples,
+             scale: F64 | float) -> F64:
+    return np.concatenate([predict(model, base, phi_b, s.q[k : k + BLOCK], s.v[k : k + BLOCK],
+                                   s.a[k : k + BLOCK], scale) for k in range(0, len(s), BLOCK)])
 
 
 def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, phi: F64,
@@ -255,6 +257,18 @@ def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, phi: F6
     fric = phi[10 * model.nb :]
     for j, name in enumerate(names):
         lines.append(f"{name:<24} {fric[j]:10.4g} {fric[n + j]:10.4g}")
+    if opts.drive:
+        k, o = fit.scale, offsets(model, phi, fit.scale)
+        lines += ["", f"{'joint':<24} {'scale k':>10} {'offset o':>10}   (effort = torque / k + o;"
+                      f" k relative to {names[0]}'s)"]
+        for j, name in enumerate(names):
+            note = "  not determined by the recording: held at 1" if fit.held[j] and j else ""
+            lines.append(f"{name:<24} {k[j]:10.4g} {o[j]:10.4g}{note}")
+        loose = [names[j] for j in np.flatnonzero(fit.held[1:]) + 1]
+        if loose:
+            lines.append(f"warning: the scales of {', '.join(loose)} are not determined by the "
+                         "recording (their torque is mostly their own friction, which scales "
+                         "with them): held at 1; their friction and offset carry the rest")
     lines += ["", f"{'body':<24} {'URDF mass':>10} {'identified':>10}"]
     for i, name in enumerate(model.body_names):
         lines.append(f"{name:<24} {prior[10 * i]:10.4g} {phi[10 * i]:10.4g}")
