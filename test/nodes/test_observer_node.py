@@ -223,3 +223,43 @@ def test_the_simulators_push_is_found_by_the_live_observer(ros: None, probe: Pro
         dyn_out, sim_out = dyn.stop(), sim.stop()
         print(dyn_out, sim_out)
     assert "dropped external_wrench" in sim_out and "no_such_link" in sim_out, sim_out
+
+
+def test_without_efforts_there_is_no_residual_and_it_says_why(ros: None, probe: Probe,
+                                                              tmp_path: Path) -> None:
+    """Joint states with no efforts: no external torques (never zeros that look like an
+    answer), a warning that names the joints, and the node goes on; efforts again, and the
+    observer starts."""
+    node = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params_file(
+        tmp_path / "p.yaml", "rbd_dynamics", {"robot_description": ARM.read_text(),
+                                              "joint_states_qos": "reliable"})))
+    try:
+        ext = probe.listen(JointState, "/rbd_dynamics/external_torques", RELIABLE)
+        pub = probe.node.create_publisher(JointState, "/joint_states", RELIABLE)
+        assert probe.spin_until(lambda: pub.get_subscription_count() > 0, 30)
+        probe.spin_for(0.5)
+        for k in range(50):
+            msg = JointState(name=NAMES, position=list(HOLD), velocity=[0.0] * 7)
+            msg.header.stamp = stamp(T0 + k * 10**6)
+            pub.publish(msg)
+            probe.spin_for(0.002)
+        probe.spin_for(0.5)
+        assert not ext and node.alive()
+        z = np.zeros(7)
+        g = rnea(MODEL, Data(MODEL), HOLD, z, z)
+        for k in range(50, 100):  # holding still with exactly gravity's torques: zero
+            msg = JointState(name=NAMES, position=list(HOLD), velocity=[0.0] * 7,
+                             effort=list(g + 1.0))  # ... and 1 N m more on every joint
+            msg.header.stamp = stamp(T0 + k * 10**6)
+            pub.publish(msg)
+            probe.spin_for(0.002)
+        assert probe.spin_until(lambda: len(ext) >= 50, 10)
+        # held still, 1 N m above gravity: the world pushes back with -1 N m, which the
+        # residual approaches as 1 - exp(-K t) (K = 50 by default)
+        r = by_name(ext[-1])
+        t = 49e-3
+        np.testing.assert_allclose(r, -(1 - np.exp(-50.0 * t)) * np.ones(7), rtol=0.02)
+    finally:
+        out = node.stop()
+    assert "external_torques and collision need the measured efforts" in out, out
+    assert "joint1" in out.split("need the measured efforts")[1].splitlines()[0]
