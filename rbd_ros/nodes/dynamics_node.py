@@ -137,7 +137,8 @@ class DynamicsNode(NodeBase):
         d("collision_thresholds", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY,
             description="N m (N): external torque that flags a collision, one for all joints "
-                        "or one per joint in `joints` order; unset: no collision output"))
+                        "or one per joint in `joints` order; unset or empty: no collision "
+                        "output"))
         d("collision_release", 0.5, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE,
             description="a flagged joint clears below this fraction of its threshold"))
@@ -199,10 +200,10 @@ class DynamicsNode(NodeBase):
             if not (math.isfinite(v) and 0 < v <= 1):
                 return f"collision_release must be in (0, 1], got {v}"
         elif p.name == "collision_thresholds" and v is not None:
-            v = list(v)
-            if not v or not all(math.isfinite(x) and x > 0 for x in v):
+            v = list(v)  # empty: no collision output
+            if not all(math.isfinite(x) and x > 0 for x in v):
                 return f"collision_thresholds must be positive numbers, got {v}"
-            if self.live is not None and len(v) not in (1, len(self.live.joints)):
+            if v and self.live is not None and len(v) not in (1, len(self.live.joints)):
                 return (f"collision_thresholds has {len(v)} values: give one for all joints or "
                         f"one per joint in the order {self.live.joints}")
         elif p.name == "joints" and self.live is not None:
