@@ -43,10 +43,12 @@ def push_thresholds() -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def node(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
-    params = params_file(tmp_path_factory.mktemp("p") / "p.yaml", "rbd_dynamics", {
+    # in a namespace of its own: the other tests' nodes run while this one lives
+    params = params_file(tmp_path_factory.mktemp("p") / "p.yaml", "/push/rbd_dynamics", {
         "robot_description": ARM.read_text(), "joint_states_qos": "reliable",
         "observer_gain": K, "collision_thresholds": [float(x) for x in push_thresholds()]})
-    proc = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params))
+    proc = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/push", "--params-file",
+                       str(params))
     yield proc
     print(proc.stop())
 
@@ -64,11 +66,11 @@ def test_residual_and_collision_follow_a_push(node: NodeProcess, probe: Probe,
                                               velocities: bool) -> None:
     states = list(simulate(fifth_link_wrench(), 1.8, on=ON))
     offset = T0 + (0 if velocities else 10**10)  # a later stretch: the observer restarts
-    ext = probe.listen(JointState, "/rbd_dynamics/external_torques", RELIABLE)
-    flags = probe.listen(DiagnosticArray, "/rbd_dynamics/collision", RELIABLE)
-    pub = probe.node.create_publisher(JointState, "/joint_states", RELIABLE)
+    ext = probe.listen(JointState, "/push/rbd_dynamics/external_torques", RELIABLE)
+    flags = probe.listen(DiagnosticArray, "/push/rbd_dynamics/collision", RELIABLE)
+    pub = probe.node.create_publisher(JointState, "/push/joint_states", RELIABLE)
     assert probe.spin_until(lambda: pub.get_subscription_count() > 0
-                            and probe.node.count_publishers("/rbd_dynamics/collision") > 0)
+                            and probe.node.count_publishers("/push/rbd_dynamics/collision") > 0)
     probe.spin_for(0.5)
     sent = 0
     while sent < len(states) or len(ext) < len(states):  # up to 20 states ahead of answers
@@ -115,8 +117,8 @@ def test_residual_and_collision_follow_a_push(node: NodeProcess, probe: Probe,
 
 def test_parameters_are_checked_and_change_live(node: NodeProcess, probe: Probe) -> None:
     def set_param(name: str, value: ParameterValue) -> tuple[bool, str]:
-        res = probe.call(SetParameters, "/rbd_dynamics/set_parameters", SetParameters.Request(
-            parameters=[ParameterMsg(name=name, value=value)]))
+        request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])
+        res = probe.call(SetParameters, "/push/rbd_dynamics/set_parameters", request)
         return res.results[0].successful, res.results[0].reason
 
     arr = ParameterType.PARAMETER_DOUBLE_ARRAY
