@@ -6,7 +6,19 @@ import numpy as np
 from numba import njit, prange
 
 from .aba import free_axis
-from .model import F64, MF_I, MF_S, W_X, Data, Direct, Model, map_views, work_vectors
+from .model import (
+    F64,
+    MF_I,
+    MF_S,
+    W_V,
+    W_X,
+    Data,
+    Direct,
+    Model,
+    map_views,
+    mimic_scratch,
+    work_vectors,
+)
 from .spatial import (
     JOINT_FREE,
     dot6,
@@ -14,7 +26,6 @@ from .spatial import (
     load6,
     load12,
     store,
-    xforce_up,
 )
 
 
@@ -72,22 +83,6 @@ def _force(P, s):
             a1 * h2 - a2 * h1 + m * l0, a2 * h0 - a0 * h2 + m * l1, a0 * h1 - a1 * h0 + m * l2)
 
 
-@njit(cache=True)
-def _spatial(P, out):
-    """The 6x6 spatial inertia ``[[Io, h^], [h^T, m 1]]`` of parameters ``P``."""
-    m, h0, h1, h2 = P[0, 0], P[0, 1], P[0, 2], P[0, 3]
-    out[:, :] = 0.0
-    for r in range(3):
-        for c in range(3):
-            out[r, c] = P[1 + r, c]
-        out[3 + r, 3 + r] = m
-    out[0, 4], out[0, 5], out[1, 3] = -h2, h1, h2
-    out[1, 5], out[2, 3], out[2, 4] = -h0, -h1, h0
-    for r in range(3):
-        for c in range(3):
-            out[3 + c, r] = out[r, 3 + c]
-
-
 @njit(cache=True, inline="always")
 def _row_e(P, k, X):
     """Row ``k`` of ``P`` (a row of Io) times ``E`` (= ``R^T``)."""
@@ -96,62 +91,133 @@ def _row_e(P, k, X):
             P[k, 0] * X[2] + P[k, 1] * X[5] + P[k, 2] * X[8])
 
 
+@njit(cache=True, inline="always")
+def _compose(X, O):
+    """The transform from a reference frame to a child: ``X`` (parent to child) after ``O``
+    (reference to parent). ``E = E_X E_O``, ``r = r_O + E_O^T r_X``."""
+    return (X[0] * O[0] + X[1] * O[3] + X[2] * O[6], X[0] * O[1] + X[1] * O[4] + X[2] * O[7],
+            X[0] * O[2] + X[1] * O[5] + X[2] * O[8], X[3] * O[0] + X[4] * O[3] + X[5] * O[6],
+            X[3] * O[1] + X[4] * O[4] + X[5] * O[7], X[3] * O[2] + X[4] * O[5] + X[5] * O[8],
+            X[6] * O[0] + X[7] * O[3] + X[8] * O[6], X[6] * O[1] + X[7] * O[4] + X[8] * O[7],
+            X[6] * O[2] + X[7] * O[5] + X[8] * O[8],
+            O[9] + O[0] * X[9] + O[3] * X[10] + O[6] * X[11],
+            O[10] + O[1] * X[9] + O[4] * X[10] + O[7] * X[11],
+            O[11] + O[2] * X[9] + O[5] * X[10] + O[8] * X[11])
+
+
+@njit(cache=True, inline="always")
+def _motion_out(O, m):
+    """``O^-1 m``: a motion of the child frame expressed in the reference frame."""
+    w0 = O[0] * m[0] + O[3] * m[1] + O[6] * m[2]
+    w1 = O[1] * m[0] + O[4] * m[1] + O[7] * m[2]
+    w2 = O[2] * m[0] + O[5] * m[1] + O[8] * m[2]
+    return (w0, w1, w2,
+            O[0] * m[3] + O[3] * m[4] + O[6] * m[5] + O[10] * w2 - O[11] * w1,
+            O[1] * m[3] + O[4] * m[4] + O[7] * m[5] + O[11] * w0 - O[9] * w2,
+            O[2] * m[3] + O[5] * m[4] + O[8] * m[5] + O[9] * w1 - O[10] * w0)
+
+
+@njit(cache=True, inline="always")
+def _force_in(O, f):
+    """``O^-T f``: a force of the reference frame expressed in the child frame."""
+    n0 = f[0] - (O[10] * f[5] - O[11] * f[4])
+    n1 = f[1] - (O[11] * f[3] - O[9] * f[5])
+    n2 = f[2] - (O[9] * f[4] - O[10] * f[3])
+    return (O[0] * n0 + O[1] * n1 + O[2] * n2, O[3] * n0 + O[4] * n1 + O[5] * n2,
+            O[6] * n0 + O[7] * n1 + O[8] * n2, O[0] * f[3] + O[1] * f[4] + O[2] * f[5],
+            O[3] * f[3] + O[4] * f[4] + O[5] * f[5], O[6] * f[3] + O[7] * f[4] + O[8] * f[5])
+
+
+@njit(cache=True, inline="always")
+def _unit(k):
+    return (1.0 if k == 0 else 0.0, 1.0 if k == 1 else 0.0, 1.0 if k == 2 else 0.0,
+            1.0 if k == 3 else 0.0, 1.0 if k == 4 else 0.0, 1.0 if k == 5 else 0.0)
+
+
+W_S = W_V  # the motion subspace in the root's frame (W_X: the transform O)
+
+
 @njit(cache=True)
 def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
-    """Mass matrix in reduced coordinates, ``G^T H G``, into ``Hr``."""
+    """Mass matrix in reduced coordinates, ``G^T H G``, into ``Hr``.
+
+    Every body's inertia, composite inertia and motion subspace are expressed in the frame of
+    its tree's root body (``O``: that frame to the body's, kept in ``W_X``), where composite
+    inertias add without a transform and ``H[i, j] = S_j . (I^c_i S_i)`` for each ancestor
+    ``j`` is a dot product (as Pinocchio's world-frame CRBA; the root's frame rather than the
+    world keeps a floating base far from the origin exact)."""
     qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
         map_views(maps, lin)
     qf = work_vectors(maps, wv)[0]
     for k in range(qsrc.shape[0]):
         qf[k] = qmul[k] * q[qsrc[k]] + qoff[k]
     nb = mi.shape[0]
-    mimic = mimic_rows.shape[0] > 0
-    H = np.empty((vsrc.shape[0], vsrc.shape[0])) if mimic else Hr
-    F, IC = M6[nb, 0], M6[nb, 2]  # row c of F: the force IC S[:, c] carried to the root
+    scratch = M6[nb, 0]
+    one = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
     for i in range(nb):
-        store(W, i, W_X, joint_transform(mi[i, 1], mf, i, qf, mi[i, 2]))
-        _params(mf, i, M6[i, 0])
-    for i in range(nb - 1, -1, -1):  # composite inertias, as ten parameters each
+        p = mi[i, 0]
+        P = M6[i, 0]
+        if p < 0:
+            O = one
+            _params(mf, i, P)
+        else:
+            O = _compose(joint_transform(mi[i, 1], mf, i, qf, mi[i, 2]), load12(W, p))
+            _params(mf, i, scratch)
+            for r in range(4):
+                for c in range(4 if r == 0 else 3):
+                    P[r, c] = 0.0
+            _params_up(O, scratch, P)
+        store(W, i, W_X, O)
+        if mi[i, 1] != JOINT_FREE:
+            store(W, i, W_S, _motion_out(O, load6(mf, i, MF_S)))
+    for i in range(nb - 1, -1, -1):  # composite inertias: all in the root's frame
         p = mi[i, 0]
         if p >= 0:
-            _params_up(load12(W, i), M6[i, 0], M6[p, 0])
-    H[:, :] = 0.0
+            for r in range(4):
+                for c in range(4 if r == 0 else 3):
+                    M6[p, 0, r, c] += M6[i, 0, r, c]
+    mimic = mimic_rows.shape[0] > 0
+    H = mimic_scratch(maps, wv) if mimic else Hr  # full coordinates
+    H[:, :] = 0.0  # pairs on different branches stay zero
     for i in range(nb):
         P = M6[i, 0]
         vi = mi[i, 3]
-        n = 6 if mi[i, 1] == JOINT_FREE else 1
-        if n == 6:
-            _spatial(P, IC)
-            for c in range(6):
-                for r in range(6):
-                    F[c, r] = IC[r, free_axis(c)]
-        else:
-            store(F, 0, 0, _force(P, load6(mf, i, MF_S)))
-        j = i
-        while True:  # H[i, j] = F^T S_j along the path to the root
-            vj = mi[j, 3]
-            for c in range(n):
-                f = load6(F, c, 0)
+        free = mi[i, 1] == JOINT_FREE
+        for c in range(6 if free else 1):
+            if free:
+                f = _force(P, _motion_out(load12(W, i), _unit(free_axis(c))))
+            else:
+                f = _force(P, load6(W, i, W_S))
+            a = vi + c
+            j = i
+            while j >= 0:  # H[i, j] along the path to the root
+                vj = mi[j, 3]
                 if mi[j, 1] == JOINT_FREE:
-                    for l in range(6):
-                        H[vi + c, vj + l] = f[free_axis(l)]
-                        H[vj + l, vi + c] = f[free_axis(l)]
+                    fj = _force_in(load12(W, j), f)
+                    for l in range(6 if j != i else c + 1):
+                        H[a, vj + l] = H[vj + l, a] = fj[free_axis(l)]
                 else:
-                    s = dot6(f, load6(mf, j, MF_S))
-                    H[vi + c, vj] = s
-                    H[vj, vi + c] = s
-            if mi[j, 0] < 0:
-                break
-            X = load12(W, j)
-            for c in range(n):
-                store(F, c, 0, xforce_up(X, load6(F, c, 0)))
-            j = mi[j, 0]
-    if not mimic:
-        return
-    Hr[:, :] = 0.0
-    for a in range(vsrc.shape[0]):
-        for b in range(vsrc.shape[0]):
-            Hr[vsrc[a], vsrc[b]] += vmul[a] * vmul[b] * H[a, b]
+                    H[a, vj] = H[vj, a] = dot6(f, load6(W, j, W_S))
+                j = mi[j, 0]
+    if mimic:
+        _reduce(H, vsrc, vfull, vmul, mimic_rows, Hr)
+
+
+@njit(cache=True)
+def _reduce(H, vsrc, vfull, vmul, mimic_rows, Hr):
+    """``Hr = G^T H G``: the independent coordinates' block gathered, then each mimic
+    coordinate's row and column folded onto its source's (``G``: one entry a row, ``vmul``
+    in column ``vsrc``)."""
+    for A in range(Hr.shape[0]):
+        for B in range(Hr.shape[0]):
+            Hr[A, B] = H[vfull[A], vfull[B]]
+    for a in mimic_rows:
+        A = vsrc[a]
+        for b in range(H.shape[0]):
+            x = vmul[a] * vmul[b] * H[a, b]
+            Hr[A, vsrc[b]] += x
+            if vfull[vsrc[b]] == b:  # b independent: (b, a) is not visited as a row
+                Hr[vsrc[b], A] += x
 
 
 @njit(cache=True, parallel=True, nogil=True)

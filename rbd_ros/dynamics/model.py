@@ -320,6 +320,15 @@ def work_vectors(maps, wv):
             wv[4 * nf + 2 * nvf : 4 * nf + 2 * nvf + m])
 
 
+@njit(cache=True)
+def mimic_scratch(maps, wv):
+    """The (nv_full, nv_full) matrix after :func:`work_vectors` in a ``Data.wv`` of a model
+    with mimic joints."""
+    nqf, nvf, m = maps[0], maps[1], maps[3]
+    o = 4 * max(nqf, nvf, 1) + 2 * nvf + m
+    return wv[o : o + nvf * nvf].reshape((nvf, nvf))
+
+
 class Data:
     """Preallocated work arrays for one model; one ``Data`` per thread.
 
@@ -330,7 +339,8 @@ class Data:
         nb, nvf = model.nb, model.nv_full
         self.W = np.zeros((nb, W_WIDTH))
         self.M6 = np.zeros((nb + 1, 4, 6, 6))  # per body IA, U^T, D^-1; the last: scratch
-        self.wv = np.zeros(4 * max(model.nq_full, nvf, 1) + 2 * nvf + len(model.mimic_rows))
+        m = len(model.mimic_rows)  # with mimic joints, CRBA's full H (see mimic_scratch)
+        self.wv = np.zeros(4 * max(model.nq_full, nvf, 1) + 2 * nvf + m + (nvf * nvf if m else 0))
 
     @property
     def Xup(self) -> F64:

@@ -69,9 +69,22 @@ def test_two_link_arm_closed_form(q1: float, q2: float) -> None:
                                -np.linalg.solve(M, G), atol=1e-12)
 
 
+# a free-floating body on an arm's link, with a link of its own: a free joint that is not the
+# root (its parent moves), between one-coordinate joints
+CARRIED = robot(
+    link("base"), link("a", 2.0, "0.1 0 0.3", 'ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.05"'),
+    link("b", 1.5, "0 0.1 0.05", 'ixx="0.02" ixy="0.003" ixz="0" iyy="0.03" iyz="0" izz="0.04"'),
+    link("c", 0.7, "0.2 0 0", 'ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"'),
+    joint("j1", "continuous", "base", "a", axis="0 0 1"),
+    joint("float", "floating", "a", "b", xyz="0.2 0 0.5", rpy="0.3 0 0.1"),
+    joint("j2", "revolute", "b", "c", xyz="0 0.3 0", axis="1 0 0",
+          extra='<limit lower="-2" upper="2" effort="10" velocity="5"/>'),
+)
+
+
 def models() -> list[tuple[str, object]]:
     return [("arm", load_urdf(ARM)), ("quadruped", load_urdf(QUADRUPED, floating_base=True)),
-            ("two_link", load_urdf_string(TWO_LINK))]
+            ("two_link", load_urdf_string(TWO_LINK)), ("carried", load_urdf_string(CARRIED))]
 
 
 @pytest.mark.parametrize("name,m", models())
