@@ -37,7 +37,7 @@ from ..joint_names import NameMap
 from .cdr import decode, decode_arrays
 from .errors import BagError, OutputError
 from .readers import Batch, batches, span
-from .writers import Writers, preload_pyplot
+from .writers import WriterProcess, Writers, preload_pyplot
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 COMMAND_ARRAY = "std_msgs/msg/Float64MultiArray"
@@ -209,7 +209,8 @@ class Analysis:
     first and end block), into a part file for :func:`reduce_parts`."""
 
     def __init__(self, model: Model, out_dir: Path, opts: Options, total: int, blocks: Blocks,
-                 region: tuple[int, int] | None = None) -> None:
+                 region: tuple[int, int] | None = None,
+                 process: WriterProcess | None = None) -> None:
         self.model, self.opts, self.total, self.blocks = model, opts, total, blocks
         self.names = model.state_joint_names
         self.col = {n: i for i, n in enumerate(self.names)}
@@ -236,7 +237,7 @@ class Analysis:
         else:
             self.check = False
             # no outputs (a summary only): no writer process either
-            self.writers = Writers(out_dir, self.names, opts.outputs, opts.chunk) \
+            self.writers = Writers(out_dir, self.names, opts.outputs, opts.chunk, process) \
                 if opts.outputs else None
             if "png" in opts.outputs:
                 preload_pyplot()
@@ -576,12 +577,15 @@ def _setup(reader: Any, opts: Options, warnings: list[str]
 
 
 def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
-    reader, warnings = _open(paths)
+    # the writer process starts first: it imports what it writes with meanwhile
+    process = WriterProcess(opts.outputs) if opts.outputs else None
+    reader = None
     analysis = None
     try:
+        reader, warnings = _open(paths)
         js, cmd, model, total, blocks = _setup(reader, opts, warnings)
         out_dir.mkdir(parents=True, exist_ok=True)
-        analysis = Analysis(model, out_dir, opts, total, blocks)
+        analysis = Analysis(model, out_dir, opts, total, blocks, process=process)
         analysis.summary.warnings += warnings
         damage = None
         try:
@@ -602,7 +606,10 @@ def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
         # on any error (Ctrl-C too), leave no writer process behind
         if analysis is not None and analysis.writers is not None:
             analysis.writers.abort()
-        reader.close()
+        elif process is not None:
+            process.stop()
+        if reader is not None:
+            reader.close()
 
 
 # -- one long recording in parts (on Dask workers), reduced into the outputs of one run --

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit
 from numpy.typing import NDArray
 
-from .cdr import F64, layout
 from .errors import OutputError
 from .sink import Sink
+
+F64 = NDArray[np.float64]
 
 #: per-joint columns of the tables, in order
 COLUMNS = ("q", "v", "a", "tau_measured", "tau_model", "gravity", "residual", "qdd_predicted")
@@ -29,36 +30,57 @@ TOPICS = (
 )
 
 
-class Writers:
-    """The output formats, written chunk by chunk by a process of their own, so that writing
-    runs on another core than reading and computing, with no lock between them.
+class WriterProcess:
+    """The process that writes the outputs, started before the recording is opened so that it
+    has imported what it writes with (pyarrow, zstandard, matplotlib for ``png``) by the time
+    the first chunk is computed.
 
-    The process is ``python -m rbd_ros.bag.writers`` (not a multiprocessing child: those
-    re-import the caller's main module and cannot start from daemonic workers such as Dask's).
+    It is ``python -m rbd_ros.bag.writers`` (not a multiprocessing child: those re-import the
+    caller's main module and cannot start from daemonic workers such as Dask's)."""
+
+    def __init__(self, outputs: tuple[str, ...]) -> None:
+        import multiprocessing as mp
+        import subprocess
+        import sys
+
+        self.pipe, child_end = mp.Pipe()
+        fd = child_end.fileno()
+        self.child = subprocess.Popen([sys.executable, "-m", __name__, str(fd), *outputs],
+                                      pass_fds=[fd])
+        child_end.close()
+
+    def stop(self) -> None:
+        self.pipe.close()
+        try:
+            self.child.wait(timeout=60)
+        except Exception:
+            self.child.kill()
+
+
+class Writers:
+    """The output formats, written chunk by chunk by a process of their own
+    (:class:`WriterProcess`, started here unless given), so that writing runs on another
+    core than reading and computing, with no lock between them.
+
     Chunks go through ``AHEAD`` slots of a file both processes map (in /dev/shm where there is
     one: memory); a socket pair carries which slot is ready and which is written."""
 
     AHEAD = 3
 
     def __init__(self, out_dir: Path, names: list[str], outputs: tuple[str, ...],
-                 rows: int) -> None:
-        import multiprocessing as mp
+                 rows: int, process: WriterProcess | None = None) -> None:
         import os
-        import subprocess
-        import sys
         import tempfile
 
         self.rows, self.nj, self.names, self.out_dir = rows, len(names), names, out_dir
+        self.process = process or WriterProcess(outputs)
+        self.pipe, self.child = self.process.pipe, self.process.child
         shm = Path("/dev/shm")
         fd, name = tempfile.mkstemp(prefix="rbd-chunks-", dir=shm if shm.is_dir() else None)
         os.ftruncate(fd, self.AHEAD * _slot_bytes(rows, self.nj))
         os.close(fd)
         self.path = Path(name)
         self.slots = _slots(self.path, self.AHEAD, rows, self.nj)
-        self.pipe, child_end = mp.Pipe()
-        fd = child_end.fileno()
-        self.child = subprocess.Popen([sys.executable, "-m", __name__, str(fd)], pass_fds=[fd])
-        child_end.close()
         self.pipe.send((out_dir, names, outputs, self.path, self.AHEAD, rows))
         self.sent = self.done = 0
 
@@ -108,11 +130,7 @@ class Writers:
             self.abort()
 
     def abort(self) -> None:
-        self.pipe.close()
-        try:
-            self.child.wait(timeout=60)
-        except Exception:
-            self.child.kill()
+        self.process.stop()
         self.slots.clear()
         self.path.unlink(missing_ok=True)
 
@@ -147,8 +165,6 @@ def _serve(pipe: Any) -> None:
         out_dir, names, outputs, path, count, rows = pipe.recv()
         slots = _slots(path, count, rows, len(names))
         formats = _Formats(out_dir, names, outputs)
-        if "png" in outputs:
-            preload_pyplot()
         while (msg := pipe.recv())[0] != "close":
             slot, n = msg
             ns, block = slots[slot]
@@ -243,46 +259,42 @@ class _Table:
         self.file.close()
 
 
-@njit(cache=True, nogil=True)
-def _records(channel, stamp, effort, rows, effort_at, out, width):
-    """Fill MCAP message records of JointState messages, one per row in ``rows``, into
-    ``out``, which already holds the record template once per record: only the channel, the
-    log and publish times (``stamp[r, :8]``: the ns), the message's stamp (``stamp[r, 8:]``)
-    and its efforts (``effort[r]``, as bytes) change from one message to the next."""
-    # unsigned indices: numba then adds no negative-index check, and LLVM copies in words
-    for k in range(rows.shape[0]):
-        r = np.uint64(rows[k])
-        o = np.uint64(k * width)
-        out[o + np.uint64(9)] = channel & 0xFF
-        out[o + np.uint64(10)] = channel >> 8
-        for b in range(8):
-            ub = np.uint64(b)
-            out[o + np.uint64(15) + ub] = stamp[r, ub]
-            out[o + np.uint64(23) + ub] = stamp[r, ub]
-            out[o + np.uint64(35) + ub] = stamp[r, np.uint64(8) + ub]
-        m = o + np.uint64(31 + effort_at)
-        for b in range(effort.shape[1]):
-            out[m + np.uint64(b)] = effort[r, np.uint64(b)]
+def joint_state_cdr(names: list[str], efforts: int) -> tuple[bytes, int]:
+    """A little-endian CDR ``sensor_msgs/JointState`` with these names, a zero stamp, no
+    positions or velocities and ``efforts`` zero efforts; and where its efforts start."""
+    out = bytearray(b"\x00\x01\x00\x00")  # the encapsulation: CDR, little-endian
+
+    def align(n: int) -> None:  # from the data's start, after the encapsulation
+        out.extend(bytes(-(len(out) - 4) % n))
+
+    def string(text: str) -> None:
+        b = text.encode() + b"\x00"
+        align(4)
+        out.extend(struct.pack("<I", len(b)) + b)
+
+    out += struct.pack("<iI", 0, 0)  # header.stamp
+    string("")  # header.frame_id
+    align(4)
+    out += struct.pack("<I", len(names))
+    for name in names:
+        string(name)
+    for count in (0, 0, efforts):  # position, velocity, effort
+        align(4)
+        out += struct.pack("<I", count)
+    if efforts:
+        align(8)
+    at = len(out)
+    return bytes(out + bytes(8 * efforts)), at
 
 
 class _Bag:
     """The computed topics as sensor_msgs/JointState (names and efforts) in an MCAP."""
 
     def __init__(self, path: Path, names: list[str]) -> None:
-        from rosbags.typesys import Stores, get_typestore
-
         from .mcap_writer import McapWriter
 
-        ts = get_typestore(Stores.ROS2_HUMBLE)
-        msg = ts.types["sensor_msgs/msg/JointState"](
-            header=ts.types["std_msgs/msg/Header"](
-                stamp=ts.types["builtin_interfaces/msg/Time"](sec=0, nanosec=0), frame_id=""),
-            name=names, position=np.empty(0), velocity=np.empty(0), effort=np.zeros(len(names)))
-        raw = bytes(ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+        raw, self.effort_at = joint_state_cdr(names, len(names))
         self.template = np.frombuffer(raw, dtype=np.uint8)
-        lay = layout(raw)
-        assert lay is not None
-        self.effort_at = lay.fields[2][0]
         self.bag = McapWriter(path)
         self.bag.add_schema(1, "sensor_msgs/msg/JointState", JOINT_STATE_DEF)
         for k, (topic, _, _) in enumerate(TOPICS, start=1):
@@ -304,17 +316,26 @@ class _Bag:
         stamp[:, :8] = ns.astype("<i8").view(np.uint8).reshape(n, 8)
         stamp[:, 8:12] = sec.astype("<i4").view(np.uint8).reshape(n, 4)
         stamp[:, 12:] = nsec.astype("<u4").view(np.uint8).reshape(n, 4)
+        width = len(self.record)
+        e = 31 + self.effort_at  # the efforts' place in a record (after head and times)
         for channel, (_, column, _) in enumerate(TOPICS, start=1):
             values = np.ascontiguousarray(cols[column], dtype="<f8")
             rows = np.flatnonzero(np.isfinite(values).all(axis=1))
             if not rows.size:
                 continue
-            if len(self.buffer) < rows.size * len(self.record):
+            if len(self.buffer) < rows.size * width:
                 self.buffer = np.tile(self.record, rows.size)
-            records = self.buffer[: rows.size * len(self.record)]
-            _records(channel, stamp, values.view(np.uint8).reshape(n, -1), rows, self.effort_at,
-                     records, len(self.record))
-            self.bag.write_records(channel, ns[rows], records, len(self.record))
+            records = self.buffer[: rows.size * width]
+            # only what changes from one message to the next: the channel, the log and
+            # publish times (the ns), the message's stamp (sec, nanosec) and its efforts
+            each = records.reshape(rows.size, width)
+            at = slice(None) if rows.size == n else rows
+            each[:, 9] = channel & 0xFF
+            each[:, 10] = channel >> 8
+            each[:, 15:23] = each[:, 23:31] = stamp[at, :8]
+            each[:, 35:43] = stamp[at, 8:]
+            each[:, e : e + values.shape[1] * 8] = values.view(np.uint8)[at]
+            self.bag.write_records(channel, ns[rows], records, width)
 
     def close(self) -> None:
         self.bag.close()
@@ -381,4 +402,12 @@ if __name__ == "__main__":
     import sys
     from multiprocessing.connection import Connection
 
+    outputs = sys.argv[2:]
+    if "png" in outputs:
+        preload_pyplot()
+    if {"csv", "parquet"} & set(outputs):  # imported now, while the analysis starts
+        import pyarrow.csv
+        import pyarrow.parquet  # noqa: F401
+    if "mcap" in outputs:
+        import zstandard  # noqa: F401
     _serve(Connection(int(sys.argv[1])))
