@@ -95,7 +95,8 @@ def _identify(args: argparse.Namespace) -> int:
 
     report = identify([Path(b) for b in args.bags], args.out, Options(
         urdf=args.urdf, joint_states_topic=args.joint_states_topic, rename=tuple(args.rename),
-        cutoff=args.cutoff, holdout=args.holdout, drive=args.drive),
+        cutoff=args.cutoff, holdout=args.holdout, drive=args.drive,
+        ignore_efforts=tuple(args.ignore_efforts)),
         [Path(b) for b in args.validate] if args.validate else None)
     print(report.text)
     print(f"written: {args.out / 'identified.urdf'}, report.txt, torques.png")
@@ -178,8 +179,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                      help="fraction at the end of the recording kept for validation")
     idf.add_argument("--drive", action="store_true",
                      help="also fit each joint's effort scale and offset (effort = torque / k + "
-                          "o: a motor current, a biased torque sensor); the first joint's "
-                          "efforts set the unit")
+                          "o: a motor current, a biased torque sensor); the first joint "
+                          "measured sets the unit")
+    idf.add_argument("--ignore-efforts", nargs="+", default=[], metavar="JOINT",
+                     help="joints whose recorded efforts are not torques (not measured, a "
+                          "unit nobody knows): their motion is used, their efforts are not. "
+                          "Joints recorded without efforts are left out by themselves")
     idf.set_defaults(func=_identify)
     rp = sub.add_parser("replay", help="publish a recording into the live ROS graph with its "
                                        "original timing")

@@ -19,8 +19,8 @@ current, a torque sensor with a bias): the offsets ``c = k o`` join ``phi`` (aft
 friction) as columns of ones, and the scales are solved by alternating least squares on the
 same per-joint normal equations (each joint's residual measured in its own efforts, so that no
 scale collapses to zero). One overall factor cannot be told from efforts (stronger motors and
-heavier links predict the same ones): the first joint's efforts set the unit (its ``k`` is 1),
-the others' scales are found relative to it.
+heavier links predict the same ones): the first measured joint's efforts set the unit (its
+``k`` is 1), the others' scales are found relative to it.
 """
 
 from __future__ import annotations
@@ -122,11 +122,14 @@ def random_configuration(model: Model, rng: np.random.Generator) -> F64:
 
 class NormalEquations:
     """Per-joint ``Y_j^T Y_j``, ``Y_j^T tau_j`` and ``tau_j^T tau_j`` of the base columns,
-    summed over the blocks of states given to :meth:`add`."""
+    summed over the blocks of states given to :meth:`add`; zero for the joints whose efforts
+    are not ``measured`` (their rows say nothing)."""
 
-    def __init__(self, model: Model, base: BaseParameters) -> None:
+    def __init__(self, model: Model, base: BaseParameters,
+                 measured: NDArray[np.bool_] | None = None) -> None:
         self.model, self.base = model, base
         n, r = actuated(model).size, base.independent.size
+        self.measured = np.ones(n, dtype=bool) if measured is None else measured
         self.G = np.zeros((n, r, r))
         self.b = np.zeros((n, r))
         self.tt = np.zeros(n)
@@ -136,6 +139,8 @@ class NormalEquations:
         """Add B states and their measured efforts ``tau`` (B, nv)."""
         Y = observation(self.model, q, v, a, self.base.drive)[:, :, self.base.independent]
         T = np.asarray(tau, dtype=np.float64)[:, actuated(self.model)]
+        Y[:, ~self.measured] = 0.0
+        T = np.where(self.measured, T, 0.0)
         self.G += np.einsum("bjr,bjs->jrs", Y, Y)
         self.b += np.einsum("bjr,bj->jr", Y, T)
         self.tt += np.einsum("bj,bj->j", T, T)
@@ -171,16 +176,18 @@ def solve(normal: NormalEquations) -> Fit:
     (minimum norm) and counted, not guessed. With the drive, the scales are found in each pass
     too (see :func:`_scales`)."""
     n, r = normal.G.shape[0], normal.G.shape[1]
-    if normal.count * n <= r:
+    used = normal.measured
+    if normal.count * used.sum() <= r:
         raise TooFewStatesError(f"{normal.count} joint states cannot identify {r} base parameters")
-    w, k = np.ones(n), np.ones(n)
+    w, k = used.astype(np.float64), np.ones(n)
     fixed = np.zeros(n, dtype=bool)
-    dof = max(normal.count - r / n, 1.0)
+    dof = max(normal.count - r / used.sum(), 1.0)
     for weighted in (False, True):
         if normal.base.drive:
             k, fixed = _scales(normal, w, weighted)
         phi, cov, excited, condition = _weighted(normal, w, k)[3]
         sigma = np.maximum(normal.residual_rms(phi, k) * np.sqrt(normal.count / dof), 1e-12)
+        sigma[~used] = np.inf  # no weight: nothing measured
         w = 1.0 / sigma**2
     return Fit(phi, sigma, np.sqrt(np.maximum(np.diag(cov), 0.0)), condition, excited, k,
                fixed)
@@ -207,8 +214,8 @@ def _scales(normal: NormalEquations, w: F64, check: bool) -> tuple[F64, NDArray[
     from scipy.optimize import minimize
 
     n = normal.G.shape[0]
-    k, fixed = np.ones(n), np.zeros(n, dtype=bool)
-    fixed[0] = True
+    k, fixed = np.ones(n), ~normal.measured
+    fixed[np.argmax(normal.measured)] = True  # the first joint measured sets the unit
     while True:
         free = np.flatnonzero(~fixed)
         if not free.size:

@@ -49,6 +49,7 @@ class Options:
     cutoff: float = 10.0  # Hz, of the zero-phase low-pass filter
     holdout: float = 0.25  # the last part of the recording kept for validation
     drive: bool = False  # fit each joint's effort scale (relative to the first's) and offset
+    ignore_efforts: tuple[str, ...] = ()  # joints whose recorded efforts are not torques
 
 
 @dataclass(frozen=True)
@@ -125,20 +126,43 @@ def read(paths: list[Path], opts: Options) -> tuple[str, Model, NDArray[np.int64
     return urdf, model, np.concatenate(ns), np.concatenate(q), np.concatenate(e)
 
 
-def prepare(ns: NDArray[np.int64], q: F64, e: F64, cutoff: float) -> Samples:
+def measured_joints(model: Model, e: F64, ignore: tuple[str, ...]) -> NDArray[np.bool_]:
+    """Which joints' efforts identify: those recorded, less ``ignore`` (efforts that are not
+    torques: unmeasured, or in a unit nobody knows). BagError if none is left."""
+    names = model.state_joint_names
+    unknown = sorted(set(ignore) - set(names))
+    if unknown:
+        raise BagError(f"--ignore-efforts {' '.join(unknown)}: not joints of the model "
+                       f"{names}")
+    measured: NDArray[np.bool_] = np.isfinite(e).any(axis=0) & ~np.isin(names, ignore)
+    if not measured.any():
+        raise BagError("the recording has no joint state with every joint's position and "
+                       "effort: identify needs measured efforts")
+    return measured
+
+
+def prepare(ns: NDArray[np.int64], q: F64, e: F64, cutoff: float,
+            measured: NDArray[np.bool_] | None = None) -> Samples:
     """Zero-phase low-pass filtered positions and efforts, velocities and accelerations from
     the filtered positions, the filter's start and end transients dropped, thinned to four
     samples per cut-off period. A pause in the recording (a gap of five sampling periods)
-    starts a new segment, filtered on its own."""
+    starts a new segment, filtered on its own. Joints whose efforts are not ``measured`` get
+    efforts of NaN, and a joint state needs only the measured ones."""
     from scipy.signal import butter, filtfilt
 
-    ok = np.isfinite(q).all(axis=1) & np.isfinite(e).all(axis=1)
-    ns, q, e = ns[ok], q[ok], e[ok]
+    if measured is None:
+        measured = np.ones(e.shape[1], dtype=bool)
+    ok = np.isfinite(q).all(axis=1) & np.isfinite(e[:, measured]).all(axis=1)
+    ns, q, e = ns[ok], q[ok], np.where(measured, e[ok], 0.0)
     if len(ns) < 2:
         raise BagError("the recording has no joint state with every joint's position and "
                        "effort: identify needs measured efforts")
     order = np.argsort(ns, kind="stable")
     ns, q, e = ns[order], q[order], e[order]
+    # messages of one stamp (a driver publishing its joints in groups): the last one, which
+    # carries every group's values, is the sample
+    last = np.r_[ns[1:] != ns[:-1], True]
+    ns, q, e = ns[last], q[last], e[last]
     dt = float(np.median(np.diff(ns))) * 1e-9
     if not dt > 0:
         raise BagError("the joint states' stamps do not advance")
@@ -160,7 +184,8 @@ def prepare(ns: NDArray[np.int64], q: F64, e: F64, cutoff: float) -> Samples:
         v = np.gradient(qf, t, axis=0)
         acc = np.gradient(v, t, axis=0)
         k = slice(edge, hi - lo - edge, step)
-        parts.append(Samples(ns[lo:hi][k], qf[k], v[k], acc[k], ef[k]))
+        parts.append(Samples(ns[lo:hi][k], qf[k], v[k], acc[k],
+                             np.where(measured, ef[k], np.nan)))
     if not parts:
         raise BagError(f"the recording is too short to filter at {cutoff:g} Hz (each "
                        f"stretch without a pause needs {2 * edge + 3} joint states)")
@@ -177,14 +202,15 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
     clock = Stopwatch()
     urdf, model, ns, q, e = read(paths, opts)
     clock.lap("reading")
-    data = prepare(ns, q, e, opts.cutoff)
+    measured = measured_joints(model, e, opts.ignore_efforts)
+    data = prepare(ns, q, e, opts.cutoff, measured)
     clock.lap("filtering")
     if validate:
         _, other, ns2, q2, e2 = read(validate, opts)
         if other.state_joint_names != model.state_joint_names:
             raise BagError("the validation recording's joints differ from the model's")
         clock.lap("reading")
-        train, test = data, prepare(ns2, q2, e2, opts.cutoff)
+        train, test = data, prepare(ns2, q2, e2, opts.cutoff, measured)
         clock.lap("filtering")
     else:
         if not 0 < opts.holdout < 1:
@@ -192,7 +218,7 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
         cut = int(len(data) * (1.0 - opts.holdout))
         train, test = data.cut(slice(0, cut)), data.cut(slice(cut, None))
     base = base_parameters(model, drive=opts.drive)
-    normal = NormalEquations(model, base)
+    normal = NormalEquations(model, base, measured)
     for k in range(0, len(train), BLOCK):
         s = train.cut(slice(k, k + BLOCK))
         normal.add(s.q, s.v, s.a, s.tau)
@@ -210,8 +236,9 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
             "least squares": _predict(model, base, fit.phi_b, test, fit.scale),
             "identified": _predict(model, base, base.of(phi), test, fit.scale)}
     rms = {k: np.sqrt(np.mean((p - test.tau[:, rows]) ** 2, axis=0)) for k, p in pred.items()}
+    # (NaN for the joints whose efforts are not used)
     clock.lap("validation")
-    text = _report(model, opts, base, fit, phi, prior, rms, train, test) + "\n\n" + \
+    text = _report(model, opts, base, fit, phi, prior, rms, train, test, measured) + "\n\n" + \
         "time (s): " + ", ".join(f"{k} {v:.2f}" for k, v in clock.seconds.items())
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".rbd-identify-", dir=out_dir))
@@ -234,7 +261,8 @@ def _predict(model: Model, base: BaseParameters, phi_b: F64, s: Samples,
 
 
 def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, phi: F64,
-            prior: F64, rms: dict[str, F64], train: Samples, test: Samples) -> str:
+            prior: F64, rms: dict[str, F64], train: Samples, test: Samples,
+            measured: NDArray[np.bool_]) -> str:
     names = model.state_joint_names
     rows = actuated(model)
     n = rows.size
@@ -243,6 +271,11 @@ def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, phi: F6
              f"({_span(test):.1f} s), filtered at {opts.cutoff:g} Hz",
              f"base parameters: {base.independent.size} of {10 * model.nb + 2 * n}; condition "
              f"number of the weighted regressor (columns scaled) {fit.condition:.3g}"]
+    unused = [names[j] for j in np.flatnonzero(~measured)]
+    if unused:
+        lines.append(f"efforts not used (not recorded, or --ignore-efforts): "
+                     f"{', '.join(unused)}; their joints' motion is, and what only their "
+                     "torques would show keeps the URDF's values")
     r = base.independent.size
     if fit.excited < r:
         lines.append(f"warning: the recording excites {fit.excited} of the {r} base parameters;"
@@ -252,19 +285,23 @@ def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, phi: F6
               f"{'joint':<24} {'URDF':>10} {'least sq.':>10} {'identified':>10}"]
     for j, name in enumerate(names):
         lines.append(f"{name:<24} {rms['urdf'][j]:10.4g} {rms['least squares'][j]:10.4g} "
-                     f"{rms['identified'][j]:10.4g}")
+                     f"{rms['identified'][j]:10.4g}" if measured[j] else
+                     f"{name:<24} {'(efforts not used)':>32}")
     lines += ["", f"{'joint':<24} {'viscous':>10} {'Coulomb':>10}   (identified friction)"]
     fric = phi[10 * model.nb :]
     for j, name in enumerate(names):
         lines.append(f"{name:<24} {fric[j]:10.4g} {fric[n + j]:10.4g}")
     if opts.drive:
         k, o = fit.scale, offsets(model, phi, fit.scale)
+        unit = int(np.argmax(measured))  # the first joint measured sets the unit
         lines += ["", f"{'joint':<24} {'scale k':>10} {'offset o':>10}   (effort = torque / k + o;"
-                      f" k relative to {names[0]}'s)"]
+                      f" k relative to {names[unit]}'s)"]
         for j, name in enumerate(names):
-            note = "  not determined by the recording: held at 1" if fit.held[j] and j else ""
-            lines.append(f"{name:<24} {k[j]:10.4g} {o[j]:10.4g}{note}")
-        loose = [names[j] for j in np.flatnonzero(fit.held[1:]) + 1]
+            note = "  not determined by the recording: held at 1" if fit.held[j] and \
+                j != unit and measured[j] else ""
+            lines.append(f"{name:<24} {k[j]:10.4g} {o[j]:10.4g}{note}" if measured[j] else
+                         f"{name:<24} {'(efforts not used)':>21}")
+        loose = [names[j] for j in np.flatnonzero(fit.held & measured) if j != unit]
         if loose:
             lines.append(f"warning: the scales of {', '.join(loose)} are not determined by the "
                          "recording (their torque is mostly their own friction, which scales "
@@ -291,7 +328,10 @@ def _plot(path: Path, model: Model, test: Samples, pred: dict[str, F64]) -> None
                              squeeze=False)
     rows = actuated(model)
     for j, ax in enumerate(axes[:, 0]):
-        ax.plot(t, test.tau[:, rows[j]], "k", lw=1.0, label="measured")
+        if np.isfinite(test.tau[:, rows[j]]).any():
+            ax.plot(t, test.tau[:, rows[j]], "k", lw=1.0, label="measured")
+        else:
+            ax.set_title("efforts not used", fontsize=8, loc="right")
         ax.plot(t, pred["urdf"][:, j], "tab:red", lw=0.8, label="URDF")
         ax.plot(t, pred["identified"][:, j], "tab:blue", lw=0.8, label="identified")
         ax.set_ylabel(names[j], fontsize=8)

@@ -15,6 +15,7 @@ import pytest
 from rosbags.rosbag2 import Writer
 from rosbags.typesys import Stores, get_typestore
 
+from rbd_ros.bag.errors import BagError
 from rbd_ros.dynamics import load_urdf, load_urdf_string
 from rbd_ros.identify.run import Options, identify
 from rbd_ros.robots import ARM
@@ -184,3 +185,51 @@ def test_drive_scales_and_offsets_are_found(arm: dict[str, object], tmp_path: Pa
     assert "warning: the scales of joint7 are not determined" in report.text
     np.testing.assert_allclose(got[:6, 0], (k / k[0])[:6], rtol=0.03)
     np.testing.assert_allclose(got[:6, 1], o[:6], atol=0.05 * np.abs(o).max())
+
+
+def write_groups(path: Path, t: np.ndarray, q: np.ndarray, e: np.ndarray, alone: int) -> Path:
+    """As a driver that publishes one joint apart: the others with their efforts, then joint
+    ``alone`` with its position only, in a message of its own at the same stamp."""
+    JS, Header = TS.types["sensor_msgs/msg/JointState"], TS.types["std_msgs/msg/Header"]
+    Time = TS.types["builtin_interfaces/msg/Time"]
+    rest = [j for j in range(len(NAMES)) if j != alone]
+    with Writer(path, version=8) as w:
+        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
+        for k, tk in enumerate(t):
+            ns = 1_700_000_000_000_000_000 + round(tk * 1e9)
+            header = Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id="")
+            for msg in (JS(header=header, name=[NAMES[j] for j in rest], position=q[k, rest],
+                           velocity=np.empty(0), effort=e[k, rest]),
+                        JS(header=header, name=[NAMES[alone]], position=q[k, [alone]],
+                           velocity=np.empty(0), effort=np.empty(0))):
+                w.write(js, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+    return path
+
+
+def test_joints_without_torques_are_left_out_and_the_rest_identified(
+        arm: dict[str, object], tmp_path: Path) -> None:
+    """A real arm often measures some joints' torques only (a wrist without sensors, a
+    gripper, a joint whose effort is in a unit nobody knows). Joint 3's efforts garbled and
+    ignored by name, joint 7's never recorded (published apart, position only): the other
+    joints' held-out torques are still predicted to within the noise, the two are said, and
+    the written URDF is still physical."""
+    rng = np.random.default_rng(31)
+    t, q, v, a = exciting(40.0, rng)
+    e = efforts(arm["built"], q, v, a, arm["fv"], arm["fc"])  # type: ignore[arg-type]
+    e += rng.normal(scale=NOISE, size=e.shape)
+    e[:, 2] = 1000.0 + 50.0 * rng.normal(size=len(t))  # not a torque
+    bag = write_groups(tmp_path / "groups", t, q, e, alone=6)
+    report = identify([bag], tmp_path / "o", Options(urdf=ARM, ignore_efforts=("joint3",)))
+    rms = report.rms["identified"]
+    kept = [0, 1, 3, 4, 5]
+    assert np.all(rms[kept] < NOISE), report.text
+    assert np.all(rms[kept] < report.rms["urdf"][kept] / 3), report.text
+    assert np.isnan(rms[[2, 6]]).all()
+    assert "efforts not used (not recorded, or --ignore-efforts): joint3, joint7" in report.text
+    assert report.text.count("(efforts not used)") == 2
+    load_urdf_string((tmp_path / "o" / "identified.urdf").read_text(), strict=True)
+    # garbage that is not said to be garbage spoils the fit: the option is what saves it
+    spoiled = identify([bag], tmp_path / "p", Options(urdf=ARM))
+    assert np.nanmax(spoiled.rms["identified"][kept]) > 2 * NOISE, spoiled.text
+    with pytest.raises(BagError, match=r"--ignore-efforts joint9: not joints of the model"):
+        identify([bag], tmp_path / "q", Options(urdf=ARM, ignore_efforts=("joint9",)))
