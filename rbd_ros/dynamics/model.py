@@ -332,8 +332,9 @@ def mimic_scratch(maps, wv):
 class Data:
     """Preallocated work arrays for one model; one ``Data`` per thread.
 
-    After a call, ``Xup``, ``v``, ``a`` and ``f`` hold each body's transform from its parent,
-    spatial velocity, acceleration and force (Featherstone order, body frame)."""
+    After a call of :func:`~rbd_ros.dynamics.rnea`, ``Xup``, ``v``, ``a`` and ``f`` hold each
+    body's transform from its parent, spatial velocity, acceleration and force (Featherstone
+    order, body frame). (CRBA leaves each body's transform from its tree's root in ``Xup``.)"""
 
     def __init__(self, model: Model) -> None:
         nb, nvf = model.nb, model.nv_full
