@@ -134,8 +134,8 @@ def run(label: str, urdf: Path, recording: tuple[list[Path], list[Path] | None,
           f"(identify took {seconds[0]:.1f} s, with --drive {seconds[1]:.1f} s)")
     print(f"{'joint':<20} {'URDF (CAD)':>11} {'identified':>11} {'ratio':>7} "
           f"{'with --drive':>13} {'ratio':>7}")
-    plain, drive = (r.rms["identified"] for r in reports)
-    for n, u, i, k in zip(names, reports[0].rms["urdf"], plain, drive, strict=True):
+    plain, driven = (r.rms["identified"] for r in reports)
+    for n, u, i, k in zip(names, reports[0].rms["urdf"], plain, driven, strict=True):
         if np.isfinite(u):
             print(f"{n:<20} {u:11.3f} {i:11.3f} {i / u:6.2f}x {k:13.3f} {k / u:6.2f}x")
         else:
