@@ -48,7 +48,7 @@ class Options:
     rename: tuple[str, ...] = ()  # recorded joint names -> the model's, as for analyze
     cutoff: float = 10.0  # Hz, of the zero-phase low-pass filter
     holdout: float = 0.25  # the last part of the recording kept for validation
-    drive: bool = False  # fit each joint's effort scale (relative to the first's) and offset
+    drive: bool = False  # fit each joint's effort scale (relative to the first measured) and offset
     ignore_efforts: tuple[str, ...] = ()  # joints whose recorded efforts are not torques
 
 
@@ -142,7 +142,7 @@ def measured_joints(model: Model, e: F64, ignore: tuple[str, ...]) -> NDArray[np
 
 
 def prepare(ns: NDArray[np.int64], q: F64, e: F64, cutoff: float,
-            measured: NDArray[np.bool_] | None = None) -> Samples:
+            measured: NDArray[np.bool_]) -> Samples:
     """Zero-phase low-pass filtered positions and efforts, velocities and accelerations from
     the filtered positions, the filter's start and end transients dropped, thinned to four
     samples per cut-off period. A pause in the recording (a gap of five sampling periods)
@@ -150,8 +150,6 @@ def prepare(ns: NDArray[np.int64], q: F64, e: F64, cutoff: float,
     efforts of NaN, and a joint state needs only the measured ones."""
     from scipy.signal import butter, filtfilt
 
-    if measured is None:
-        measured = np.ones(e.shape[1], dtype=bool)
     ok = np.isfinite(q).all(axis=1) & np.isfinite(e[:, measured]).all(axis=1)
     ns, q, e = ns[ok], q[ok], np.where(measured, e[ok], 0.0)
     if len(ns) < 2:
@@ -235,8 +233,8 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
     pred = {"urdf": _predict(model, base, base.of(prior), test, 1.0),
             "least squares": _predict(model, base, fit.phi_b, test, fit.scale),
             "identified": _predict(model, base, base.of(phi), test, fit.scale)}
-    rms = {k: np.sqrt(np.mean((p - test.tau[:, rows]) ** 2, axis=0)) for k, p in pred.items()}
     # (NaN for the joints whose efforts are not used)
+    rms = {k: np.sqrt(np.mean((p - test.tau[:, rows]) ** 2, axis=0)) for k, p in pred.items()}
     clock.lap("validation")
     text = _report(model, opts, base, fit, phi, prior, rms, train, test, measured) + "\n\n" + \
         "time (s): " + ", ".join(f"{k} {v:.2f}" for k, v in clock.seconds.items())
