@@ -53,7 +53,7 @@ READ_ONLY = """
 import json, sys, time
 from pathlib import Path
 from rbd_ros.bag.analyze import _open
-from rbd_ros.bag.cdr import decode
+from rbd_ros.bag.decode import decode
 from rbd_ros.bag.readers import batches
 t = time.perf_counter()
 reader, _ = _open([Path(sys.argv[1])])

@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from ..dynamics import Model, aba_batch, load_urdf, load_urdf_string, rnea_batch
 from ..dynamics.model import F64
 from ..joint_names import NameMap
-from .cdr import decode, decode_arrays
+from .decode import decode, decode_arrays
 from .errors import BagError, OutputError
 from .readers import Batch, batches, span
 from .writers import WriterProcess, Writers, preload_pyplot

@@ -23,6 +23,11 @@ OP_CHUNK, OP_MESSAGE_INDEX, OP_CHUNK_INDEX, OP_STATISTICS, OP_DATA_END = (
     0x06, 0x07, 0x08, 0x0B, 0x0F)
 
 
+#: a message record: opcode (1), record length (8), channel id (2), sequence (4), log time (8),
+#: publish time (8), then the message's bytes
+MESSAGE_CHANNEL, MESSAGE_LOG_TIME, MESSAGE_PUBLISH_TIME, MESSAGE_DATA = 9, 15, 23, 31
+
+
 def _str(s: str) -> bytes:
     b = s.encode()
     return struct.pack("<I", len(b)) + b
@@ -61,11 +66,12 @@ class McapWriter:
         self.f.write(rec)
 
     @staticmethod
-    def message_head(channel_id: int, size: int) -> NDArray[np.uint8]:
-        """The first bytes of a message record of ``size`` data bytes: opcode, record length,
-        channel, sequence (0); the log and publish times and the data follow."""
-        return np.frombuffer(struct.pack("<BQHI", OP_MESSAGE, 22 + size, channel_id, 0),
-                             dtype=np.uint8)
+    def message_record(channel_id: int, data: bytes) -> NDArray[np.uint8]:
+        """A message record of ``data`` with zero times and sequence (fields at the
+        ``MESSAGE_*`` offsets)."""
+        head = struct.pack("<BQHIQQ", OP_MESSAGE, MESSAGE_DATA - 9 + len(data), channel_id, 0,
+                           0, 0)
+        return np.frombuffer(head + data, dtype=np.uint8)
 
     def write_records(self, channel_id: int, log_time: NDArray[np.int64], records: Any,
                       width: int) -> None:

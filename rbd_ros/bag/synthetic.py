@@ -13,18 +13,13 @@ def generate(path: Path, messages: int, rate: float = 1000.0) -> None:
     from rosbags.rosbag2 import Writer
     from rosbags.typesys import Stores, get_typestore
 
-    from rbd_ros.bag.cdr import layout
+    from rbd_ros.cdr import STAMP, joint_state, joint_state_layout
     from rbd_ros.robots import ARM
 
     ts = get_typestore(Stores.ROS2_HUMBLE)
     names = [f"joint{k}" for k in range(1, 8)]
-    msg = ts.types["sensor_msgs/msg/JointState"](
-        header=ts.types["std_msgs/msg/Header"](
-            stamp=ts.types["builtin_interfaces/msg/Time"](sec=0, nanosec=0), frame_id=""),
-        name=names, position=np.zeros(7), velocity=np.zeros(7), effort=np.zeros(7))
-    raw = bytes(ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
-    lay = layout(raw)
-    assert lay is not None
+    raw = joint_state(names, (7, 7, 7))
+    fields = joint_state_layout(raw).fields
     template = np.frombuffer(raw, dtype=np.uint8)
     w = 2 * np.pi * np.linspace(0.2, 0.8, 7)
     with Writer(path, version=8) as writer:
@@ -42,9 +37,9 @@ def generate(path: Path, messages: int, rate: float = 1000.0) -> None:
             rows = np.tile(template, (k.size, 1))
             sec = np.floor(t).astype(np.int64)
             nsec = np.rint((t - sec) * 1e9).astype(np.int64)
-            rows[:, 4:8] = sec.astype("<i4")[:, None].view(np.uint8)
-            rows[:, 8:12] = nsec.astype("<u4")[:, None].view(np.uint8)
-            for (off, count), x in zip(lay.fields, (q, v, e), strict=True):
+            rows[:, STAMP : STAMP + 4] = sec.astype("<i4")[:, None].view(np.uint8)
+            rows[:, STAMP + 4 : STAMP + 8] = nsec.astype("<u4")[:, None].view(np.uint8)
+            for (off, count), x in zip(fields, (q, v, e), strict=True):
                 rows[:, off : off + 8 * count] = np.ascontiguousarray(x, "<f8").view(np.uint8)
             for ns, row in zip((sec * 1_000_000_000 + nsec).tolist(), rows, strict=True):
                 writer.write(js, ns, row.tobytes())

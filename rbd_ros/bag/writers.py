@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-import struct
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ..cdr import STAMP, STAMP_END, joint_state, joint_state_layout
 from .errors import OutputError
+from .mcap_writer import (
+    MESSAGE_CHANNEL,
+    MESSAGE_DATA,
+    MESSAGE_LOG_TIME,
+    MESSAGE_PUBLISH_TIME,
+    McapWriter,
+)
 from .sink import Sink
 
 F64 = NDArray[np.float64]
@@ -259,51 +266,19 @@ class _Table:
         self.file.close()
 
 
-def joint_state_cdr(names: list[str], efforts: int) -> tuple[bytes, int]:
-    """A little-endian CDR ``sensor_msgs/JointState`` with these names, a zero stamp, no
-    positions or velocities and ``efforts`` zero efforts; and where its efforts start."""
-    out = bytearray(b"\x00\x01\x00\x00")  # the encapsulation: CDR, little-endian
-
-    def align(n: int) -> None:  # from the data's start, after the encapsulation
-        out.extend(bytes(-(len(out) - 4) % n))
-
-    def string(text: str) -> None:
-        b = text.encode() + b"\x00"
-        align(4)
-        out.extend(struct.pack("<I", len(b)) + b)
-
-    out += struct.pack("<iI", 0, 0)  # header.stamp
-    string("")  # header.frame_id
-    align(4)
-    out += struct.pack("<I", len(names))
-    for name in names:
-        string(name)
-    for count in (0, 0, efforts):  # position, velocity, effort
-        align(4)
-        out += struct.pack("<I", count)
-    if efforts:
-        align(8)
-    at = len(out)
-    return bytes(out + bytes(8 * efforts)), at
-
-
 class _Bag:
     """The computed topics as sensor_msgs/JointState (names and efforts) in an MCAP."""
 
     def __init__(self, path: Path, names: list[str]) -> None:
-        from .mcap_writer import McapWriter
-
-        raw, self.effort_at = joint_state_cdr(names, len(names))
-        self.template = np.frombuffer(raw, dtype=np.uint8)
+        raw = joint_state(names, (0, 0, len(names)))
+        self.effort_at = joint_state_layout(raw).fields[2][0]
         self.bag = McapWriter(path)
         self.bag.add_schema(1, "sensor_msgs/msg/JointState", JOINT_STATE_DEF)
         for k, (topic, _, _) in enumerate(TOPICS, start=1):
             self.bag.add_channel(k, 1, topic)
-        # a message record: its head (channel 0 for now), the times, the message; repeated in
-        # a buffer that is reused (fresh memory costs page faults), so that only what changes
-        # is written for each message
-        self.record = np.concatenate([self.bag.message_head(0, len(raw)),
-                                      np.zeros(16, np.uint8), self.template])
+        # a message record (channel 0 for now) repeated in a buffer that is reused (fresh
+        # memory costs page faults), so that only what changes is written for each message
+        self.record = McapWriter.message_record(0, raw)
         self.buffer = np.empty(0, dtype=np.uint8)
 
     def write(self, cols: dict[str, Any]) -> None:
@@ -317,7 +292,7 @@ class _Bag:
         stamp[:, 8:12] = sec.astype("<i4").view(np.uint8).reshape(n, 4)
         stamp[:, 12:] = nsec.astype("<u4").view(np.uint8).reshape(n, 4)
         width = len(self.record)
-        e = 31 + self.effort_at  # the efforts' place in a record (after head and times)
+        e = MESSAGE_DATA + self.effort_at  # the efforts' place in a record
         for channel, (_, column, _) in enumerate(TOPICS, start=1):
             values = np.ascontiguousarray(cols[column], dtype="<f8")
             rows = np.flatnonzero(np.isfinite(values).all(axis=1))
@@ -326,14 +301,15 @@ class _Bag:
             if len(self.buffer) < rows.size * width:
                 self.buffer = np.tile(self.record, rows.size)
             records = self.buffer[: rows.size * width]
+            channel_id = np.array([channel], "<u2").view(np.uint8)
             # only what changes from one message to the next: the channel, the log and
             # publish times (the ns), the message's stamp (sec, nanosec) and its efforts
             each = records.reshape(rows.size, width)
             at = slice(None) if rows.size == n else rows
-            each[:, 9] = channel & 0xFF
-            each[:, 10] = channel >> 8
-            each[:, 15:23] = each[:, 23:31] = stamp[at, :8]
-            each[:, 35:43] = stamp[at, 8:]
+            each[:, MESSAGE_CHANNEL : MESSAGE_CHANNEL + 2] = channel_id
+            each[:, MESSAGE_LOG_TIME : MESSAGE_LOG_TIME + 8] = stamp[at, :8]
+            each[:, MESSAGE_PUBLISH_TIME : MESSAGE_PUBLISH_TIME + 8] = stamp[at, :8]
+            each[:, MESSAGE_DATA + STAMP : MESSAGE_DATA + STAMP_END] = stamp[at, 8:]
             each[:, e : e + values.shape[1] * 8] = values.view(np.uint8)[at]
             self.bag.write_records(channel, ns[rows], records, width)
 

@@ -92,7 +92,7 @@ def read(paths: list[Path], opts: Options) -> tuple[str, Model, NDArray[np.int64
     joint order (a joint a message leaves out keeps its last value)."""
     from ..bag.analyze import Options as Reading
     from ..bag.analyze import _open, _setup, joint_values, recorded_description
-    from ..bag.cdr import decode
+    from ..bag.decode import decode
     from ..bag.readers import batches
 
     reading = Reading(urdf=opts.urdf, joint_states_topic=opts.joint_states_topic,

@@ -474,20 +474,3 @@ def test_an_interrupted_run_leaves_the_previous_complete_outputs(
     analyze([bag], out, Options(urdf=ARM, progress=False, outputs=("parquet",)))
     assert sorted(p.name for p in out.iterdir()) == [".rbd-outputs", "analysis.parquet",
                                                      "summary.txt"]
-
-
-@pytest.mark.parametrize("names", [["a"], ["joint1", "ab", "abc", "abcd", "elbow_joint_5"], []])
-def test_the_output_bags_message_template_is_rosbags_serialisation(names: list[str]) -> None:
-    """The writer builds its JointState bytes by hand (no type store in its process): the
-    same bytes as rosbags' serialiser, every name length's padding included."""
-    from rbd_ros.bag.cdr import layout
-    from rbd_ros.bag.writers import joint_state_cdr
-
-    raw, at = joint_state_cdr(names, len(names))
-    msg = TS.types["sensor_msgs/msg/JointState"](
-        header=TS.types["std_msgs/msg/Header"](
-            stamp=TS.types["builtin_interfaces/msg/Time"](sec=0, nanosec=0), frame_id=""),
-        name=names, position=np.empty(0), velocity=np.empty(0), effort=np.zeros(len(names)))
-    assert raw == bytes(TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
-    lay = layout(raw)
-    assert lay is not None and lay.names == tuple(names) and lay.fields[2] == (at, len(names))

@@ -1,4 +1,5 @@
-"""sensor_msgs/JointState and std_msgs/Float64MultiArray in CDR, decoded many at a time.
+"""sensor_msgs/JointState and std_msgs/Float64MultiArray decoded many at a time (their bytes:
+:mod:`rbd_ros.cdr`).
 
 A driver publishes the same joint names in every message, so its messages share one byte
 layout: the floats sit at the same offsets in each. Messages are grouped by layout (their
@@ -9,7 +10,6 @@ big-endian data (no ROS 2 middleware writes it) is refused with a clear error.""
 from __future__ import annotations
 
 import itertools
-import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
@@ -17,6 +17,8 @@ from typing import TypeVar
 import numpy as np
 from numba import njit
 from numpy.typing import NDArray
+
+from ..cdr import STAMP, CdrError, float64_array_at, joint_state_layout
 
 F64 = NDArray[np.float64]
 T = TypeVar("T")
@@ -33,60 +35,6 @@ class Group:
     position: F64
     velocity: F64
     effort: F64
-
-
-@dataclass(frozen=True)
-class Layout:
-    names: tuple[str, ...]
-    fields: tuple[tuple[int, int], ...]  # (byte offset, count) of position, velocity, effort
-    length: int
-
-    def structure(self) -> list[tuple[int, int]]:
-        """The byte ranges every message of this layout shares: all but the stamp and the
-        floats."""
-        cuts = sorted([(4, 12)] + [(off, off + 8 * n) for off, n in self.fields if n])
-        runs, start = [], 0
-        for a, b in cuts:
-            if a > start:
-                runs.append((start, a))
-            start = b
-        if start < self.length:
-            runs.append((start, self.length))
-        return runs
-
-
-def _u32(raw: bytes, o: int) -> int:
-    return int(struct.unpack_from("<I", raw, o)[0])
-
-
-def layout(raw: bytes) -> Layout | None:
-    """Offsets of one little-endian JointState message, or None if it is not one."""
-    if len(raw) < 16 or raw[1] != 1:  # CDR_LE encapsulation
-        return None
-    try:
-        o = 12 + 4 + _u32(raw, 12)  # after the stamp: frame_id
-        o = (o + 3) & ~3
-        names = []
-        count = _u32(raw, o)
-        o += 4
-        for _ in range(count):
-            n = _u32(raw, o)
-            names.append(raw[o + 4 : o + 3 + n].decode())
-            o = (o + 4 + n + 3) & ~3
-        fields = []
-        for _ in range(3):
-            o = (o + 3) & ~3
-            count = _u32(raw, o)
-            o += 4
-            if count:
-                o += (8 - (o - 4) % 8) % 8  # doubles align to 8 from the data's start
-            fields.append((o, count))
-            o += 8 * count
-        if o != len(raw):
-            return None
-        return Layout(tuple(names), tuple(fields), len(raw))
-    except (struct.error, UnicodeDecodeError, IndexError):
-        return None
 
 
 @njit(cache=True, inline="always")
@@ -181,30 +129,21 @@ def decode(data: NDArray[np.uint8], offsets: NDArray[np.int64],
     """Decode JointState messages (raw CDR, message ``k`` at ``data[offsets[k]:offsets[k+1]]``),
     one pass per layout. ``bad``: as in :func:`_groups` (unreadable messages skipped)."""
 
-    def parse(k: int, raw: bytes) -> tuple[list[Span], list[Span], Layout]:
-        lay = layout(raw)
-        if lay is None:
-            raise ValueError(f"message {k} is not a little-endian sensor_msgs/JointState")
-        return lay.structure(), [(4, 1)] + [(off, n) for off, n in lay.fields], lay
+    def parse(k: int, raw: bytes) -> tuple[list[Span], list[Span], tuple[str, ...]]:
+        try:
+            lay = joint_state_layout(raw)
+        except CdrError:
+            raise ValueError(f"message {k} is not a little-endian sensor_msgs/JointState") \
+                from None
+        return lay.shared(), [(STAMP, 1), *lay.fields], lay.names
 
     groups = []
-    for members, (stamp, *fields), lay in _groups(data, offsets, parse, bad):
+    for members, (stamp, *fields), names in _groups(data, offsets, parse, bad):
         sec = (stamp[:, 0] & 0xFFFFFFFF).astype(np.uint32).view(np.int32).astype(np.int64)
         nsec = (stamp[:, 0] >> 32).astype(np.int64)
         values = [f.view(np.float64) for f in fields]
-        groups.append(Group(members, lay.names, sec * 1_000_000_000 + nsec, *values))
+        groups.append(Group(members, names, sec * 1_000_000_000 + nsec, *values))
     return groups
-
-
-def float_array(raw: bytes, count: int) -> int | None:
-    """Byte offset of the ``count`` doubles that end a little-endian CDR message (the ``data``
-    of a std_msgs/Float64MultiArray), or None if its bytes do not end that way."""
-    offset = len(raw) - 8 * count
-    if len(raw) < 8 or raw[1] != 1 or offset < 8 or (count and (offset - 4) % 8):
-        return None
-    if count not in (_u32(raw, offset - 4), _u32(raw, offset - 8)):  # then maybe padding
-        return None
-    return offset
 
 
 def decode_arrays(data: NDArray[np.uint8], offsets: NDArray[np.int64],
@@ -220,9 +159,11 @@ def decode_arrays(data: NDArray[np.uint8], offsets: NDArray[np.int64],
             count = count_of(raw)
         except Exception as e:  # the deserializer's own error for a message cut short
             raise ValueError(f"message {k} is not a std_msgs/Float64MultiArray: {e}") from None
-        off = float_array(raw, count)
-        if off is None:
-            raise ValueError(f"message {k} is not a little-endian std_msgs/Float64MultiArray")
+        try:
+            off = float64_array_at(raw, count)
+        except CdrError:
+            raise ValueError(f"message {k} is not a little-endian std_msgs/Float64MultiArray") \
+                from None
         return [(0, off)], [(off, count)], None
 
     return [(members, values.view(np.float64)) for members, (values,), _ in

@@ -1,0 +1,202 @@
+"""The bytes of the few ROS 2 messages rbd_ros reads or writes by offset, without a message
+library: sensor_msgs/JointState, std_msgs/Float64MultiArray, nav_msgs/Odometry and
+sensor_msgs/Imu.
+
+They are in CDR (XCDR1), what every ROS 2 middleware writes: a 4-byte encapsulation header
+(``CDR_LE`` or ``CDR_BE`` first), then the data, each number aligned to its own size counted
+from the data's start (:func:`align`); a string is its length (NUL included) and its bytes;
+a sequence its count and its items. A std_msgs/Header opens each of these messages but the
+array: the stamp at ``STAMP``, the frame id's length at ``FRAME_ID``.
+
+The recording tools decode and write thousands of messages at these offsets at once
+(:mod:`rbd_ros.bag.decode`, :mod:`rbd_ros.bag.writers`); the floating-base node reads its
+odometry and IMU from their bytes (rclpy's messages cost more than its dynamics).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+ENCAPSULATION = 4  # bytes before the data: the representation identifier, then options
+CDR_BE, CDR_LE = b"\x00\x00", b"\x00\x01"  # the identifiers of big- and little-endian CDR
+_ORDER = {CDR_BE: ">", CDR_LE: "<"}
+STAMP = 4  # header.stamp: sec (int32), then nanosec (uint32)
+STAMP_END = 12
+FRAME_ID = 12  # header.frame_id: its length (uint32), then its bytes
+COVARIANCE = 36  # doubles of a pose's or twist's covariance (Odometry)
+IMU_COVARIANCE = 9  # doubles of each covariance of an Imu
+
+
+class CdrError(ValueError):
+    """Bytes that are not the message they should be: cut short, garbled, or another type."""
+
+
+def align(offset: int, size: int) -> int:
+    """``offset`` moved on to the next multiple of ``size`` counted from the data's start."""
+    return offset + (ENCAPSULATION - offset) % size
+
+
+def byte_order(raw: bytes) -> str | None:
+    """struct's byte order of XCDR1 bytes (``"<"`` or ``">"``); None for another encoding."""
+    return _ORDER.get(bytes(raw[:2]))
+
+
+def _u32(raw: bytes, offset: int, order: str = "<") -> int:
+    return int(struct.unpack_from(order + "I", raw, offset)[0])
+
+
+def _string(raw: bytes, offset: int, order: str = "<") -> tuple[bytes, int]:
+    """The string at ``offset`` (aligned there first), without its NUL, and where it ends."""
+    offset = align(offset, 4)
+    end = offset + 4 + _u32(raw, offset, order)
+    return bytes(raw[offset + 4 : end - 1]), end
+
+
+def _header(raw: bytes) -> tuple[str, int, int]:
+    """(struct byte order, stamp in ns, the offset after header.frame_id) of XCDR1 bytes."""
+    order = byte_order(raw)
+    if order is None:
+        raise CdrError(f"encapsulation {bytes(raw[:2]).hex()} is not CDR")
+    sec, nanosec = struct.unpack_from(order + "iI", raw, STAMP)
+    return order, sec * 1_000_000_000 + nanosec, _string(raw, FRAME_ID, order)[1]
+
+
+def _doubles(raw: bytes, order: str, offset: int, count: int) -> tuple[float, ...]:
+    if len(raw) < offset + 8 * count:
+        raise CdrError(f"{len(raw)} bytes where it needs {offset + 8 * count}")
+    return struct.unpack_from(f"{order}{count}d", raw, offset)
+
+
+@contextmanager
+def _reading(what: str) -> Iterator[None]:
+    """Bytes a reader cannot walk through are a CdrError that says so."""
+    try:
+        yield
+    except (struct.error, IndexError, UnicodeDecodeError, CdrError) as e:
+        raise CdrError(f"cannot read it as {what} ({e}): a message cut short?") from e
+
+
+# ------------------------------------------------------------------ sensor_msgs/JointState
+
+
+@dataclass(frozen=True)
+class JointStateLayout:
+    """Where the numbers of a little-endian JointState are: a driver publishes the same names in
+    every message, so its messages share one layout."""
+
+    names: tuple[str, ...]
+    fields: tuple[tuple[int, int], ...]  # (byte offset, count) of position, velocity, effort
+    length: int
+
+    def shared(self) -> list[tuple[int, int]]:
+        """The byte ranges every message of this layout has in common: all but the stamp and
+        the numbers."""
+        cuts = sorted([(STAMP, STAMP_END)] + [(o, o + 8 * n) for o, n in self.fields if n])
+        runs, start = [], 0
+        for a, b in cuts:
+            if a > start:
+                runs.append((start, a))
+            start = b
+        if start < self.length:
+            runs.append((start, self.length))
+        return runs
+
+
+def joint_state_layout(raw: bytes) -> JointStateLayout:
+    """The layout of one little-endian JointState message (CdrError if it is not one)."""
+    if bytes(raw[:2]) != CDR_LE:
+        raise CdrError("not little-endian CDR")
+    with _reading("a sensor_msgs/JointState"):
+        return _joint_state_layout(raw)
+
+
+def _joint_state_layout(raw: bytes) -> JointStateLayout:
+    o = align(_string(raw, FRAME_ID)[1], 4)
+    count, o = _u32(raw, o), o + 4
+    names = []
+    for _ in range(count):
+        name, o = _string(raw, o)
+        names.append(name.decode())
+    fields = []
+    for _ in range(3):
+        o = align(o, 4)
+        count = _u32(raw, o)
+        o = align(o + 4, 8) if count else o + 4
+        fields.append((o, count))
+        o += 8 * count
+    if o != len(raw):
+        raise CdrError(f"{len(raw)} bytes where its names and arrays end at {o}")
+    return JointStateLayout(tuple(names), tuple(fields), len(raw))
+
+
+def joint_state(names: list[str], counts: tuple[int, int, int]) -> bytes:
+    """A little-endian JointState with these names, a zero stamp, an empty frame id and
+    ``counts`` zeros of position, velocity and effort: a template whose numbers the recording
+    tools fill in place (see :func:`joint_state_layout`)."""
+    out = bytearray(CDR_LE + b"\x00\x00")
+
+    def pad(size: int) -> None:
+        out.extend(bytes(align(len(out), size) - len(out)))
+
+    def string(text: str) -> None:
+        b = text.encode() + b"\x00"
+        pad(4)
+        out.extend(struct.pack("<I", len(b)) + b)
+
+    out += struct.pack("<iI", 0, 0)  # header.stamp
+    string("")  # header.frame_id
+    pad(4)
+    out += struct.pack("<I", len(names))
+    for name in names:
+        string(name)
+    for count in counts:
+        pad(4)
+        out += struct.pack("<I", count)
+        if count:
+            pad(8)
+            out += bytes(8 * count)
+    return bytes(out)
+
+
+# ------------------------------------------------------------- std_msgs/Float64MultiArray
+
+
+def float64_array_at(raw: bytes, count: int) -> int:
+    """Byte offset of the ``count`` doubles that end a little-endian CDR message (the ``data``
+    of a std_msgs/Float64MultiArray); CdrError if its bytes do not end that way."""
+    offset = len(raw) - 8 * count
+    if len(raw) < 8 or bytes(raw[:2]) != CDR_LE or offset < 8 or (
+            count and (offset - ENCAPSULATION) % 8):
+        raise CdrError(f"{len(raw)} bytes cannot end in {count} little-endian doubles")
+    if count not in (_u32(raw, offset - 4), _u32(raw, offset - 8)):  # then maybe padding
+        raise CdrError(f"no count of {count} before its last {count} doubles")
+    return offset
+
+
+# ---------------------------------------------------------- nav_msgs/Odometry, sensor_msgs/Imu
+
+
+def odometry(raw: bytes) -> tuple[int, tuple[float, ...], tuple[float, ...]]:
+    """(stamp in ns, pose: position and quaternion xyzw, twist: linear and angular) of an
+    Odometry in XCDR1."""
+    with _reading("a nav_msgs/Odometry"):
+        order, stamp, o = _header(raw)
+        o = align(_string(raw, o, order)[1], 8)  # after child_frame_id
+        _doubles(raw, order, o, 2 * (6 + COVARIANCE) + 1)  # the whole message is there
+        pose = _doubles(raw, order, o, 7)
+        twist = _doubles(raw, order, o + 8 * (7 + COVARIANCE), 6)
+    return stamp, pose, twist
+
+
+def imu_linear_acceleration(raw: bytes) -> tuple[int, tuple[float, ...]]:
+    """(stamp in ns, linear acceleration) of an Imu in XCDR1: after the orientation (4) and the
+    angular velocity (3), each with its covariance."""
+    with _reading("a sensor_msgs/Imu"):
+        order, stamp, o = _header(raw)
+        o = align(o, 8)
+        skip = 4 + IMU_COVARIANCE + 3 + IMU_COVARIANCE
+        _doubles(raw, order, o, skip + 3 + IMU_COVARIANCE)
+        return stamp, _doubles(raw, order, o + 8 * skip, 3)
