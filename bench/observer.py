@@ -104,7 +104,7 @@ def residuals(kind: str, m: Model, T: np.ndarray, Q: np.ndarray, V: np.ndarray,
     if kind == "acceleration":  # as the node: backward differences of the velocities
         A = np.zeros_like(V)
         A[1:] = np.diff(V, axis=0) / DT
-        R = TAU - rnea_batch(m, Q, V, A)
+        R = rnea_batch(m, Q, V, A) - TAU
         R[0] = 0.0
     else:
         gain = float(kind.split("K=")[1].split()[0])

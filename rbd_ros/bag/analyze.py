@@ -1,8 +1,9 @@
 """Offline dynamics of recorded joint states (rosbag2, sqlite3 or MCAP), without ROS.
 
 For every joint state: gravity torques, the inverse-dynamics torque of the measured motion,
-the residual ``measured effort - model torque`` (an external-torque estimate), and, when
-commanded efforts are recorded, the accelerations they should have produced (ABA).
+the external torques ``model torque - measured effort`` (the torque the environment applies
+at each joint, the sign of every external torque in rbd_ros), and, when commanded efforts are
+recorded, the accelerations they should have produced (ABA).
 
 Accelerations (and velocities, when the recording has none) are estimated from the stamps by
 differences: ``central`` (zero-phase: each sample uses its two neighbours; the default) or
@@ -43,7 +44,7 @@ JOINT_STATE = "sensor_msgs/msg/JointState"
 COMMAND_ARRAY = "std_msgs/msg/Float64MultiArray"
 STRING = "std_msgs/msg/String"
 PLOT_BUCKETS = 2_000  # the plots show each series' min and max in this many spans of time
-#: what a part of a recording computes, per block (the residual is the reduction's)
+#: what a part of a recording computes, per block (the external torques are the reduction's)
 PART_COLUMNS = ("ns", "q", "v", "a", "tau_measured", "tau_model", "gravity", "qdd_predicted")
 
 
@@ -336,7 +337,7 @@ class Analysis:
             _rows(rnea_batch, m, tau, has_qva, q, v, a, fric)
         _rows(aba_batch, m, qdd, has_qv & np.isfinite(u).all(axis=1), q, v, u, fric)
         cols = {"ns": ns, "q": q, "v": v, "a": a, "tau_measured": e, "tau_model": tau,
-                "gravity": g, "residual": np.empty_like(tau), "qdd_predicted": qdd}
+                "gravity": g, "tau_external": np.empty_like(tau), "qdd_predicted": qdd}
         if self.part is not None:
             np.save(self.part, np.array([n, block]))
             for c in PART_COLUMNS:
@@ -345,7 +346,7 @@ class Analysis:
             self.emit(cols)
 
     def emit(self, cols: dict[str, Any]) -> None:
-        """A computed block into the summary, the plots and the writers (``residual`` is
+        """A computed block into the summary, the plots and the writers (``tau_external`` is
         filled here)."""
         t = 1e-9 * cols["ns"]
         n = len(t)
@@ -353,8 +354,9 @@ class Analysis:
         envelope = np.empty((spans, 1 + 6 * len(self.names)))
         envelope[:, 0] = t[:: self.stride]
         worst = np.array([w for w, _ in self.summary.worst])
-        at = _residuals(cols["tau_measured"], cols["tau_model"], self.stride, cols["residual"],
-                        self.summary.sum_sq, self.summary.count, worst, envelope[:, 1:])
+        at = _residuals(cols["tau_measured"], cols["tau_model"], self.stride,
+                        cols["tau_external"], self.summary.sum_sq, self.summary.count, worst,
+                        envelope[:, 1:])
         for j in np.flatnonzero(at >= 0):
             self.summary.worst[j] = (float(worst[j]), float(t[at[j]]))
         self.summary.messages += n
@@ -382,19 +384,20 @@ class Analysis:
 
 
 @njit(cache=True, nogil=True)
-def _residuals(e, tau, stride, residual, sum_sq, count, worst, envelope):
-    """``residual = e - tau``, with its sum of squares, count and largest magnitude per joint
-    (where finite) added to the summary's; returns the row of each joint's new worst (-1: none
-    above ``worst``). ``envelope[s]``: the minima of the measured, model and residual columns
-    over rows ``s * stride ...`` (NaN ignored, as ``np.fmin``), then their maxima."""
+def _residuals(e, tau, stride, external, sum_sq, count, worst, envelope):
+    """``external = tau - e`` (the model's torque less the measured effort), with its sum of
+    squares, count and largest magnitude per joint (where finite) added to the summary's;
+    returns the row of each joint's new worst (-1: none above ``worst``). ``envelope[s]``: the
+    minima of the measured, model and external columns over rows ``s * stride ...`` (NaN
+    ignored, as ``np.fmin``), then their maxima."""
     n, nj = e.shape
     at = np.full(nj, -1)
     envelope[:] = np.nan
     for r in range(n):
         span = envelope[r // stride]
         for j in range(nj):
-            x = e[r, j] - tau[r, j]
-            residual[r, j] = x
+            x = tau[r, j] - e[r, j]
+            external[r, j] = x
             if np.isfinite(x):
                 sum_sq[j] += x * x
                 count[j] += 1.0
@@ -722,7 +725,7 @@ def reduce_parts(paths: list[Path], out_dir: Path, opts: Options, parts: list[Pa
                 while f.tell() < size:
                     n, _ = np.load(f)
                     cols = {c: np.load(f) for c in PART_COLUMNS}
-                    cols["residual"] = np.empty_like(cols["tau_model"])
+                    cols["tau_external"] = np.empty_like(cols["tau_model"])
                     assert len(cols["ns"]) == n
                     analysis.emit(cols)
         analysis.finish(partial)

@@ -21,8 +21,18 @@ from .sink import Sink
 
 F64 = NDArray[np.float64]
 
-#: per-joint columns of the tables, in order
-COLUMNS = ("q", "v", "a", "tau_measured", "tau_model", "gravity", "residual", "qdd_predicted")
+#: per-joint columns of the tables, in order, and what each holds (Parquet's field metadata)
+COLUMNS = {
+    "q": "joint position (rad, or m for a prismatic joint)",
+    "v": "joint velocity (rad/s or m/s): recorded, or differenced from the positions",
+    "a": "joint acceleration (rad/s^2 or m/s^2), differenced from the velocities",
+    "tau_measured": "measured effort (N m or N)",
+    "tau_model": "inverse dynamics M(q) a + h(q, v) of the measured motion (N m or N)",
+    "gravity": "gravity torque g(q) (N m or N)",
+    "tau_external": "external torque, the torque the environment applies at the joint: "
+                    "tau_model - tau_measured (N m or N)",
+    "qdd_predicted": "acceleration the commanded efforts produce (ABA; rad/s^2 or m/s^2)",
+}
 #: sensor_msgs/msg/JointState as ros2 bag stores a schema (ros2msg, dependencies appended)
 JOINT_STATE_DEF = "\n".join([
     "std_msgs/Header header", "string[] name", "float64[] position", "float64[] velocity",
@@ -32,7 +42,7 @@ JOINT_STATE_DEF = "\n".join([
 TOPICS = (
     ("/rbd/gravity_torques", "gravity", "sensor_msgs/msg/JointState"),
     ("/rbd/model_torques", "tau_model", "sensor_msgs/msg/JointState"),
-    ("/rbd/external_torques", "residual", "sensor_msgs/msg/JointState"),
+    ("/rbd/external_torques_from_acceleration", "tau_external", "sensor_msgs/msg/JointState"),
     ("/rbd/predicted_accelerations", "qdd_predicted", "sensor_msgs/msg/JointState"),
 )
 
@@ -201,8 +211,7 @@ class _Formats:
     def __init__(self, out_dir: Path, names: list[str], outputs: tuple[str, ...]) -> None:
         self.sinks: list[Any] = []
         if "csv" in outputs or "parquet" in outputs:
-            header = ["t"] + [f"{c}_{n}" for c in COLUMNS for n in names]
-            self.sinks += [_Table(out_dir, header, kind) for kind in ("csv", "parquet")
+            self.sinks += [_Table(out_dir, names, kind) for kind in ("csv", "parquet")
                            if kind in outputs]
         if "mcap" in outputs:
             self.sinks.append(_Bag(out_dir / "analysis.mcap", names))
@@ -224,10 +233,13 @@ class _Table:
 
     ROW_GROUP = 50_000
 
-    def __init__(self, out_dir: Path, header: list[str], kind: str) -> None:
+    def __init__(self, out_dir: Path, names: list[str], kind: str) -> None:
         import pyarrow as pa
 
-        self.schema = pa.schema([(h, pa.float64()) for h in header])
+        self.schema = pa.schema(
+            [pa.field("t", pa.float64(), metadata={"description": "the joint state's stamp (s)"})]
+            + [pa.field(f"{c}_{n}", pa.float64(), metadata={"description": doc})
+               for c, doc in COLUMNS.items() for n in names])
         self.pending: list[Any] = []
         self.file = Sink(out_dir / f"analysis.{kind}")  # pyarrow leaves it open
         if kind == "csv":
@@ -336,8 +348,8 @@ def preload_pyplot() -> None:
 
 
 def plots(out_dir: Path, names: list[str], data: F64) -> None:
-    """One PNG per joint: measured vs model torque, and the residual. ``data``: a row per span
-    of time: its start, then the minima of the measured, model and residual columns of every
+    """One PNG per joint: measured vs model torque, and the external torque. ``data``: a row per
+    span of time: its start, then the minima of the measured, model and external columns of every
     joint, then their maxima. Each series is drawn as the band between its minimum and its
     maximum (a line where they are equal): a long recording's spans hold many samples, and a
     band costs a tenth of the time of a line zigzagging between them."""
@@ -349,7 +361,7 @@ def plots(out_dir: Path, names: list[str], data: F64) -> None:
     # cost as much as drawing it
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.1, top=0.93, hspace=0.1)
     top.set_ylabel("N m")
-    bottom.set_ylabel("residual, N m")
+    bottom.set_ylabel("external (model - measured), N m", fontsize="small")
     bottom.set_xlabel(f"time (s) since the first joint state, stamped {data[0, 0]:.3f} s")
     series = ((top, 0, "measured effort", "tab:blue"), (top, n, "model torque (RNEA)",
               "tab:orange"), (bottom, 2 * n, None, "tab:red"))

@@ -6,6 +6,11 @@
 follows its external torque through a first-order lag of time constant ``1/K``, from positions
 and velocities alone (no acceleration, no differentiation of velocities). The integral is taken
 by the trapezoid rule between successive states.
+
+External torques have one sign everywhere in rbd_ros: ``tau_ext`` is the torque the
+environment applies at the joints, ``M(q) a + h(q, v) = tau + tau_ext`` with ``tau`` the
+measured (motor) efforts. A hand pushing a joint forward gives a positive ``tau_ext``.
+:func:`external_torques` is the same quantity from a measured acceleration, without lag.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ import numpy as np
 from numba import njit
 
 from .configuration import integrate
+from .errors import ModelError
 from .model import F64, Data, Direct, Model
 from .momentum import observer_terms_core
+from .rnea import rnea
 from .spatial import JOINT_FREE
 
 
@@ -42,6 +49,16 @@ def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
 _STEP = Direct(observer_step)
 
 
+def external_torques(model: Model, data: Data, q: F64, v: F64, a: F64, effort: F64,
+                     friction: bool = False) -> F64:
+    """``tau_ext = M(q) a + h(q, v) - effort``: the external joint torques of a measured motion
+    (``a`` differenced from velocities: no lag, but their noise), the sign of
+    :class:`MomentumObserver`'s residual. ``friction``: the URDF's joint friction is in the
+    efforts, not external."""
+    effort = model.check_vector(effort, model.nv, "effort")
+    return rnea(model, data, q, v, a, friction=friction) - effort
+
+
 class MomentumObserver:
     def __init__(self, model: Model, gain: float | F64, friction: bool = False) -> None:
         """``gain``: K, per joint or one for all (1/s; the residual's bandwidth).
@@ -50,7 +67,7 @@ class MomentumObserver:
         self.model, self.data, self.friction = model, Data(model), bool(friction)
         self.gain = np.broadcast_to(np.asarray(gain, dtype=np.float64), (model.nv,)).copy()
         if not np.all(self.gain > 0):
-            raise ValueError("the observer's gain must be positive")
+            raise ModelError("the observer's gain must be positive")
         self._state = np.zeros((6, model.nv))
         self.reset()
 
@@ -124,9 +141,9 @@ class CollisionDetector:
     def __init__(self, thresholds: F64, release: float) -> None:
         self.thresholds = np.asarray(thresholds, dtype=np.float64)
         if not (np.all(np.isfinite(self.thresholds)) and np.all(self.thresholds > 0)):
-            raise ValueError("collision thresholds must be finite and positive")
+            raise ModelError("collision thresholds must be finite and positive")
         if not 0.0 < release <= 1.0:
-            raise ValueError(f"the release fraction must be in (0, 1], got {release}")
+            raise ModelError(f"the release fraction must be in (0, 1], got {release}")
         self.release = self.thresholds * release
         self.flags = np.zeros(self.thresholds.shape, dtype=bool)
 

@@ -22,9 +22,12 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
   joint's residual following its external torque through a first-order lag of time constant
   ``1 / observer_gain``. It restarts from zero after a gap in the stamps (over
   ``OBSERVER_GAP_S``), when they go back, and when the model or a parameter it uses changes.
-- out ``~/external_torques_from_acceleration`` (sensor_msgs/JointState, effort): measured
-  effort minus the model's torque at the measured motion, the acceleration differenced from the
-  velocities: no lag, but the differences' noise
+- out ``~/external_torques_from_acceleration`` (sensor_msgs/JointState, effort): the same
+  quantity as the model's torque at the measured motion minus the measured effort, the
+  acceleration differenced from the velocities: no lag, but the differences' noise
+
+Both external-torque outputs are the torque the environment applies at each joint
+(``M(q) qdd + h(q, v) = effort + tau_ext``): a hand pushing a joint forward is positive.
 - out ``~/collision`` (diagnostic_msgs/DiagnosticArray), when ``collision_thresholds`` is set:
   a status for the whole robot (level ERROR while any joint is flagged; the likely contact
   links and the flagged joints in its message and values) and one per joint (its residual and
@@ -56,7 +59,12 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
-from ..dynamics.observer import CollisionDetector, MomentumObserver, likely_links
+from ..dynamics.observer import (
+    CollisionDetector,
+    MomentumObserver,
+    external_torques,
+    likely_links,
+)
 from ..joint_names import NameMap
 from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
@@ -410,9 +418,9 @@ class DynamicsNode(NodeBase):
                 velocities=st.v[live.out_v].tolist(), accelerations=qdd[live.out_v].tolist())]
             self.pub_accel.publish(msg)
         if listened(self.pub_external_acc) and np.all(np.isfinite(st.effort[live.out_v])):
-            tau = rnea(m, d, st.q, st.v, st.a, friction=fric)
             ext = np.zeros(m.nv)
-            ext[live.out_v] = st.effort[live.out_v] - tau[live.out_v]
+            ext[live.out_v] = external_torques(m, d, st.q, st.v, st.a, st.effort,
+                                               fric)[live.out_v]
             self._emit(live, stamp, self.pub_external_acc, None, ext)
         if live.detector is not None or listened(self.pub_external):
             self._observe(live, stamp)

@@ -13,6 +13,7 @@ import numpy as np
 import pinocchio as pin
 import pyarrow.parquet as pq
 import pytest
+from recordings import write_joint_states
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
@@ -54,39 +55,19 @@ def recording() -> dict[str, np.ndarray]:
     tau, g = pinocchio_torques(q, v, a)
     bump = (t - 10.0 >= BUMP[0]) & (t - 10.0 < BUMP[1])
     effort = tau.copy()
-    effort[bump, BUMP[2]] += BUMP[3]  # measured = model + external torque
+    # the environment pushes joint2 forward: the same motion takes that much less of its motor
+    effort[bump, BUMP[2]] -= BUMP[3]
     return {"t": t, "q": q, "v": v, "a": a, "tau": tau, "g": g, "effort": effort,
             "bump": bump}
 
 
 def write_rosbags(path: Path, rec: dict[str, np.ndarray], plugin: StoragePlugin,
                   velocities: bool = True, cut: frozenset[int] = frozenset()) -> Path:
-    """``cut``: joint states (and their commands) written cut short, as damaged messages."""
-    JS, Header = TS.types["sensor_msgs/msg/JointState"], TS.types["std_msgs/msg/Header"]
-    Time, String = TS.types["builtin_interfaces/msg/Time"], TS.types["std_msgs/msg/String"]
-    F64A = TS.types["std_msgs/msg/Float64MultiArray"]
-    Layout = TS.types["std_msgs/msg/MultiArrayLayout"]
-    with Writer(path, version=8, storage_plugin=plugin) as w:
-        desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=TS)
-        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
-        cmd = w.add_connection("/effort_commands", "std_msgs/msg/Float64MultiArray",
-                               typestore=TS)
-        t0 = int(rec["t"][0] * 1e9)
-        w.write(desc, t0 - 1, TS.serialize_cdr(String(data=ARM.read_text()),
-                                               "std_msgs/msg/String"))
-        for k, t in enumerate(rec["t"]):
-            ns = round(t * 1e9)
-            command = TS.serialize_cdr(F64A(layout=Layout(dim=[], data_offset=0),
-                                            data=rec["effort"][k].copy()),
-                                       "std_msgs/msg/Float64MultiArray")
-            w.write(cmd, ns - 1, command[: len(command) // 2] if k in cut else command)
-            msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9),
-                                   frame_id=""), name=NAMES, position=rec["q"][k].copy(),
-                     velocity=rec["v"][k].copy() if velocities else np.empty(0),
-                     effort=rec["effort"][k].copy())
-            raw = TS.serialize_cdr(msg, "sensor_msgs/msg/JointState")
-            w.write(js, ns, raw[: len(raw) // 2] if k in cut else raw)
-    return path
+    """The recording with its efforts also as commands; ``cut``: joint states (and their
+    commands) written cut short, as damaged messages."""
+    return write_joint_states(path, [round(t * 1e9) for t in rec["t"]], rec["q"],
+                              rec["v"] if velocities else None, rec["effort"],
+                              commands=rec["effort"], plugin=plugin, cut=cut)
 
 
 def check(out: Path, rec: dict[str, np.ndarray], tol_model: float) -> None:
@@ -97,10 +78,10 @@ def check(out: Path, rec: dict[str, np.ndarray], tol_model: float) -> None:
     np.testing.assert_allclose(col("gravity"), rec["g"], atol=1e-9)
     inner = slice(2, -2)  # the ends use one-sided differences
     np.testing.assert_allclose(col("tau_model")[inner], rec["tau"][inner], atol=tol_model)
-    residual = col("residual")[inner]
+    external = col("tau_external")[inner]
     bump = rec["bump"][inner]
-    assert np.abs(residual[~bump]).max() < tol_model
-    np.testing.assert_allclose(residual[bump][:, BUMP[2]], BUMP[3], atol=tol_model)
+    assert np.abs(external[~bump]).max() < tol_model
+    np.testing.assert_allclose(external[bump][:, BUMP[2]], BUMP[3], atol=tol_model)
     # commanded = measured efforts: ABA should give back the trajectory's accelerations
     qdd = col("qdd_predicted")[inner]
     no_bump = ~bump
@@ -129,12 +110,13 @@ def test_sqlite3_bag_matches_pinocchio(tmp_path: Path, recording) -> None:  # ty
     with AnyReader([out / "analysis.mcap"]) as r:
         topics = {c.topic: c.msgcount for c in r.connections}
         assert topics["/rbd/gravity_torques"] == len(recording["t"])
-        conn = next(c for c in r.connections if c.topic == "/rbd/external_torques")
+        conn = next(c for c in r.connections
+                    if c.topic == "/rbd/external_torques_from_acceleration")
         msgs = [r.deserialize(raw, conn.msgtype) for _, _, raw in r.messages(connections=[conn])]
         stamps = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in msgs])
         np.testing.assert_allclose(stamps, recording["t"], atol=1e-6)
         want = np.column_stack([pq.read_table(out / "analysis.parquet").to_pydict()[
-            f"residual_{n}"] for n in NAMES])
+            f"tau_external_{n}"] for n in NAMES])
         np.testing.assert_allclose([m.effort for m in msgs], want, atol=1e-12)
     with (out / "analysis.mcap").open("rb") as f:  # an independent reader agrees
         reader = make_reader(f)
@@ -342,13 +324,13 @@ def test_residual_statistics_and_plot_envelope() -> None:
     e, tau = rng.normal(size=(n, nj)), rng.normal(size=(n, nj))
     e[:20, 1] = np.nan  # joint 1 not measured at first
     tau[50, 2] = np.nan
-    residual = np.empty_like(e)
+    external = np.empty_like(e)
     sum_sq, count, worst = np.ones(nj), np.full(nj, 2.0), np.array([0.0, 0.5, 99.0])
     env = np.empty((-(-n // stride), 6 * nj))
-    at = _residuals(e, tau, stride, residual, sum_sq, count, worst, env)
-    want = e - tau
+    at = _residuals(e, tau, stride, external, sum_sq, count, worst, env)
+    want = tau - e
     fin = np.isfinite(want)
-    np.testing.assert_array_equal(residual, want)
+    np.testing.assert_array_equal(external, want)
     np.testing.assert_allclose(sum_sq, 1 + np.nansum(want**2, axis=0))
     np.testing.assert_array_equal(count, 2 + fin.sum(axis=0))
     absr = np.where(fin, np.abs(want), -1)

@@ -78,7 +78,7 @@ def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
         k = offline[stamp(m)]
         if k < 2:
             continue
-        want = [table[f"residual_{n}"][k] for n in NAMES]
+        want = [table[f"tau_external_{n}"][k] for n in NAMES]
         np.testing.assert_allclose([m.effort[m.name.index(n)] for n in NAMES], want,
                                    atol=1e-6)
     assert matched == len(grav)

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from recordings import write_joint_states
 from rosbags.rosbag2 import Writer
 from rosbags.typesys import Stores, get_typestore
 
@@ -69,19 +70,8 @@ def efforts(urdf: str, q: np.ndarray, v: np.ndarray, a: np.ndarray, fv: np.ndarr
 
 
 def write(path: Path, t: np.ndarray, q: np.ndarray, e: np.ndarray | None) -> Path:
-    JS, Header = TS.types["sensor_msgs/msg/JointState"], TS.types["std_msgs/msg/Header"]
-    Time, String = TS.types["builtin_interfaces/msg/Time"], TS.types["std_msgs/msg/String"]
-    with Writer(path, version=8) as w:
-        desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=TS)
-        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
-        w.write(desc, 1, TS.serialize_cdr(String(data=ARM.read_text()), "std_msgs/msg/String"))
-        for k, tk in enumerate(t):
-            ns = 1_700_000_000_000_000_000 + round(tk * 1e9)
-            msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
-                     name=NAMES, position=q[k].copy(), velocity=np.empty(0),
-                     effort=e[k].copy() if e is not None else np.empty(0))
-            w.write(js, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
-    return path
+    return write_joint_states(path, [1_700_000_000_000_000_000 + round(tk * 1e9) for tk in t],
+                              q, effort=e, description_at=1)
 
 
 @pytest.fixture(scope="module")
