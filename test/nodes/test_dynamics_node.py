@@ -101,8 +101,9 @@ def test_topics_carry_the_models_torques_and_accelerations(node: NodeProcess,
     want = aba(MODEL, DATA, Q, V, cmd)
     np.testing.assert_allclose([pt.accelerations[accel[-1].joint_names.index(n)] for n in NAMES],
                                want, atol=1e-9)
-    # the same velocities every time: the measured acceleration is zero
-    np.testing.assert_allclose(by_name(ext[-1]), EFFORT - rnea(MODEL, DATA, Q, V, 0 * V),
+    # the same velocities every time: the measured acceleration is zero; the external torque
+    # is what the model needs beyond the measured effort
+    np.testing.assert_allclose(by_name(ext[-1]), rnea(MODEL, DATA, Q, V, 0 * V) - EFFORT,
                                atol=1e-9)
     tau_ff = rnea(MODEL, DATA, pd, vd, ad)
     np.testing.assert_allclose(by_name(ff[-1]), tau_ff, atol=1e-9)
@@ -448,8 +449,8 @@ def test_a_new_robot_description_swaps_everything(ros: None, probe: Probe,
 
 def test_outputs_at_todays_stamps_are_exact(ros: None, probe: Probe, tmp_path: Path) -> None:
     """Positions only at 1 kHz with stamps of today on a motion of constant acceleration: the
-    node's external torques from acceleration equal the measured effort minus RNEA at the exact
-    backward differences, and the feed-forward is sampled at the exact time."""
+    node's external torques from acceleration equal RNEA at the exact backward differences minus
+    the measured effort, and the feed-forward is sampled at the exact time."""
     params = params_file(tmp_path / "p.yaml", "/ns/rbd_dynamics", {
         "robot_description": ARM.read_text(), "joint_states_qos": "reliable"})
     node = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/ns", "--params-file",
@@ -489,7 +490,7 @@ def test_outputs_at_todays_stamps_are_exact(ros: None, probe: Probe, tmp_path: P
             stamp = m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
             t = (stamp - t0) * 1e-9
             v_est = c + acc * (t - 0.5e-3)  # backward differences, exactly
-            want = EFFORT - rnea(MODEL, DATA, sent[stamp], v_est, acc)
+            want = rnea(MODEL, DATA, sent[stamp], v_est, acc) - EFFORT
             np.testing.assert_allclose(by_name(m), want, rtol=1e-9, atol=1e-9)
         for m in ff:
             stamp = m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
