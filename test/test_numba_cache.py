@@ -31,6 +31,7 @@ def test_a_read_only_package_folder_moves_the_cache_to_the_user_cache(
     assert (tmp_path / "cache" / "rbd_ros" / "numba").is_dir()
 
 
+@pytest.mark.long
 def test_a_filled_cache_leaves_nothing_for_the_nodes_to_compile(
         ros: None, probe: Probe, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "numba"
