@@ -63,7 +63,7 @@ class PinRef:
     def q(self, q: np.ndarray) -> np.ndarray:
         """Pinocchio configuration of our reduced q."""
         m, qp = self.m, np.zeros(self.pm.nq)
-        qfull = m.expand_q(q)
+        qfull = m.qlin[:, 0] * np.asarray(q)[m.qsrc] + m.qlin[:, 1]  # mimic joints too
         for jid in range(1, self.pm.njoints):
             jm, name = self.pm.joints[jid], self.pm.names[jid]
             if name == "root_joint":

@@ -1,4 +1,4 @@
-"""Where the bodies are: world placements, link frames, centre of mass, momentum."""
+"""Where the bodies are: world placements and the centre of mass."""
 
 from __future__ import annotations
 
@@ -45,15 +45,6 @@ def placements(model: Model, data: Data, q: F64) -> F64:
     return out
 
 
-def link_placement(model: Model, body_placements: F64, link: str) -> tuple[F64, F64]:
-    """(rotation, origin) of a URDF link in the world frame."""
-    frame = model.frames[link]
-    if frame.body < 0:
-        return frame.rotation, frame.translation
-    R = body_placements[frame.body, :9].reshape(3, 3)
-    return R @ frame.rotation, body_placements[frame.body, 9:] + R @ frame.translation
-
-
 @njit(cache=True)
 def _com_kernel(mf, X):
     total = 0.0
@@ -73,16 +64,3 @@ def _com_kernel(mf, X):
 def center_of_mass(model: Model, body_placements: F64) -> F64:
     """Centre of mass of the moving bodies in the world frame."""
     return np.asarray(_com_kernel(model.mf, body_placements), dtype=np.float64)
-
-
-def spatial_momentum(model: Model, data: Data, body_placements: F64) -> F64:
-    """Total momentum ``[linear; angular about the world origin]`` in world axes, from the
-    body velocities left in ``data`` by the last rnea/aba call."""
-    h = np.zeros(6)
-    for i in range(model.nb):
-        hb = model.body_inertia(i) @ data.v[i]  # [angular about the body origin; linear], body axes
-        R, p = body_placements[i, :9].reshape(3, 3), body_placements[i, 9:]
-        lin = R @ hb[3:]
-        h[:3] += lin
-        h[3:] += R @ hb[:3] + np.cross(p, lin)
-    return h

@@ -162,10 +162,6 @@ class Model:
                 q[j.idx_q + 6] = 1.0
         return q
 
-    def expand_q(self, q: F64) -> F64:
-        """Full positions (mimic joints included) from reduced positions."""
-        return self.qlin[:, 0] * np.asarray(q)[..., self.qsrc] + self.qlin[:, 1]
-
     def summary(self) -> str:
         kinds: dict[str, int] = {}
         for j in self.joints:

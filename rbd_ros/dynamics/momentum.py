@@ -98,16 +98,4 @@ def momentum(model: Model, data: Data, q: F64, v: F64) -> tuple[F64, F64]:
     return p, ctv
 
 
-def observer_terms(model: Model, data: Data, q: F64, v: F64, friction: bool = False
-                   ) -> tuple[F64, F64]:
-    """``(M(q) v, C(q, v)^T v - g(q) [- friction(v)])``: see :func:`observer_terms_core`."""
-    q = model.check_vector(q, model.nq, "q")
-    v = model.check_vector(v, model.nv, "v")
-    p, drift = np.empty(model.nv), np.empty(model.nv)
-    _OBSERVER.call(model.mi, model.mf, model.maps, model.lin, q, v, bool(friction), data.W,
-                   data.wv, p, drift)
-    return p, drift
-
-
 _MOMENTUM = Direct(momentum_core)
-_OBSERVER = Direct(observer_terms_core)

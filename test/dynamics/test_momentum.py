@@ -15,7 +15,7 @@ from test_random_trees import trees
 
 from rbd_ros.dynamics import Data, crba, load_urdf, load_urdf_string, rnea
 from rbd_ros.dynamics.model import Model
-from rbd_ros.dynamics.momentum import momentum, observer_terms
+from rbd_ros.dynamics.momentum import momentum, observer_terms_core
 
 ROBOTS = [(robot_path("panda"), False), (robot_path("talos"), True),
           (str(Path(robot_path("talos")).with_name("talos_reduced.urdf")), True)]
@@ -33,7 +33,8 @@ def check(m: Model, source: str, ff: bool, seed: int) -> None:
     # the observer's terms in one call: C^T v - g - friction (RNEA's, at rest it is g + friction)
     z = np.zeros(m.nv)
     for fric in (False, True):
-        p2, drift = observer_terms(m, d, q, v, fric)
+        p2, drift = np.empty(m.nv), np.empty(m.nv)
+        observer_terms_core(m.mi, m.mf, m.maps, m.lin, q, v, fric, d.W, d.wv, p2, drift)
         np.testing.assert_array_equal(p2, p)
         np.testing.assert_allclose(drift, ctv - (rnea(m, d, q, v, z, friction=fric)
                                                  - rnea(m, d, q, v, z) + rnea(m, d, q, z, z)),
