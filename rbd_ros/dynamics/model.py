@@ -148,10 +148,7 @@ class Model:
         return np.array(self.mf[body, MF_I : MF_I + 36].reshape(6, 6))
 
     def with_gravity(self, gravity: F64 | list[float]) -> Model:
-        g = np.asarray(gravity, dtype=np.float64).reshape(-1)
-        if g.shape != (3,) or not np.all(np.isfinite(g)):
-            raise ModelError(f"gravity must be 3 finite numbers, got {list(g)}")
-        return dataclasses.replace(self, gravity=g)
+        return dataclasses.replace(self, gravity=check_gravity(gravity))
 
     def neutral(self) -> F64:
         """Zero joint positions (identity orientation for a free flyer and every floating joint),
@@ -249,6 +246,14 @@ class Model:
 
 _NO_FEXT = np.zeros((0, 6))
 _F64 = np.dtype(np.float64)
+
+
+def check_gravity(gravity: object) -> F64:
+    """Gravity as 3 finite numbers (m/s^2), or ModelError saying what it got."""
+    g = np.asarray(gravity, dtype=np.float64).reshape(-1)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise ModelError(f"gravity must be 3 finite numbers, got {list(g)}")
+    return g
 
 
 class Direct:

@@ -25,6 +25,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from ..joint_names import NameMap
+from .errors import InputError
 
 THROTTLE_S = 5.0
 #: robot_description as robot_state_publisher publishes it
@@ -43,6 +44,14 @@ SENSOR = QoSProfile(depth=20, history=HistoryPolicy.KEEP_LAST,
                     durability=DurabilityPolicy.VOLATILE)
 
 
+def value_range(low: float, high: float) -> list[Any]:
+    """A parameter descriptor's ``floating_point_range``: rclpy refuses a value outside it (NaN
+    too), and ``ros2 param describe`` shows it."""
+    from rcl_interfaces.msg import FloatingPointRange
+
+    return [FloatingPointRange(from_value=low, to_value=high, step=0.0)]
+
+
 def stamp_ns(stamp: Any) -> int:
     """A builtin_interfaces Time or Duration as integer nanoseconds. Never float seconds: a
     double holds today's time since 1970 in ~238 ns steps, and stamps are differenced."""
@@ -56,6 +65,7 @@ EARLY_S = 5.0
 
 class NodeBase(Node):
     FLOATING_BASE = False  # whether the node needs the floating-base kernels
+    live: Any = None  # everything that depends on the model, once there is one
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         # the compiled kernels are loaded (or, with an empty cache, compiled) before anything
@@ -73,6 +83,19 @@ class NodeBase(Node):
         # walks every module's path once) and a full garbage collection
         self.get_logger().info(f"compiled kernels loaded in {time.monotonic() - t:.2f} s")
         self.settle()
+
+    def on_live(self, callback: Callable[[Any, Any], None]) -> Callable[[Any], None]:
+        """A subscription's callback that calls ``callback(live, msg)`` with the node's
+        ``live`` model; an input that comes before the first model is held (the last EARLY_S
+        seconds of them) and handed over once it comes."""
+        def receive(msg: Any) -> None:
+            live = self.live
+            if live is None:
+                self.hold_early(receive, msg)
+            else:
+                callback(live, msg)
+
+        return receive
 
     def hold_early(self, callback: Callable[[Any], None], msg: Any) -> None:
         """An input that came before any model: kept for ``release_early`` (the last EARLY_S
@@ -146,12 +169,10 @@ class NodeBase(Node):
     def merge(self, merger: Any, msg: Any) -> bool:
         """Merge a sensor_msgs/JointState into ``merger`` (a JointStateMerger). False: the
         message was bad and is dropped whole, with a throttled warning."""
-        from .joint_states import JointStateError
-
         try:
             update = merger.update(stamp_ns(msg.header.stamp), msg.name, msg.position,
                                    msg.velocity, msg.effort)
-        except JointStateError as e:
+        except InputError as e:
             self.warn("bad_state", f"dropped a joint_states message: {e}")
             return False
         if update.unknown:

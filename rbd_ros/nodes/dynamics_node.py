@@ -50,7 +50,6 @@ from typing import Any
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Wrench
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -59,6 +58,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
+from ..dynamics.model import check_gravity
 from ..dynamics.observer import (
     CollisionDetector,
     MomentumObserver,
@@ -66,9 +66,11 @@ from ..dynamics.observer import (
     likely_links,
 )
 from ..joint_names import NameMap
-from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns
+from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns, value_range
+from .errors import InputError
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
-from .joint_states import JointStateError, JointStateMerger, ordered_efforts
+from .joint_states import JointStateMerger
+from .messages import float_values, wrench_array
 from .trajectory import Trajectory
 
 QOS_CHOICES = ("sensor_data", "reliable")
@@ -130,7 +132,7 @@ class DynamicsNode(NodeBase):
             type=ParameterType.PARAMETER_DOUBLE_ARRAY,
             description="gravity in the root frame, m/s^2"))
         d("publish_rate", 0.0, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE,
+            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1e4),
             description="Hz; 0 publishes once per joint-state message"))
         d("joint_states_qos", "sensor_data", ParameterDescriptor(
             type=ParameterType.PARAMETER_STRING, read_only=True,
@@ -140,7 +142,7 @@ class DynamicsNode(NodeBase):
             description="add the URDF's joint friction to every torque the node computes (and "
                         "remove it from the measured efforts in external_torques)"))
         d("observer_gain", 50.0, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE,
+            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.01, 1e4),
             description="1/s: bandwidth of the momentum observer behind external_torques"))
         d("collision_thresholds", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY,
@@ -148,7 +150,7 @@ class DynamicsNode(NodeBase):
                         "or one per joint in `joints` order; unset or empty: no collision "
                         "output"))
         d("collision_release", 0.5, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE,
+            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.01, 1.0),
             description="a flagged joint clears below this fraction of its threshold"))
         self.declare_joint_names()
         self._check_startup()
@@ -157,11 +159,16 @@ class DynamicsNode(NodeBase):
 
         qos_in = (SENSOR if self.param("joint_states_qos") == "sensor_data"
                   else QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
-        self.create_subscription(JointState, "joint_states", self._on_joint_states, qos_in)
+        on_live = self.on_live
+        self.create_subscription(JointState, "joint_states", on_live(self._on_joint_states),
+                                 qos_in)
         self.quiet_subscription(String, "robot_description", self._on_description, LATCHED)
-        self.quiet_subscription(Float64MultiArray, "effort_commands", self._on_command_array, 10)
-        self.quiet_subscription(JointState, "effort_command_states", self._on_command_states, 10)
-        self.quiet_subscription(JointTrajectory, "desired_trajectory", self._on_trajectory, 10)
+        self.quiet_subscription(Float64MultiArray, "effort_commands",
+                                on_live(self._on_command_array), 10)
+        self.quiet_subscription(JointState, "effort_command_states",
+                                on_live(self._on_command_states), 10)
+        self.quiet_subscription(JointTrajectory, "desired_trajectory",
+                                on_live(self._on_trajectory), 10)
         self.pub_gravity = self.quiet_publisher(JointState, "~/gravity_torques")
         self.pub_gravity_cmd = self.quiet_publisher(Float64MultiArray, "~/gravity_command")
         self.pub_ff = self.quiet_publisher(JointState, "~/feedforward_torques")
@@ -184,29 +191,21 @@ class DynamicsNode(NodeBase):
 
     # ------------------------------------------------------------------ parameters
     def _check_startup(self) -> None:
-        for name in ("gravity", "publish_rate", "joint_states_qos", "observer_gain",
-                     "collision_thresholds", "collision_release"):
+        for name in ("gravity", "joint_states_qos", "collision_thresholds"):
             reason = self._invalid(Parameter(name, value=self.param(name)))
             if reason:
                 raise ValueError(f"parameter {name}: {reason}")
 
     def _invalid(self, p: Parameter[Any]) -> str:
-        """Why parameter ``p`` cannot be set, or '' if it can."""
+        """Why parameter ``p`` cannot be set, or '' if it can (ranges: their descriptors)."""
         v = p.value
         if p.name == "gravity":
-            if len(v) != 3 or not all(math.isfinite(x) for x in v):
-                return f"gravity must be 3 finite numbers, got {list(v)}"
-        elif p.name == "publish_rate":
-            if not (math.isfinite(v) and v >= 0):
-                return f"publish_rate must be >= 0 Hz (0: per message), got {v}"
+            try:
+                check_gravity(v)
+            except RbdError as e:
+                return str(e)
         elif p.name == "joint_states_qos" and v not in QOS_CHOICES:
             return f"joint_states_qos must be one of {QOS_CHOICES}, got '{v}'"
-        elif p.name == "observer_gain":
-            if not (math.isfinite(v) and v > 0):
-                return f"observer_gain must be > 0 (1/s), got {v}"
-        elif p.name == "collision_release":
-            if not (math.isfinite(v) and 0 < v <= 1):
-                return f"collision_release must be in (0, 1], got {v}"
         elif p.name == "collision_thresholds" and v is not None:
             v = list(v)  # empty: no collision output
             if not all(math.isfinite(x) and x > 0 for x in v):
@@ -217,7 +216,7 @@ class DynamicsNode(NodeBase):
         elif p.name == "joints" and self.live is not None:
             try:
                 self.live.index.order(list(v or []))
-            except JointStateError as e:
+            except InputError as e:
                 return str(e)
         return ""
 
@@ -281,7 +280,7 @@ class DynamicsNode(NodeBase):
                 model = load_urdf_string(urdf, floating_base=self.param("floating_base"))
             model = model.with_gravity(list(self.param("gravity")))
             self._swap(model, self._command_order(model))
-        except (RbdError, JointStateError) as e:
+        except (RbdError, InputError) as e:
             if from_parameter:
                 raise
             self.get_logger().error(f"rejected the URDF from {source}; keeping "
@@ -327,11 +326,7 @@ class DynamicsNode(NodeBase):
         self._install(msg.data, "the robot_description topic")
 
     # ------------------------------------------------------------------ inputs
-    def _on_joint_states(self, msg: JointState) -> None:
-        live = self.live
-        if live is None:
-            self.hold_early(self._on_joint_states, msg)
-            return
+    def _on_joint_states(self, live: Live, msg: JointState) -> None:
         if not self.merge(live.merger, msg):
             return
         self._last_stamp = msg.header.stamp
@@ -342,32 +337,21 @@ class DynamicsNode(NodeBase):
         if self.live is not None and self._last_stamp is not None:
             self._publish(self.live, self._last_stamp)
 
-    def _on_command_array(self, msg: Float64MultiArray) -> None:
-        live = self.live
-        if live is None:
-            self.hold_early(self._on_command_array, msg)
-            return
+    def _on_command_array(self, live: Live, msg: Float64MultiArray) -> None:
         try:
-            live.command[live.joints_v] = ordered_efforts(msg.data, live.joints)
-        except JointStateError as e:
+            live.command[live.joints_v] = float_values(msg.data, live.joints, "efforts")
+        except InputError as e:
             self.warn("bad_command", f"dropped effort_commands: {e}")
 
-    def _on_command_states(self, msg: JointState) -> None:
-        live = self.live
-        if live is None:
-            self.hold_early(self._on_command_states, msg)
-            return
+    def _on_command_states(self, live: Live, msg: JointState) -> None:
         try:
             idx, eff = live.index.efforts(msg.name, msg.effort)
-        except JointStateError as e:
+        except InputError as e:
             self.warn("bad_command", f"dropped effort_command_states: {e}")
             return
         live.command[idx] = eff
 
-    def _on_trajectory(self, msg: JointTrajectory) -> None:
-        live = self.live
-        if live is None:
-            return
+    def _on_trajectory(self, live: Live, msg: JointTrajectory) -> None:
         try:
             idx = live.index.order(msg.joint_names)
             n, pts = len(idx), msg.points
@@ -380,7 +364,7 @@ class DynamicsNode(NodeBase):
                 for f, out in arr.items():
                     vals = getattr(pt, f)
                     if len(vals) not in (0, n):
-                        raise JointStateError(f"point {k} has {len(vals)} {f} for {n} joints")
+                        raise InputError(f"point {k} has {len(vals)} {f} for {n} joints")
                     if len(vals):
                         out[k] = vals
                     elif f == "positions":  # hold the measured (or the previous) position
@@ -389,8 +373,8 @@ class DynamicsNode(NodeBase):
             times = [stamp_ns(pt.time_from_start) for pt in pts]
             if not all(np.isfinite(x).all() for x in arr.values()) or \
                     any(b <= a for a, b in itertools.pairwise(times)):
-                raise JointStateError("values must be finite and times strictly increasing")
-        except JointStateError as e:
+                raise InputError("values must be finite and times strictly increasing")
+        except InputError as e:
             self.warn("bad_trajectory", f"dropped desired_trajectory: {e}")
             return
         start = stamp_ns(msg.header.stamp)
@@ -528,7 +512,7 @@ class DynamicsNode(NodeBase):
             return response
         try:
             compute(live, response)
-        except (JointStateError, RbdError) as e:
+        except (InputError, RbdError) as e:
             response.success, response.message = False, str(e)
             return response
         response.success, response.message = True, ""
@@ -539,10 +523,10 @@ class DynamicsNode(NodeBase):
             q, (v, a), idx = self._request_state(live, req, res, "velocities",
                                                  "accelerations")
             if len(req.wrench_links) != len(req.wrenches):
-                raise JointStateError(f"{len(req.wrench_links)} wrench_links for "
+                raise InputError(f"{len(req.wrench_links)} wrench_links for "
                                       f"{len(req.wrenches)} wrenches")
             f_ext = live.model.link_wrenches({
-                link: _wrench(w) for link, w in zip(req.wrench_links, req.wrenches,
+                link: wrench_array(w) for link, w in zip(req.wrench_links, req.wrenches,
                                                     strict=True)}) if req.wrenches else None
             tau = rnea(live.model, live.data, q, v, a, f_ext, friction=req.include_friction)
             res.efforts = tau[idx].tolist()
@@ -571,10 +555,6 @@ class DynamicsNode(NodeBase):
 
 def _listened(*pubs: Any) -> bool:
     return any(p.get_subscription_count() for p in pubs)
-
-
-def _wrench(w: Wrench) -> np.ndarray:
-    return np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
 
 
 def main(args: list[str] | None = None) -> int:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from geometry_msgs.msg import Accel, AccelStamped, Point, PointStamped, Wrench, WrenchStamped
+from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.parameter import Parameter
@@ -56,10 +56,21 @@ from ..dynamics.configuration import interpolate_base
 from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics, inverse_dynamics
 from ..joint_names import NameMap
-from .base_inputs import read_imu, read_odometry
-from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns
+from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns, value_range
+from .errors import InputError
 from .interfaces import ActiveContacts, FloatingBaseDynamics
-from .joint_states import JointStateError, JointStateMerger, base_state
+from .joint_states import JointStateMerger
+from .messages import (
+    accel,
+    accel_array,
+    imu_specific_force,
+    odometry_state,
+    point,
+    point_stamped,
+    pose_twist_state,
+    wrench,
+    wrench_stamped,
+)
 from .timeline import Timeline
 
 CONTACT_KEYS: dict[str, tuple[Any, str]] = {
@@ -123,13 +134,15 @@ class FloatingBaseNode(NodeBase):
             type=ParameterType.PARAMETER_STRING_ARRAY,
             description="links that can touch the ground; each described by contacts.<link>.*"))
         d("friction_coefficient", 0.7, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, description="Coulomb friction of the ground"))
+            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 10.0),
+            description="Coulomb friction of the ground"))
         d("gravity", [0.0, 0.0, -9.81], ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY, description="world frame, m/s^2"))
         d("world_frame", "odom", ParameterDescriptor(
             type=ParameterType.PARAMETER_STRING, description="frame_id of world outputs"))
         d("input_timeout", 0.05, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, description=(
+            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 10.0),
+            description=(
                 "s: how long a joint state waits for the odometry (and IMU) of its stamp, and "
                 "how far from its stamp the nearest one may be when none brackets it")))
         self._declare_contacts(list(self.param("contact_links") or []))
@@ -137,12 +150,15 @@ class FloatingBaseNode(NodeBase):
         self.live: Live | None = None
         self.urdf: str | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.create_subscription(JointState, "joint_states", self._on_joint_states, SENSOR)
-        # odometry and IMU as bytes: rclpy's messages cost more than the dynamics (base_inputs)
-        self.create_subscription(Odometry, "odom", self._on_odom, SENSOR, raw=True)
-        self.create_subscription(Imu, "imu", self._on_imu, SENSOR, raw=True)
-        self.quiet_subscription(JointTrajectory, "desired_accelerations", self._on_desired, 10)
-        self.quiet_subscription(ActiveContacts, "active_contacts", self._on_active, 10)
+        on_live = self.on_live
+        self.create_subscription(JointState, "joint_states", on_live(self._on_joint_states),
+                                 SENSOR)
+        # odometry and IMU as bytes: rclpy's messages cost more than the dynamics (messages)
+        self.create_subscription(Odometry, "odom", on_live(self._on_odom), SENSOR, raw=True)
+        self.create_subscription(Imu, "imu", on_live(self._on_imu), SENSOR, raw=True)
+        self.quiet_subscription(JointTrajectory, "desired_accelerations",
+                                on_live(self._on_desired), 10)
+        self.quiet_subscription(ActiveContacts, "active_contacts", on_live(self._on_active), 10)
         self.quiet_subscription(String, "robot_description", self._on_description, LATCHED)
         self.pub_base = self.quiet_publisher(WrenchStamped, "~/base_wrench")
         self.pub_com_wrench = self.quiet_publisher(WrenchStamped, "~/com_wrench")
@@ -185,18 +201,14 @@ class FloatingBaseNode(NodeBase):
 
     def _build(self, urdf: str, overrides: dict[str, Any]) -> Live:
         gravity = list(overrides.get("gravity", self.param("gravity")))
-        if len(gravity) != 3 or not all(math.isfinite(x) for x in gravity):
-            raise RbdError(f"gravity must be 3 finite numbers, got {gravity}")
         timeout = float(overrides.get("input_timeout", self.param("input_timeout")))
-        if not (math.isfinite(timeout) and timeout >= 0):
-            raise RbdError(f"input_timeout must be >= 0 s, got {timeout}")
         with self.core_log():
             model = load_urdf_string(urdf, floating_base=True).with_gravity(gravity)
         contacts, mu = self._contacts(overrides)
         world = str(overrides.get("world_frame", self.param("world_frame")))
         try:
             return Live(model, contacts, mu, self.name_map(), timeout, world)
-        except JointStateError as e:
+        except InputError as e:
             raise RbdError(str(e)) from None
 
     def _go_live(self, urdf: str, live: Live) -> None:
@@ -256,15 +268,10 @@ class FloatingBaseNode(NodeBase):
         self._install(msg.data, "the robot_description topic")
 
     # ------------------------------------------------------------------ inputs
-    def _on_odom(self, raw: bytes) -> None:
-        live = self.live
-        if live is None:
-            self.hold_early(self._on_odom, raw)
-            return
+    def _on_odom(self, live: Live, raw: bytes) -> None:
         try:
-            t, pose, twist = read_odometry(raw, Odometry)
-            x = base_state(pose[:3], pose[3:], twist)
-        except JointStateError as e:
+            t, x = odometry_state(raw, Odometry)
+        except InputError as e:
             self.warn("bad_odom", f"dropped an odometry message: {e}")
             return
         if not live.odom.add(t, x):
@@ -272,43 +279,29 @@ class FloatingBaseNode(NodeBase):
         if live.pending:
             self._drain(time.monotonic())
 
-    def _on_imu(self, raw: bytes) -> None:
-        live = self.live
-        if live is None:
-            self.hold_early(self._on_imu, raw)
-            return
+    def _on_imu(self, live: Live, raw: bytes) -> None:
         try:
-            t, acc = read_imu(raw, Imu)
-        except JointStateError as e:
+            t, f = imu_specific_force(raw, Imu)
+        except InputError as e:
             self.warn("bad_imu", f"dropped an IMU message: {e}")
-            return
-        f = np.array(acc)
-        if not np.all(np.isfinite(f)):
-            self.warn("bad_imu", "dropped an IMU message: NaN or inf")
             return
         if not live.imu.add(t, f):
             self.warn("imu_order", "dropped an IMU message older than the last one")
         if live.pending:
             self._drain(time.monotonic())
 
-    def _on_desired(self, msg: JointTrajectory) -> None:
-        live = self.live
-        if live is None:
-            return
+    def _on_desired(self, live: Live, msg: JointTrajectory) -> None:
         try:
             idx = live.merger.joints.order(msg.joint_names)
             acc = np.asarray(msg.points[0].accelerations if msg.points else [], dtype=float)
             if acc.shape != (len(idx),) or not np.all(np.isfinite(acc)):
-                raise JointStateError(f"need one point with {len(idx)} finite accelerations")
-        except JointStateError as e:
+                raise InputError(f"need one point with {len(idx)} finite accelerations")
+        except InputError as e:
             self.warn("bad_desired", f"dropped desired_accelerations: {e}")
             return
         live.qdd[np.array(idx) - 6] = acc
 
-    def _on_active(self, msg: ActiveContacts) -> None:
-        live = self.live
-        if live is None:
-            return
+    def _on_active(self, live: Live, msg: ActiveContacts) -> None:
         known = {c.link for c in live.contacts}
         unknown = [x for x in msg.links if x not in known]
         if unknown:
@@ -317,11 +310,7 @@ class FloatingBaseNode(NodeBase):
             return
         live.active = set(msg.links)
 
-    def _on_joint_states(self, msg: JointState) -> None:
-        live = self.live
-        if live is None:
-            self.hold_early(self._on_joint_states, msg)
-            return
+    def _on_joint_states(self, live: Live, msg: JointState) -> None:
         if not self.merge(live.merger, msg) or not live.merger.ready:
             return
         st = live.merger
@@ -366,7 +355,7 @@ class FloatingBaseNode(NodeBase):
                                                     f"effort for {missing}"))
                 return
             a_base, qdd = forward_dynamics(m, live.data, p.q, p.v, p.effort[6:])
-            acc = AccelStamped(accel=_accel(a_base))
+            acc = AccelStamped(accel=accel(a_base))
             acc.header.stamp, acc.header.frame_id = p.stamp, live.base_link
             self.pub_flight_base.publish(acc)
             msg = JointTrajectory(joint_names=live.names)
@@ -391,17 +380,17 @@ class FloatingBaseNode(NodeBase):
         # would cost more than the dynamics (a subscriber that joins gets the next state's)
         world = live.world
         if self.pub_base.get_subscription_count():
-            self.pub_base.publish(_wrench_stamped(stamp, live.base_link, r.base_wrench))
+            self.pub_base.publish(wrench_stamped(stamp, live.base_link, r.base_wrench))
         if self.pub_com_wrench.get_subscription_count():
-            self.pub_com_wrench.publish(_wrench_stamped(stamp, world, r.com_wrench))
+            self.pub_com_wrench.publish(wrench_stamped(stamp, world, r.com_wrench))
         if self.pub_com.get_subscription_count():
-            self.pub_com.publish(_point_stamped(stamp, world, r.com))
+            self.pub_com.publish(point_stamped(stamp, world, r.com))
         for link, w in r.wrenches.items():
-            wrench, cop = self.pub_contact[link]
-            if wrench.get_subscription_count():
-                wrench.publish(_wrench_stamped(stamp, link, w))
+            pub, cop = self.pub_contact[link]
+            if pub.get_subscription_count():
+                pub.publish(wrench_stamped(stamp, link, w))
             if cop.get_subscription_count():
-                cop.publish(_point_stamped(stamp, world, r.cop[link]))
+                cop.publish(point_stamped(stamp, world, r.cop[link]))
         if self.pub_tau.get_subscription_count():
             js = JointState(name=live.names, effort=r.tau[live.v_index - 6].tolist())
             js.header.stamp = stamp
@@ -418,82 +407,44 @@ class FloatingBaseNode(NodeBase):
             names, idx, q, (vel, acc) = live.merger.joints.full_state(
                 req.joint_names, req.positions, velocities=req.velocities,
                 accelerations=req.accelerations)
-            x = _base_state(req.base_pose, req.base_twist)
-            b = req.base_acceleration
-            accel = np.array([b.linear.x, b.linear.y, b.linear.z,
-                              b.angular.x, b.angular.y, b.angular.z])
-            if not np.all(np.isfinite(accel)):
-                raise JointStateError("the base acceleration must be finite")
+            x = pose_twist_state(req.base_pose, req.base_twist)
+            a_base = accel_array(req.base_acceleration)
             q[:7] = x[:7]
             v = np.r_[x[7:], vel[6:]]
             by_link = {c.link: c for c in live.contacts}
             links = list(req.contact_links)
             unknown = [x for x in links if x not in by_link]
             if unknown:
-                raise JointStateError(f"{unknown} are not contact links {sorted(by_link)}")
+                raise InputError(f"{unknown} are not contact links {sorted(by_link)}")
             if not links:  # flight: the base moves as the joint accelerations make it
-                if np.any(accel):
-                    raise JointStateError(
+                if np.any(a_base):
+                    raise InputError(
                         "no contact links given, so the robot is in flight and its base "
                         "acceleration follows from the joint accelerations: leave "
                         "base_acceleration zero (or name the contacts)")
-                a_base, tau = inverse_dynamics(live.model, live.data, q, v, acc[6:])
+                a_flight, tau = inverse_dynamics(live.model, live.data, q, v, acc[6:])
                 res.success, res.message = True, "flight"
-                res.base_acceleration = _accel(a_base)
+                res.base_acceleration = accel(a_flight)
                 res.joint_names = names
                 res.efforts = tau[np.array(idx) - 6].tolist()
                 return res
-            r = solve(live.model, live.data, q, v, np.r_[accel, acc[6:]],
+            r = solve(live.model, live.data, q, v, np.r_[a_base, acc[6:]],
                       [by_link[x] for x in links], live.mu)
-        except (JointStateError, RbdError) as e:
+        except (InputError, RbdError) as e:
             res.message = str(e)
             return res
         if not r.feasible:
             res.message = r.reason
             return res
         res.success = True
-        res.base_wrench = _wrench(r.base_wrench)
-        res.base_acceleration = _accel(accel)
+        res.base_wrench = wrench(r.base_wrench)
+        res.base_acceleration = accel(a_base)
         res.contact_links = links
-        res.contact_wrenches = [_wrench(r.wrenches[x]) for x in links]
-        res.centers_of_pressure = [Point(x=float(r.cop[x][0]), y=float(r.cop[x][1]),
-                                         z=float(r.cop[x][2])) for x in links]
+        res.contact_wrenches = [wrench(r.wrenches[x]) for x in links]
+        res.centers_of_pressure = [point(r.cop[x]) for x in links]
         res.joint_names = names
         res.efforts = r.tau[np.array(idx) - 6].tolist()
         return res
-
-
-def _base_state(pose: Any, twist: Any) -> np.ndarray:
-    """geometry_msgs Pose (world) and Twist (base frame) as ``base_state`` checks them."""
-    p, o, lin, ang = pose.position, pose.orientation, twist.linear, twist.angular
-    return base_state([p.x, p.y, p.z], [o.x, o.y, o.z, o.w],
-                      [lin.x, lin.y, lin.z, ang.x, ang.y, ang.z])
-
-
-def _accel(a: np.ndarray) -> Accel:
-    out = Accel()
-    out.linear.x, out.linear.y, out.linear.z = (float(x) for x in a[:3])
-    out.angular.x, out.angular.y, out.angular.z = (float(x) for x in a[3:])
-    return out
-
-
-def _wrench(w: np.ndarray) -> Wrench:
-    out = Wrench()
-    out.force.x, out.force.y, out.force.z = (float(x) for x in w[:3])
-    out.torque.x, out.torque.y, out.torque.z = (float(x) for x in w[3:])
-    return out
-
-
-def _wrench_stamped(stamp: Any, frame: str, w: np.ndarray) -> WrenchStamped:
-    msg = WrenchStamped(wrench=_wrench(w))
-    msg.header.stamp, msg.header.frame_id = stamp, frame
-    return msg
-
-
-def _point_stamped(stamp: Any, frame: str, p: np.ndarray) -> PointStamped:
-    msg = PointStamped(point=Point(x=float(p[0]), y=float(p[1]), z=float(p[2])))
-    msg.header.stamp, msg.header.frame_id = stamp, frame
-    return msg
 
 
 def main(args: list[str] | None = None) -> int:

@@ -26,14 +26,11 @@ import numpy as np
 from ..dynamics import Model
 from ..dynamics.model import F64
 from ..joint_names import NameMap
+from .errors import InputError
 
 #: names seen, message rows, v indices, q indices (index arrays, or slices when the message
 #: names every joint in model order)
 Plan = tuple["Update", Any, Any, Any]
-
-
-class JointStateError(ValueError):
-    """A joint-state message or request that cannot be used; the text says why."""
 
 
 @dataclass
@@ -53,22 +50,13 @@ def _values(name: str, values: Sequence[float], n: int) -> F64 | None:
     if len(values) == 0:
         return None
     if len(values) != n:
-        raise JointStateError(f"{name} has {len(values)} entries for {n} joint names; "
+        raise InputError(f"{name} has {len(values)} entries for {n} joint names; "
                               f"give one per name or none")
     # message arrays arrive as array('d'): viewed, not copied
     a = (np.frombuffer(values, dtype=np.float64) if isinstance(values, array)
          else np.asarray(values, dtype=np.float64))
     if not np.isfinite(a).all():
-        raise JointStateError(f"{name} contains NaN or inf")
-    return a
-
-
-def ordered_efforts(data: Sequence[float], joints: Sequence[str]) -> F64:
-    """Commanded efforts in the order ``joints`` (effort_commands, a Float64MultiArray)."""
-    a = np.asarray(data, dtype=np.float64)
-    if a.shape != (len(joints),) or not np.all(np.isfinite(a)):
-        raise JointStateError(f"expected {len(joints)} finite efforts in the order "
-                              f"{list(joints)}, got {len(a)}")
+        raise InputError(f"{name} contains NaN or inf")
     return a
 
 
@@ -101,19 +89,19 @@ class JointIndex:
         """Velocity indices of ``names``, which must be known and distinct."""
         unknown = [n for n in names if n not in self.index]
         if unknown:
-            raise JointStateError(self._unknown(unknown))
+            raise InputError(self._unknown(unknown))
         if len(set(names)) != len(names):
-            raise JointStateError(f"joint names repeat: {_repeated(names)}")
+            raise InputError(f"joint names repeat: {_repeated(names)}")
         return [self.index[n] for n in names]
 
     def efforts(self, names: Sequence[str], efforts: Sequence[float]) -> tuple[list[int], F64]:
         """Commanded efforts by name (effort_command_states): velocity indices and values."""
         idx = self.order(names)
         if len(efforts) != len(idx):
-            raise JointStateError(f"{len(efforts)} efforts for {len(idx)} names")
+            raise InputError(f"{len(efforts)} efforts for {len(idx)} names")
         eff = np.asarray(efforts, dtype=np.float64)
         if not np.all(np.isfinite(eff)):
-            raise JointStateError("an effort is NaN or inf")
+            raise InputError("an effort is NaN or inf")
         return idx, eff
 
     def full_state(self, names: Sequence[str], positions: Sequence[float],
@@ -128,14 +116,14 @@ class JointIndex:
         """
         unknown = [n for n in names if n not in self.index and n not in self.mimic]
         if unknown:
-            raise JointStateError(self._unknown(unknown))
+            raise InputError(self._unknown(unknown))
         if len(set(names)) != len(names):
-            raise JointStateError(f"joint names repeat: {_repeated(names)}")
+            raise InputError(f"joint names repeat: {_repeated(names)}")
         missing = [n for n in self.names if n not in set(names)]
         if missing:
-            raise JointStateError(f"missing joints {missing}: give every independent joint")
+            raise InputError(f"missing joints {missing}: give every independent joint")
         if len(positions) != len(names):
-            raise JointStateError(f"positions has {len(positions)} entries for {len(names)} "
+            raise InputError(f"positions has {len(positions)} entries for {len(names)} "
                                   "joint names: a position is required for every joint")
         rows = [k for k, n in enumerate(names) if n in self.index]
         used = [names[k] for k in rows]
@@ -189,7 +177,7 @@ class JointStateMerger:
         self.names = names or NameMap()
         unknown = sorted(set(self.names.held) - set(self.joints.index))
         if unknown:
-            raise JointStateError(f"held joints {unknown} are not joints of the model "
+            raise InputError(f"held joints {unknown} are not joints of the model "
                                   f"{self.joints.names}")
         for name, position in self.names.held.items():
             i = self.joints.index[name]
@@ -209,7 +197,7 @@ class JointStateMerger:
             return cached
         key = self.names.names(names)
         if len(set(key)) != len(key):
-            raise JointStateError(f"joint names repeat within the message: {_repeated(key)}")
+            raise InputError(f"joint names repeat within the message: {_repeated(key)}")
         index, mimic = self.joints.index, self.joints.mimic
         known = [(k, index[n]) for k, n in enumerate(key) if n in index]
         update = Update([i for _, i in known],
@@ -233,7 +221,7 @@ class JointStateMerger:
 
     def update(self, stamp: int, names: Sequence[str], positions: Sequence[float],
                velocities: Sequence[float], efforts: Sequence[float]) -> Update:
-        """Merge one message stamped ``stamp`` (integer ns); raises JointStateError (and keeps
+        """Merge one message stamped ``stamp`` (integer ns); raises InputError (and keeps
         nothing) if it is unusable."""
         update, ks, idx, qi = self._plan(names)
         n = len(names)
@@ -269,13 +257,13 @@ QUATERNION_TOLERANCE = 1e-3  # |norm - 1| accepted (and normalised): float32 rou
 def base_state(position: Sequence[float], quaternion_xyzw: Sequence[float],
                twist_body: Sequence[float]) -> F64:
     """A free flyer's ``[position (world); unit quaternion; twist [v; w] (base frame)]``;
-    raises JointStateError for non-finite values or a quaternion that is not a unit one."""
+    raises InputError for non-finite values or a quaternion that is not a unit one."""
     x = np.array([*position, *quaternion_xyzw, *twist_body], dtype=np.float64)
     if x.shape != (13,) or not math.isfinite(x.sum()):
-        raise JointStateError("the base pose and twist must be finite")
+        raise InputError("the base pose and twist must be finite")
     n = math.sqrt(x[3] ** 2 + x[4] ** 2 + x[5] ** 2 + x[6] ** 2)
     if abs(n - 1.0) > QUATERNION_TOLERANCE:
-        raise JointStateError(f"the base orientation quaternion has norm {n:.6g}: it must be "
+        raise InputError(f"the base orientation quaternion has norm {n:.6g}: it must be "
                               f"a unit quaternion (within {QUATERNION_TOLERANCE:g})")
     x[3:7] /= n
     return x

@@ -37,7 +37,9 @@ from std_msgs.msg import Float64MultiArray
 
 from ..dynamics import Data, RbdError, aba, integrate, load_urdf_string
 from .common import NodeBase, run, stamp_ns
-from .joint_states import JointIndex, JointStateError, ordered_efforts
+from .errors import InputError
+from .joint_states import JointIndex
+from .messages import float_values
 
 REPUBLISH_S = 0.1  # lockstep: the current state again after this long without a command
 
@@ -115,8 +117,8 @@ class SimulatorNode(NodeBase):
 
     def _on_command(self, msg: Float64MultiArray) -> None:
         try:
-            efforts = ordered_efforts(msg.data, self.joints)
-        except JointStateError as e:
+            efforts = float_values(msg.data, self.joints, "efforts")
+        except InputError as e:
             self.warn("bad_command", f"dropped effort_commands: {e}")
             return
         self._apply(self.joints_v, efforts)
@@ -124,7 +126,7 @@ class SimulatorNode(NodeBase):
     def _on_command_states(self, msg: JointState) -> None:
         try:
             idx, eff = self.index.efforts(msg.name, msg.effort)
-        except JointStateError as e:
+        except InputError as e:
             self.warn("bad_command", f"dropped effort_command_states: {e}")
             return
         stamp = stamp_ns(msg.header.stamp)

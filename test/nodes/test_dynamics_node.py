@@ -320,6 +320,7 @@ def test_floating_base_robot(ros: None, probe: Probe, tmp_path: Path) -> None:
     (["-p", "gravity:=[0.0, 1.0]"], "gravity must be 3 finite numbers"),
     (["-p", "gravity:=up"], "expecting type 'DOUBLE_ARRAY'"),
     (["-p", "joint_states_qos:=fast"], "joint_states_qos must be one of"),
+    (["-p", "publish_rate:=-1.0"], "publish_rate out of range Min: 0.0"),
     (["-r", "joint_states:=/9 bad"], "Couldn't parse remap rule"),
 ])
 def test_a_bad_configuration_stops_with_its_reason(ros: None, args: list[str],

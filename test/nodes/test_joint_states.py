@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from rbd_ros.dynamics import load_urdf
-from rbd_ros.nodes.joint_states import JointStateError, JointStateMerger, base_state
+from rbd_ros.nodes.errors import InputError
+from rbd_ros.nodes.joint_states import JointStateMerger, base_state
 from rbd_ros.nodes.trajectory import Trajectory
 from rbd_ros.robots import ARM, QUADRUPED
 
@@ -41,7 +42,7 @@ def test_bad_messages_change_nothing() -> None:
         (["joint1", "joint2", "joint1"], [0.0, 1.0, 2.0], [],
          r"repeat within the message: \['joint1'\]"),
     ]:
-        with pytest.raises(JointStateError, match=reason):
+        with pytest.raises(InputError, match=reason):
             m.update(2 * SEC, names, pos, vel, [])
     np.testing.assert_array_equal(m.q, before)
     up = m.update(3 * SEC, ["joint1", "gripper"], [5.0, 1.0], [], [])
@@ -58,9 +59,9 @@ def test_floating_base_joints_follow_the_base_coordinates() -> None:
     x = base_state([1, 2, 3], [0, 0, 0, 1.0005], [0.1] * 6)  # float32 noise: normalised
     np.testing.assert_allclose(x[:7], [1, 2, 3, 0, 0, 0, 1], atol=1e-15)
     for quat in ([0, 0, 0, 0], [0, 0, 0, 1.5], [0, 0.1, 0, 0.99]):  # not a rotation: refused
-        with pytest.raises(JointStateError, match="unit quaternion"):
+        with pytest.raises(InputError, match="unit quaternion"):
             base_state([0, 0, 0], quat, [0] * 6)
-    with pytest.raises(JointStateError, match="finite"):
+    with pytest.raises(InputError, match="finite"):
         base_state([0, float("nan"), 0], [0, 0, 0, 1], [0] * 6)
 
 

@@ -18,7 +18,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
-from rcl_interfaces.srv import SetParameters
+from rcl_interfaces.srv import DescribeParameters, SetParameters
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from recordings import write_joint_states
 from rosbags.highlevel import AnyReader
@@ -195,15 +195,22 @@ def test_parameters_are_checked_and_change_live(node: NodeProcess, probe: Probe)
     assert not ok and "positive" in reason
     ok, reason = set_param("observer_gain", ParameterValue(
         type=ParameterType.PARAMETER_DOUBLE, double_value=0.0))
-    assert not ok and "observer_gain must be > 0" in reason
+    assert not ok and "observer_gain out of range Min: 0.01" in reason
     ok, _ = set_param("collision_thresholds", ParameterValue(type=arr,
                                                              double_array_value=[3.0]))
     assert ok and node.alive()
+    # the ranges are the descriptors' (what `ros2 param describe` shows)
+    described = probe.call(DescribeParameters, "/push/rbd_dynamics/describe_parameters",
+                           DescribeParameters.Request(names=["observer_gain",
+                                                             "collision_release"]))
+    ranges = [(r.from_value, r.to_value) for d in described.descriptors
+              for r in d.floating_point_range]
+    assert ranges == [(0.01, 1e4), (0.01, 1.0)]
 
 
 @pytest.mark.parametrize("args, reason", [
-    (["-p", "observer_gain:=-5.0"], "observer_gain must be > 0"),
-    (["-p", "collision_release:=1.5"], "collision_release must be in (0, 1]"),
+    (["-p", "observer_gain:=-5.0"], "observer_gain out of range Min: 0.01"),
+    (["-p", "collision_release:=1.5"], "collision_release out of range Min: 0.01, Max: 1.0"),
     (["-p", "collision_thresholds:=[0.0]"], "collision_thresholds must be positive"),
 ])
 def test_a_bad_observer_configuration_stops_with_its_reason(ros: None, args: list[str],

@@ -1,0 +1,128 @@
+"""Messages to arrays and arrays to messages: every conversion between a ROS message and the
+numbers the core takes, in one place (joint states by name are :mod:`.joint_states`').
+
+A wrench is ``[force; torque]`` and an acceleration ``[linear; angular]``, the order of the
+messages and of the core's public functions. The floating base's odometry and IMU are read
+from their bytes: rclpy turns every covariance of a message into a numpy array (125 us for one
+Odometry, two of 36 numbers, half that for an Imu: several times what the floating-base node
+spends on the dynamics of a state), so the node subscribes to the raw bytes and reads the few
+fields it uses at their offsets (:mod:`rbd_ros.cdr`); bytes of another encoding than XCDR1 are
+handed to rclpy's own deserialisation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from geometry_msgs.msg import Accel, Point, PointStamped, Wrench, WrenchStamped
+
+from .. import cdr
+from ..dynamics.model import F64
+from .errors import InputError
+from .joint_states import base_state
+
+
+def wrench_array(w: Wrench) -> F64:
+    """A geometry_msgs Wrench as ``[force; torque]``."""
+    return np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+
+
+def wrench(w: F64) -> Wrench:
+    out = Wrench()
+    out.force.x, out.force.y, out.force.z = (float(x) for x in w[:3])
+    out.torque.x, out.torque.y, out.torque.z = (float(x) for x in w[3:])
+    return out
+
+
+def wrench_stamped(stamp: Any, frame: str, w: F64) -> WrenchStamped:
+    msg = WrenchStamped(wrench=wrench(w))
+    msg.header.stamp, msg.header.frame_id = stamp, frame
+    return msg
+
+
+def accel_array(a: Accel) -> F64:
+    """A geometry_msgs Accel as ``[linear; angular]``; InputError unless finite."""
+    out = np.array([a.linear.x, a.linear.y, a.linear.z, a.angular.x, a.angular.y, a.angular.z])
+    if not np.all(np.isfinite(out)):
+        raise InputError("the base acceleration must be finite")
+    return out
+
+
+def accel(a: F64) -> Accel:
+    out = Accel()
+    out.linear.x, out.linear.y, out.linear.z = (float(x) for x in a[:3])
+    out.angular.x, out.angular.y, out.angular.z = (float(x) for x in a[3:])
+    return out
+
+
+def point(p: F64) -> Point:
+    return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+
+
+def point_stamped(stamp: Any, frame: str, p: F64) -> PointStamped:
+    msg = PointStamped(point=point(p))
+    msg.header.stamp, msg.header.frame_id = stamp, frame
+    return msg
+
+
+def pose_twist_state(pose: Any, twist: Any) -> F64:
+    """geometry_msgs Pose (world) and Twist (base frame) as a free flyer's state (see
+    :func:`.joint_states.base_state`, which checks them)."""
+    p, o, lin, ang = pose.position, pose.orientation, twist.linear, twist.angular
+    return base_state([p.x, p.y, p.z], [o.x, o.y, o.z, o.w],
+                      [lin.x, lin.y, lin.z, ang.x, ang.y, ang.z])
+
+
+def float_values(data: Sequence[float], names: Sequence[str], what: str) -> F64:
+    """A Float64MultiArray's ``data``, one finite value per name of ``names`` in that order."""
+    a = np.asarray(data, dtype=np.float64)
+    if a.shape != (len(names),) or not np.all(np.isfinite(a)):
+        raise InputError(f"expected {len(names)} finite {what} in the order {list(names)}, "
+                         f"got {len(a)}")
+    return a
+
+
+def odometry_state(raw: bytes, kind: Any) -> tuple[int, F64]:
+    """(stamp in ns, free-flyer state) of a serialised nav_msgs/Odometry: its pose in the
+    world and its twist in the base frame (``kind``: its class, for an encoding rclpy reads)."""
+    if cdr.byte_order(raw) is None:
+        m = _deserialize(raw, kind)
+        return _stamp(m), pose_twist_state(m.pose.pose, m.twist.twist)
+    try:
+        stamp, pose, twist = cdr.odometry(raw)
+    except cdr.CdrError as e:
+        raise InputError(str(e)) from e
+    return stamp, base_state(pose[:3], pose[3:], twist)
+
+
+def imu_specific_force(raw: bytes, kind: Any) -> tuple[int, F64]:
+    """(stamp in ns, linear acceleration: the specific force, base frame) of a serialised
+    sensor_msgs/Imu; InputError unless finite."""
+    if cdr.byte_order(raw) is None:
+        m = _deserialize(raw, kind)
+        a = m.linear_acceleration
+        stamp, f = _stamp(m), np.array([a.x, a.y, a.z])
+    else:
+        try:
+            stamp, acc = cdr.imu_linear_acceleration(raw)
+        except cdr.CdrError as e:
+            raise InputError(str(e)) from e
+        f = np.array(acc)
+    if not np.all(np.isfinite(f)):
+        raise InputError("NaN or inf")
+    return stamp, f
+
+
+def _stamp(msg: Any) -> int:
+    return int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)
+
+
+def _deserialize(raw: bytes, kind: Any) -> Any:
+    from rclpy.serialization import deserialize_message
+
+    try:
+        return deserialize_message(raw, kind)
+    except Exception as e:  # rclpy raises its own error types for bytes it cannot read
+        raise InputError(f"cannot read it ({e})") from e
