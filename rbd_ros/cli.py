@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+# BLAS on one thread (before numpy loads OpenBLAS): the offline tools' matrices are small, and
+# a second BLAS thread on a busy 2-core machine made identify's consistent fit 20 times slower
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from .bag.errors import BagError, OutputError, missing_extra
 from .dynamics import Data, RbdError, gravity, load_urdf

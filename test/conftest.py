@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+# as the rbd-ros command runs (rbd_ros/cli.py): BLAS on one thread, set before numpy loads it
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # Every ROS participant of the test run, here and in the processes it starts, stays on this
 # machine and in a domain of its own, so parallel runs do not see each other.
