@@ -52,11 +52,11 @@ print(json.dumps({"seconds": time.perf_counter() - t, "messages": s.messages,
 READ_ONLY = """
 import json, sys, time
 from pathlib import Path
-from rbd_ros.bag.analyze import _open
+from rbd_ros.bag.recording import open_reader
 from rbd_ros.bag.decode import decode
 from rbd_ros.bag.readers import batches
 t = time.perf_counter()
-reader, _ = _open([Path(sys.argv[1])])
+reader, _ = open_reader([Path(sys.argv[1])])
 n = 0
 for b in batches(reader, [c for c in reader.connections if c.topic == "/joint_states"], 10_000):
     n += sum(len(g.index) for g in decode(b.data, b.offsets))

@@ -17,17 +17,11 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from .analyze import (
-    MANIFEST,
-    Options,
-    Part,
-    Summary,
-    analyze,
-    analyze_part,
-    parts_for,
-    reduce_parts,
-)
+from .analyze import Options, analyze
 from .errors import BagError
+from .outputs import MANIFEST
+from .parts import Part, analyze_part, parts_for, reduce_parts
+from .stream import Summary
 
 SUFFIXES = (".mcap", ".db3")
 

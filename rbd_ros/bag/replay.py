@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BagError
-
-JOINT_STATE = "sensor_msgs/msg/JointState"
+from .recording import JOINT_STATE, open_reader
 
 
 def message_class(msgtype: str) -> Any:
@@ -112,26 +111,6 @@ def latched(conn: Any) -> bool:
     from rclpy.qos import DurabilityPolicy
 
     return bool(recorded_qos(conn).durability == DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-def _open(paths: list[Path]) -> tuple[Any, str | None]:
-    """rosbags' reader; for a single MCAP without a valid end, ours, front to back (and a
-    note saying so)."""
-    from rosbags.highlevel import AnyReader
-
-    from .readers import McapStream
-
-    try:
-        reader = AnyReader([Path(p) for p in paths])
-        reader.open()
-        return reader, None
-    except Exception as e:  # rosbags and sqlite raise their own error types
-        mcaps = [m for p in paths for m in
-                 ([Path(p)] if Path(p).suffix == ".mcap" else sorted(Path(p).glob("*.mcap")))]
-        if len(paths) != 1 or len(mcaps) != 1:
-            raise BagError(f"cannot read {', '.join(map(str, paths))}: {e}") from None
-        return McapStream(mcaps[0]), f"{mcaps[0]} has no valid end ({e}); replaying it up to " \
-                                     "where it is damaged"
 
 
 def _wait_for(node: Any, names: list[str], pubs: dict[str, Any], timeout: float) -> None:
@@ -283,7 +262,8 @@ def replay(paths: list[Path], opts: Playback) -> tuple[int, int, int]:
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
-    reader, note = _open(paths)
+    reader, damaged = open_reader(paths, paged=False)  # rosbags' reader: it seeks in time
+    note = f"{damaged}; replaying it up to where it is damaged" if damaged else None
     if note:
         print(f"warning: {note}", file=sys.stderr)
     conns = [c for c in reader.connections if opts.topics is None or c.topic in opts.topics]

@@ -361,7 +361,7 @@ def plots(out_dir: Path, names: list[str], data: F64) -> None:
     # cost as much as drawing it
     fig.subplots_adjust(left=0.1, right=0.98, bottom=0.1, top=0.93, hspace=0.1)
     top.set_ylabel("N m")
-    bottom.set_ylabel("external (model - measured), N m", fontsize="small")
+    bottom.set_ylabel("external torque, N m")
     bottom.set_xlabel(f"time (s) since the first joint state, stamped {data[0, 0]:.3f} s")
     series = ((top, 0, "measured effort", "tab:blue"), (top, n, "model torque (RNEA)",
               "tab:orange"), (bottom, 2 * n, None, "tab:red"))

@@ -252,7 +252,7 @@ def check_gravity(gravity: object) -> F64:
     """Gravity as 3 finite numbers (m/s^2), or ModelError saying what it got."""
     g = np.asarray(gravity, dtype=np.float64).reshape(-1)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
-        raise ModelError(f"gravity must be 3 finite numbers, got {list(g)}")
+        raise ModelError(f"gravity must be 3 finite numbers, got {g.tolist()}")
     return g
 
 

@@ -11,8 +11,6 @@ least-squares ones and the physically consistent ones written into ``identified.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..bag.errors import BagError
+from ..bag.outputs import output_set
 from ..dynamics import Model
 from ..dynamics.model import F64
 from .fit import (
@@ -90,16 +89,15 @@ class Stopwatch:
 def read(paths: list[Path], opts: Options) -> tuple[str, Model, NDArray[np.int64], F64, F64]:
     """The URDF, its model, and the recording's stamps, positions and efforts in the model's
     joint order (a joint a message leaves out keeps its last value)."""
-    from ..bag.analyze import Options as Reading
-    from ..bag.analyze import _open, _setup, joint_values, recorded_description
     from ..bag.decode import decode
     from ..bag.readers import batches
+    from ..bag.recording import Reading, joint_values, open_recording, recorded_description
 
     reading = Reading(urdf=opts.urdf, joint_states_topic=opts.joint_states_topic,
                       rename=opts.rename)
-    reader, warnings = _open(paths)
+    rec = open_recording(paths, reading)
+    reader, js, model = rec.reader, rec.joint_states, rec.model
     try:
-        js, _, model, _, _ = _setup(reader, reading, warnings)
         urdf = opts.urdf.read_text() if opts.urdf else recorded_description(reader)
         names = model.state_joint_names
         if model.has_free_flyer or len(names) != model.nv:
@@ -111,16 +109,19 @@ def read(paths: list[Path], opts: Options) -> tuple[str, Model, NDArray[np.int64
         for batch in batches(reader, js, BLOCK):
             bad: list[int] = []
             groups = decode(batch.data, batch.offsets, bad)
-            if bad:  # unreadable messages: left out
-                batch = batch.take(np.setdiff1d(np.arange(len(batch)), bad))
-                groups = decode(batch.data, batch.offsets)
-            if len(batch):
-                t, vals = joint_values(groups, len(batch), reading.names, col, last)
+            if bad:  # unreadable messages: left out (the rest numbered without them)
+                kept = np.ones(len(batch), dtype=bool)
+                kept[bad] = False
+                renumber = np.cumsum(kept) - 1
+                for g in groups:
+                    g.index = renumber[g.index]
+            if len(batch) > len(bad):
+                t, vals = joint_values(groups, len(batch) - len(bad), reading.names, col, last)
                 ns.append(t)
                 q.append(vals[0])
                 e.append(vals[2])
     finally:
-        reader.close()
+        rec.close()
     if not ns:
         raise BagError(f"no joint states in {', '.join(map(str, paths))}")
     return urdf, model, np.concatenate(ns), np.concatenate(q), np.concatenate(e)
@@ -239,15 +240,10 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
     text = _report(model, opts, base, fit, phi, prior, rms, train, test, measured) + "\n\n" + \
         "time (s): " + ", ".join(f"{k} {v:.2f}" for k, v in clock.seconds.items())
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".rbd-identify-", dir=out_dir))
-    try:  # the outputs appear together, complete, or not at all
+    with output_set(out_dir, ".rbd-identify-outputs") as tmp:  # together, complete, or not
         (tmp / "identified.urdf").write_text(identified_urdf(urdf, model, phi))
         (tmp / "report.txt").write_text(text + "\n")
         _plot(tmp / "torques.png", model, test, pred)
-        for f in ("identified.urdf", "report.txt", "torques.png"):
-            (tmp / f).replace(out_dir / f)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     clock.lap("outputs")
     return Report(text, rms, clock.seconds)
 

@@ -428,7 +428,7 @@ def test_an_interrupted_run_leaves_the_previous_complete_outputs(
         tmp_path: Path, recording, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """Outputs are written aside and moved into place when complete: Ctrl-C in the middle of
     a second run leaves the first run's files as they were, and nothing half-written."""
-    from rbd_ros.bag import analyze as module
+    from rbd_ros.bag.stream import Stream
 
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
     out = tmp_path / "out"
@@ -437,7 +437,7 @@ def test_an_interrupted_run_leaves_the_previous_complete_outputs(
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     assert {"analysis.parquet", "analysis.mcap", "summary.txt", "joint1.png"} <= set(before)
     calls = 0
-    add = module.Analysis.add
+    add = Stream.add
 
     def interrupted(self, js, commands):  # type: ignore[no-untyped-def]
         nonlocal calls
@@ -446,13 +446,13 @@ def test_an_interrupted_run_leaves_the_previous_complete_outputs(
             raise KeyboardInterrupt
         add(self, js, commands)
 
-    monkeypatch.setattr(module.Analysis, "add", interrupted)
+    monkeypatch.setattr(Stream, "add", interrupted)
     with pytest.raises(KeyboardInterrupt):
         analyze([bag], out, Options(urdf=ARM, progress=False, chunk=300, outputs=("parquet",)))
     assert calls == 3
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no partial folder left
     # a complete run with other outputs replaces the whole set: no stale files of the first
-    monkeypatch.setattr(module.Analysis, "add", add)
+    monkeypatch.setattr(Stream, "add", add)
     analyze([bag], out, Options(urdf=ARM, progress=False, outputs=("parquet",)))
     assert sorted(p.name for p in out.iterdir()) == [".rbd-outputs", "analysis.parquet",
                                                      "summary.txt"]

@@ -10,7 +10,8 @@ import pytest
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
-from rbd_ros.bag.analyze import Options, analyze, analyze_part, parts_for, reduce_parts
+from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.bag.parts import analyze_part, parts_for, reduce_parts
 from rbd_ros.robots import ARM
 
 TS = get_typestore(Stores.ROS2_HUMBLE)
@@ -90,16 +91,16 @@ def test_parts_reduce_to_the_outputs_of_the_whole(tmp_path: Path, velocities: bo
 
 
 def test_which_recordings_are_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import rbd_ros.bag.analyze as analyze_module
+    import rbd_ros.bag.parts as parts_module
 
-    monkeypatch.setattr(analyze_module, "SPLIT_FROM", 10_000)
+    monkeypatch.setattr(parts_module, "SPLIT_FROM", 10_000)
     bag = _recording(tmp_path / "rec", 12_000)
     assert parts_for([bag], OPTS, 1) == 1  # one worker
     assert parts_for([bag], OPTS, 2) == 2
     assert parts_for([bag], OPTS, 64) == 3  # at least four blocks a part
-    monkeypatch.setattr(analyze_module, "SPLIT_FROM", 20_000)
+    monkeypatch.setattr(parts_module, "SPLIT_FROM", 20_000)
     assert parts_for([bag], OPTS, 2) == 1  # short: whole
-    monkeypatch.setattr(analyze_module, "SPLIT_FROM", 10_000)
+    monkeypatch.setattr(parts_module, "SPLIT_FROM", 10_000)
     no_v = _recording(tmp_path / "no_v", 12_000, velocities=False)
     assert parts_for([no_v], OPTS, 2) == 1  # every part would have to read from the start
 
@@ -116,10 +117,10 @@ def test_a_long_recording_is_cut_across_dask_workers_and_a_lost_worker_is_said(
 
     from distributed import Client, LocalCluster
 
-    import rbd_ros.bag.analyze as analyze_module
+    import rbd_ros.bag.parts as parts_module
     from rbd_ros.bag.fleet import EVENT, analyze_fleet
 
-    monkeypatch.setattr(analyze_module, "SPLIT_FROM", 10_000)  # decided here, by the client
+    monkeypatch.setattr(parts_module, "SPLIT_FROM", 10_000)  # decided here, by the client
     bag = _recording(tmp_path / "rec", 24_000)
     analyze([bag], tmp_path / "whole", OPTS)
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",

@@ -54,7 +54,7 @@ def test_a_rare_topic_among_many(tmp_path: Path, in_order: bool) -> None:
 def test_a_description_recorded_late_is_found(tmp_path: Path) -> None:
     """robot_state_publisher started after the driver: the description is row 5,001 of the file,
     found by the storage-order read the analysis uses for it (its ranges widen as they go)."""
-    from rbd_ros.bag.analyze import Options, _model
+    from rbd_ros.bag.recording import recorded_model
     from rbd_ros.robots import ARM
 
     path = tmp_path / "rec"
@@ -64,5 +64,5 @@ def test_a_description_recorded_late_is_found(tmp_path: Path) -> None:
         for k in range(5000):
             w.write(other, k, TS.serialize_cdr(String(data="x"), "std_msgs/msg/String"))
         w.write(desc, 5000, TS.serialize_cdr(String(data=ARM.read_text()), "std_msgs/msg/String"))
-    model = _model(SqliteStream([next(path.glob("*.db3"))]), Options())
+    model = recorded_model(SqliteStream([next(path.glob("*.db3"))]), None)
     assert model.state_joint_names == [f"joint{k}" for k in range(1, 8)]

@@ -116,6 +116,8 @@ def test_identify_command_writes_its_outputs_and_refuses_what_it_cannot_use(
     assert out.returncode == 0, out.stderr
     assert "identified" in out.stdout
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == \
+        [".rbd-identify-outputs", "identified.urdf", "report.txt", "torques.png"]
+    assert (tmp_path / "o" / ".rbd-identify-outputs").read_text().split() == \
         ["identified.urdf", "report.txt", "torques.png"]
     # no efforts recorded
     t, q, _, _ = exciting(5.0, np.random.default_rng(1))
