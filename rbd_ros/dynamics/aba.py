@@ -1,14 +1,10 @@
 """Forward dynamics: the Articulated-Body Algorithm (Featherstone, Table 7.1), O(n) on trees.
 
-The mass matrix is never formed. Mimic joints are exact constraints ``qdd_m = k * qdd_src``,
-solved one of two ways, both equal to the reduced-coordinate solve
-``(G^T M G) qdd = G^T (tau - h)``:
-
-* a gripper's fingers (a source joint and its mimic joints hanging from one body, nothing else
-  below them) form a group that the sweeps treat as one joint of one coordinate: still O(n);
-* any other mimic joint: the articulated-body factorization is computed once, ``M^-1`` is
-  applied to each constraint direction with two more O(n) sweeps over the stored factors, and
-  the small (n_mimic x n_mimic) system for the constraint forces is solved.
+The mass matrix is never formed: pass 1 goes out from the root (velocities, bias terms), pass
+2 back in (articulated inertias IA, U, D, u), pass 3 out again (accelerations). A free joint's
+S is a permutation, so its U and D are picked from IA. Mimic joints are exact constraints
+``qdd_m = k * qdd_src`` (:mod:`.aba_mimic`): a gripper's fingers are folded into the sweeps as
+one coordinate, any other mimic joint is corrected after pass 3.
 """
 
 from __future__ import annotations
@@ -16,27 +12,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .aba_mimic import group_fold, group_up, mimic_correction
+from .articulated import D_MIN, joint_accel, udu
 from .errors import ModelError
-from .model import (
-    F64,
-    MF_I,
-    MF_S,
-    W_A,
-    W_C,
-    W_F,
-    W_MA,
-    W_MP,
-    W_MU,
-    W_U,
-    W_V,
-    W_X,
-    Data,
-    Direct,
-    Model,
-    group_view,
-    map_views,
-    work_vectors,
-)
+from .layout import MF_I, MF_S, W_A, W_C, W_F, W_MA, W_MP, W_MU, W_U, W_V, W_X
+from .model import F64, Data, Direct, Model, group_view, map_views, work_vectors
 from .rnea import expand, friction_torque, joint_motion
 from .spatial import (
     JOINT_FREE,
@@ -45,6 +25,7 @@ from .spatial import (
     crf,
     crm,
     dot6,
+    free_axis,
     inertia_mul,
     joint_transform,
     load6,
@@ -57,20 +38,12 @@ from .spatial import (
     xmotion,
 )
 
-D_MIN = 1e-12  # smallest articulated inertia S^T IA S a joint may see
-
-
-@njit(cache=True)
-def free_axis(c):
-    """Spatial index of free-flyer velocity ``c``: ``[v; w]`` maps into ``[w; v]``."""
-    return c + 3 if c < 3 else c - 3
-
 
 @njit(cache=True)
 def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
     """ABA (Table 7.1) for reduced q, v, tau; full accelerations out in ``af`` of
     :func:`work_vectors`. Returns -1, or the body whose joint sees a singular articulated
-    inertia. ``M6[i]`` keeps IA, U^T and D^-1 of body i for :func:`minv_apply`."""
+    inertia. ``M6[i]`` keeps IA, U^T and D^-1 of body i (:mod:`.articulated`)."""
     qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
         map_views(maps, lin)
     qf, vf, qdd, tf, x, y, rhs = work_vectors(maps, wv)
@@ -175,165 +148,6 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
         mimic_correction(mi, mf, vsrc, vmul, vfull, mimic_rows, mimic_bodies, all_bodies, W, M6,
                          qdd, x, y, rhs)
     return -1
-
-
-@njit(cache=True)
-def group_up(mi, mf, grp, vmul, tf, W, M6, T, c):
-    """Carry group member ``c``'s terms to its parent. A member's subtree moves with its
-    parent's acceleration ``a`` and the group's coordinate ``theta''``: the force it needs is
-    ``Ic a + U theta'' + p`` (``Ic`` the rigid composite inertia), and its part of the group's
-    equation ``U^T a + D theta'' + w = 0`` (``w``: bias forces minus the torques applied,
-    projected on the group's coordinate with each joint's multiplier ``k``). Through the
-    joint (``a_c = X a + k S theta'' + c``) with ``V = k Ic S + U``: ``Ic' += X^T Ic X``,
-    ``U' += X^T V``, ``p' += X^T (Ic c + p)``, ``D' += k^2 S^T Ic S + 2 k S^T U + D``,
-    ``w' += V^T c + k S^T p + w - k tau``. A member keeps U in its ``W_MP`` slot and D, w in
-    ``W_MU``; its parent, a member or the group's host, receives them there too."""
-    b = mi[c, 0]
-    vi = mi[c, 3]
-    k = vmul[vi]
-    X = load12(W, c)
-    S = load6(mf, c, MF_S)
-    Ic = M6[c, 0]
-    U = load6(W, c, W_MP)
-    pc = load6(W, c, W_F)
-    cc = load6(W, c, W_C)
-    IS = mat_mul6(Ic, S)
-    V = add6(scale6(k, IS), U)
-    W[b, W_MU] += k * k * dot6(S, IS) + 2.0 * k * dot6(S, U) + W[c, W_MU]
-    W[b, W_MU + 1] += dot6(V, cc) + k * dot6(S, pc) + W[c, W_MU + 1] - k * tf[vi]
-    store(W, b, W_MP, add6(load6(W, b, W_MP), xforce_up(X, V)))
-    store(W, b, W_F, add6(load6(W, b, W_F), xforce_up(X, add6(mat_mul6(Ic, cc), pc))))
-    congruence_add(X, Ic, T, M6[b, 0])
-
-
-@njit(cache=True)
-def group_fold(W, M6, i):
-    """Eliminate the coordinate of the group hanging from body ``i``: ``theta'' = (u - U^T a)
-    / D`` with ``u = -w``, so ``IA -= U U^T / D`` and ``pA += U u / D``; ``u`` is kept for
-    the accelerations. False when the group has no inertia along its coordinate."""
-    D = W[i, W_MU]
-    if not D > D_MIN:
-        return False
-    U = load6(W, i, W_MP)
-    u = -W[i, W_MU + 1]
-    W[i, W_MU + 1] = u
-    IA = M6[i, 0]
-    for r in range(6):
-        for c in range(6):
-            IA[r, c] -= U[r] * U[c] / D
-    store(W, i, W_F, add6(load6(W, i, W_F), scale6(u / D, U)))
-    return True
-
-
-@njit(cache=True)
-def urow(M6, i, c):
-    """Row c of body i's stored U^T."""
-    return (M6[i, 1, c, 0], M6[i, 1, c, 1], M6[i, 1, c, 2], M6[i, 1, c, 3], M6[i, 1, c, 4],
-            M6[i, 1, c, 5])
-
-
-@njit(cache=True)
-def udu(Ut, Dinv, W, i, off):
-    """U D^-1 u of a six-DOF joint, u at ``W[i, off:off+6]``."""
-    t = [0.0] * 6
-    for r in range(6):
-        s = 0.0
-        for k in range(6):
-            for l in range(6):
-                s += Ut[k, r] * Dinv[k, l] * W[i, off + l]
-        t[r] = s
-    return (t[0], t[1], t[2], t[3], t[4], t[5])
-
-
-@njit(cache=True)
-def joint_accel(jt, mf, i, M6, W, off, ab, qdd, vi):
-    """qdd_i = D^-1 (u - U^T a') with u at ``W[i, off:]``; returns a_i = a' + S qdd_i."""
-    if jt != JOINT_FREE:
-        qdd[vi] = (W[i, off] - dot6(urow(M6, i, 0), ab)) * M6[i, 2, 0, 0]
-        return add6(ab, scale6(qdd[vi], load6(mf, i, MF_S)))
-    t = [0.0] * 6
-    for c in range(6):
-        t[c] = W[i, off + c] - dot6(urow(M6, i, c), ab)
-    out = [ab[0], ab[1], ab[2], ab[3], ab[4], ab[5]]
-    for c in range(6):
-        s = 0.0
-        for k in range(6):
-            s += M6[i, 2, c, k] * t[k]
-        qdd[vi + c] = s
-        out[free_axis(c)] += s
-    return (out[0], out[1], out[2], out[3], out[4], out[5])
-
-
-@njit(cache=True)
-def minv_apply(mi, mf, W, M6, x, out, bodies):
-    """out = M^-1 x in full coordinates from the factors of the last ``aba_core``, computed
-    only for ``bodies`` (topologically sorted). Exact when x is zero outside ``bodies`` and
-    ``bodies`` holds every ancestor of its members: the entries of ``out`` at those bodies are
-    then right, the others untouched."""
-    n = bodies.shape[0]
-    zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    for t in range(n):
-        store(W, bodies[t], W_MP, zero)
-    for t in range(n - 1, -1, -1):
-        i = bodies[t]
-        p = mi[i, 0]
-        vi = mi[i, 3]
-        pA = load6(W, i, W_MP)
-        if mi[i, 1] != JOINT_FREE:
-            if x[vi] == 0.0 and pA == zero:  # off the constrained joints' paths to the root
-                W[i, W_MU] = 0.0
-                continue
-            u = x[vi] - dot6(load6(mf, i, MF_S), pA)
-            W[i, W_MU] = u
-            pa = add6(pA, scale6(u * M6[i, 2, 0, 0], urow(M6, i, 0)))
-        else:
-            for c in range(6):
-                W[i, W_MU + c] = x[vi + c] - pA[free_axis(c)]
-            pa = add6(pA, udu(M6[i, 1], M6[i, 2], W, i, W_MU))
-        if p >= 0:
-            store(W, p, W_MP, add6(load6(W, p, W_MP), xforce_up(load12(W, i), pa)))
-    for t in range(n):
-        i = bodies[t]
-        p = mi[i, 0]
-        ab = zero if p < 0 else xmotion(load12(W, i), load6(W, p, W_MA))
-        store(W, i, W_MA, joint_accel(mi[i, 1], mf, i, M6, W, W_MU, ab, out, mi[i, 3]))
-
-
-@njit(cache=True)
-def mimic_correction(mi, mf, vsrc, vmul, vfull, mimic_rows, mimic_bodies, all_bodies, W, M6,
-                     qdd, x, y, rhs):
-    """Add the constraint forces that make every mimic joint follow its source exactly.
-
-    Constraint j reads ``qdd[row_j] - k_j qdd[src_j] = 0`` (row ``A_j = e_row - k e_src``).
-    ``K = A M^-1 A^T`` needs ``M^-1 A_j^T`` only at constrained joints, so each column is
-    computed only on the bodies between the root and those joints; the correction
-    ``M^-1 A^T lam`` takes one full sweep."""
-    m = mimic_rows.shape[0]
-    K = np.empty((m, m))
-    Kinv = np.empty((m, m))
-    for j in range(m):
-        row = mimic_rows[j]
-        src = vfull[vsrc[row]]
-        x[:] = 0.0
-        x[row] = 1.0
-        x[src] -= vmul[row]
-        minv_apply(mi, mf, W, M6, x, y, mimic_bodies)
-        for l in range(m):
-            rl = mimic_rows[l]
-            K[l, j] = y[rl] - vmul[rl] * y[vfull[vsrc[rl]]]
-        rhs[j] = -(qdd[row] - vmul[row] * qdd[src])
-    spd_inverse(K, m, Kinv, 0.0)
-    x[:] = 0.0
-    for j in range(m):
-        lam = 0.0
-        for l in range(m):
-            lam += Kinv[j, l] * rhs[l]
-        row = mimic_rows[j]
-        x[row] += lam
-        x[vfull[vsrc[row]]] -= vmul[row] * lam
-    minv_apply(mi, mf, W, M6, x, y, all_bodies)
-    for k in range(qdd.shape[0]):
-        qdd[k] += y[k]
 
 
 @njit(cache=True)

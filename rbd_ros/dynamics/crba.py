@@ -5,23 +5,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .aba import free_axis
-from .model import (
-    F64,
-    MF_I,
-    MF_S,
-    W_V,
-    W_X,
-    Data,
-    Direct,
-    Model,
-    map_views,
-    mimic_scratch,
-    work_vectors,
-)
+from .layout import MF_I, MF_MASS, MF_MC, MF_S, W_V, W_X
+from .model import F64, Data, Direct, Model, map_views, mimic_scratch, work_vectors
 from .spatial import (
     JOINT_FREE,
     dot6,
+    free_axis,
     joint_transform,
     load6,
     load12,
@@ -35,8 +24,8 @@ def _params(mf, i, P):
     the mass and the first moment ``h = m c``, rows 1-3 the rotational inertia about the frame
     origin. (A composite inertia is moved and summed in this form: a tenth of the work of the
     6x6 congruence ``X^T I X``.)"""
-    P[0, 0] = mf[i, MF_I + 21]  # from [[Io, h^], [h^T, m 1]]
-    P[0, 1], P[0, 2], P[0, 3] = mf[i, MF_I + 16], mf[i, MF_I + 5], mf[i, MF_I + 9]
+    P[0, 0] = mf[i, MF_MASS]
+    P[0, 1], P[0, 2], P[0, 3] = mf[i, MF_MC[0]], mf[i, MF_MC[1]], mf[i, MF_MC[2]]
     for r in range(3):
         for c in range(3):
             P[1 + r, c] = mf[i, MF_I + 6 * r + c]

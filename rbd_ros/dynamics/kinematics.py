@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .model import F64, MF_I, W_X, Data, Model, map_views, work_vectors
+from .layout import MF_MASS, MF_MC, W_X
+from .model import F64, Data, Model, map_views, work_vectors
 from .spatial import joint_transform, store
 
 
@@ -50,10 +51,10 @@ def _com_kernel(mf, X):
     total = 0.0
     out = np.zeros(3)
     for i in range(X.shape[0]):
-        m = mf[i, MF_I + 21]  # the spatial inertia's m at (3, 3); m c at (2, 4), (0, 5), (1, 3)
+        m = mf[i, MF_MASS]
         if m <= 0.0:
             continue
-        mc = (mf[i, MF_I + 16], mf[i, MF_I + 5], mf[i, MF_I + 9])
+        mc = (mf[i, MF_MC[0]], mf[i, MF_MC[1]], mf[i, MF_MC[2]])
         for r in range(3):
             out[r] += m * X[i, 9 + r] + X[i, 3 * r] * mc[0] + X[i, 3 * r + 1] * mc[1] \
                 + X[i, 3 * r + 2] * mc[2]

@@ -26,20 +26,10 @@ from numba import njit
 from numpy.typing import NDArray
 
 from .errors import ModelError
+from .layout import INERTIA_SIZE, MF_I, MF_MASS, MF_S, W_A, W_F, W_V, W_WIDTH, W_X
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
-
-#: width of one row of ``Model.mf``: E_T (9), r_T (3), S (6), I (36), damping, Coulomb friction
-MF_WIDTH = 56
-MF_S = 12
-MF_I = 18
-MF_DAMPING = 54
-MF_COULOMB = 55
-#: one row of ``Data.W``: X (12), v (6), a (6), f / pA (6), c (6), u (6), and the bias
-#: force, acceleration and u of the M^-1 sweeps that enforce mimic joints in ABA (6 each)
-W_WIDTH = 60
-W_X, W_V, W_A, W_F, W_C, W_U, W_MP, W_MA, W_MU = 0, 12, 18, 24, 30, 36, 42, 48, 54
 
 
 @dataclass(frozen=True)
@@ -120,6 +110,28 @@ class Model:
         return int(self.mi.shape[0])
 
     @property
+    def parents(self) -> I64:
+        """Each body's parent body (-1: the world); a parent comes before its children."""
+        return self.mi[:, 0]
+
+    @property
+    def joint_types(self) -> I64:
+        """The kind of each body's joint: spatial.JOINT_REVOLUTE, JOINT_PRISMATIC or
+        JOINT_FREE."""
+        return self.mi[:, 1]
+
+    @property
+    def S(self) -> F64:
+        """(nb, 6): the motion subspace ``[omega; v]`` of each body's one-coordinate joint, in
+        the body's frame (a free joint's is the identity, not stored)."""
+        return self.mf[:, MF_S : MF_S + 6]
+
+    @property
+    def inertias(self) -> F64:
+        """(nb, 6, 6): each body's spatial inertia in its own frame (Featherstone order)."""
+        return self.mf[:, MF_I : MF_I + INERTIA_SIZE].reshape(self.nb, 6, 6)
+
+    @property
     def joint_names(self) -> list[str]:
         """Names of the independent joints in the order of ``v`` (a free flyer counts once)."""
         return [j.name for j in self.joints if j.idx_v >= 0]
@@ -141,11 +153,11 @@ class Model:
 
     @property
     def total_mass(self) -> float:
-        return float(self.mf[:, MF_I + 6 * 3 + 3].sum())
+        return float(self.mf[:, MF_MASS].sum())
 
     def body_inertia(self, body: int) -> F64:
         """6x6 spatial inertia of ``body`` in its own frame (Featherstone order)."""
-        return np.array(self.mf[body, MF_I : MF_I + 36].reshape(6, 6))
+        return np.array(self.mf[body, MF_I : MF_I + INERTIA_SIZE].reshape(6, 6))
 
     def with_gravity(self, gravity: F64 | list[float]) -> Model:
         return dataclasses.replace(self, gravity=check_gravity(gravity))

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .model import F64, MF_S, W_F, W_V, W_X, Data, Direct, Model, map_views, work_vectors
+from .layout import MF_S, W_F, W_V, W_X
+from .model import F64, Data, Direct, Model, map_views, work_vectors
 from .rnea import expand, friction_torque, gravity_again, joint_motion
 from .spatial import (
     JOINT_FREE,

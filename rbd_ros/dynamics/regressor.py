@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .model import F64, MF_I, MF_S, W_A, W_V, Data, Direct, Model, map_views
+from .layout import INERTIA_SIZE, MF_I, MF_S, W_A, W_V
+from .model import F64, Data, Direct, Model, map_views
 from .rnea import rnea_core
 from .spatial import JOINT_FREE, load6, load12, xforce_up
 
@@ -149,7 +150,7 @@ def inertial_parameters(model: Model) -> F64:
     """The model's ten parameters per body (``PARAMETERS``), concatenated in body order."""
     out = np.empty((model.nb, 10))
     for i in range(model.nb):
-        I6 = model.mf[i, MF_I : MF_I + 36].reshape(6, 6)
+        I6 = model.mf[i, MF_I : MF_I + INERTIA_SIZE].reshape(6, 6)
         Io = I6[:3, :3]
         out[i] = (I6[3, 3], I6[2, 4], I6[0, 5], I6[1, 3],
                   Io[0, 0], Io[0, 1], Io[1, 1], Io[0, 2], Io[1, 2], Io[2, 2])

@@ -5,21 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .model import (
-    F64,
-    MF_COULOMB,
-    MF_DAMPING,
-    MF_S,
-    W_A,
-    W_F,
-    W_V,
-    W_X,
-    Data,
-    Direct,
-    Model,
-    map_views,
-    work_vectors,
-)
+from .layout import MF_COULOMB, MF_DAMPING, MF_S, W_A, W_F, W_V, W_X
+from .model import F64, Data, Direct, Model, map_views, work_vectors
 from .spatial import (
     JOINT_FREE,
     add6,

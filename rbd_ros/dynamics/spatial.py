@@ -21,6 +21,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from .layout import LINEAR, MF_E, MF_I, MF_R, MF_S
+
 F64 = NDArray[np.float64]
 
 JOINT_REVOLUTE = 0
@@ -84,17 +86,16 @@ def inertia_in_parent(inertia: F64, E: F64, r: F64) -> F64:
 
 @njit(cache=True)
 def joint_transform(jtype, mf, i, q, qi):
-    """``X = X_J(q) X_T`` of body ``i`` as a 12-tuple (E row-major, then r).
-
-    ``mf[i]`` holds ``E_T`` (0:9), ``r_T`` (9:12) and the motion subspace ``S`` (12:18)."""
+    """``X = X_J(q) X_T`` of body ``i`` as a 12-tuple (E row-major, then r), from ``mf[i]``'s
+    ``E_T``, ``r_T`` and motion subspace ``S`` (see :mod:`.layout`)."""
     # rotation R (child axes in the joint frame) and translation t of the joint motion
     R00 = R11 = R22 = 1.0
     R01 = R02 = R10 = R12 = R20 = R21 = 0.0
     t0 = t1 = t2 = 0.0
     if jtype == JOINT_REVOLUTE:
-        x = mf[i, 12]
-        y = mf[i, 13]
-        z = mf[i, 14]
+        x = mf[i, MF_S]  # the axis: S's angular part
+        y = mf[i, MF_S + 1]
+        z = mf[i, MF_S + 2]
         c = np.cos(q[qi])
         s = np.sin(q[qi])
         k = 1.0 - c
@@ -108,9 +109,9 @@ def joint_transform(jtype, mf, i, q, qi):
         R21 = k * y * z + s * x
         R22 = c + k * z * z
     elif jtype == JOINT_PRISMATIC:
-        t0 = mf[i, 15] * q[qi]
-        t1 = mf[i, 16] * q[qi]
-        t2 = mf[i, 17] * q[qi]
+        t0 = mf[i, MF_S + LINEAR] * q[qi]  # along the axis: S's linear part
+        t1 = mf[i, MF_S + LINEAR + 1] * q[qi]
+        t2 = mf[i, MF_S + LINEAR + 2] * q[qi]
     else:  # free flyer: position then unit quaternion (x, y, z, w)
         t0 = q[qi]
         t1 = q[qi + 1]
@@ -134,9 +135,9 @@ def joint_transform(jtype, mf, i, q, qi):
         R21 = 2.0 * (qy * qz + qx * qw)
         R22 = 1.0 - 2.0 * (qx * qx + qy * qy)
     # E = R^T E_T ;  r = r_T + E_T^T t
-    T00, T01, T02 = mf[i, 0], mf[i, 1], mf[i, 2]
-    T10, T11, T12 = mf[i, 3], mf[i, 4], mf[i, 5]
-    T20, T21, T22 = mf[i, 6], mf[i, 7], mf[i, 8]
+    T00, T01, T02 = mf[i, MF_E], mf[i, MF_E + 1], mf[i, MF_E + 2]
+    T10, T11, T12 = mf[i, MF_E + 3], mf[i, MF_E + 4], mf[i, MF_E + 5]
+    T20, T21, T22 = mf[i, MF_E + 6], mf[i, MF_E + 7], mf[i, MF_E + 8]
     return (
         R00 * T00 + R10 * T10 + R20 * T20,
         R00 * T01 + R10 * T11 + R20 * T21,
@@ -147,9 +148,9 @@ def joint_transform(jtype, mf, i, q, qi):
         R02 * T00 + R12 * T10 + R22 * T20,
         R02 * T01 + R12 * T11 + R22 * T21,
         R02 * T02 + R12 * T12 + R22 * T22,
-        mf[i, 9] + T00 * t0 + T10 * t1 + T20 * t2,
-        mf[i, 10] + T01 * t0 + T11 * t1 + T21 * t2,
-        mf[i, 11] + T02 * t0 + T12 * t1 + T22 * t2,
+        mf[i, MF_R] + T00 * t0 + T10 * t1 + T20 * t2,
+        mf[i, MF_R + 1] + T01 * t0 + T11 * t1 + T21 * t2,
+        mf[i, MF_R + 2] + T02 * t0 + T12 * t1 + T22 * t2,
     )
 
 
@@ -229,16 +230,17 @@ def crf(v, f):
 
 @njit(cache=True)
 def inertia_mul(mf, i, x):
-    """I x for body i's spatial inertia, stored row-major at ``mf[i, 18:54]``."""
-    return (_row(mf, i, 18, x), _row(mf, i, 24, x), _row(mf, i, 30, x), _row(mf, i, 36, x),
-            _row(mf, i, 42, x), _row(mf, i, 48, x))
+    """I x for body i's spatial inertia, stored row-major at ``mf[i, MF_I:]``."""
+    return (_row(mf, i, MF_I, x), _row(mf, i, MF_I + 6, x), _row(mf, i, MF_I + 12, x),
+            _row(mf, i, MF_I + 18, x), _row(mf, i, MF_I + 24, x), _row(mf, i, MF_I + 30, x))
 
 
 @njit(cache=True)
 def inertia_mul_linear(mf, i, x):
     """I x for a motion ``x`` whose angular part is zero (only ``x[3:]`` is read)."""
-    return (_row_linear(mf, i, 18, x), _row_linear(mf, i, 24, x), _row_linear(mf, i, 30, x),
-            _row_linear(mf, i, 36, x), _row_linear(mf, i, 42, x), _row_linear(mf, i, 48, x))
+    return (_row_linear(mf, i, MF_I, x), _row_linear(mf, i, MF_I + 6, x),
+            _row_linear(mf, i, MF_I + 12, x), _row_linear(mf, i, MF_I + 18, x),
+            _row_linear(mf, i, MF_I + 24, x), _row_linear(mf, i, MF_I + 30, x))
 
 
 @njit(cache=True)
@@ -316,3 +318,9 @@ def spd_inverse(A, n, out, tol):
                 s += Li[k, r] * Li[k, c]
             out[r, c] = s
     return True
+
+
+@njit(cache=True)
+def free_axis(c):
+    """Spatial index of free-flyer velocity ``c``: ``[v; w]`` maps into ``[w; v]``."""
+    return c + 3 if c < 3 else c - 3

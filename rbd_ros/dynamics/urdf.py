@@ -23,7 +23,8 @@ from urdf_parser_py import urdf as up
 from urdf_parser_py.xml_reflection import core as xml_core
 
 from .errors import URDFError
-from .model import F64, I64, MF_COULOMB, MF_DAMPING, MF_I, MF_S, MF_WIDTH, Frame, Joint, Model
+from .layout import INERTIA_SIZE, MF_COULOMB, MF_DAMPING, MF_E, MF_I, MF_R, MF_S, MF_WIDTH
+from .model import F64, I64, Frame, Joint, Model
 from .spatial import (
     JOINT_FREE,
     JOINT_PRISMATIC,
@@ -246,7 +247,7 @@ class _Builder:
         if body >= 0 and inertia is not None:
             E = R.T
             row = self.mf[body]
-            row[MF_I : MF_I + 36] += inertia_in_parent(inertia, E, p).reshape(-1)
+            row[MF_I : MF_I + INERTIA_SIZE] += inertia_in_parent(inertia, E, p).reshape(-1)
 
     def _inertia(self, link: str) -> F64 | None:
         inertial = self.links[link].inertial
@@ -279,8 +280,8 @@ class _Builder:
     def _add_body(self, parent: int, R: F64, p: F64, jtype: int, S: F64, link: str,
                   joint: str, nq: int, nv: int) -> int:
         row = np.zeros(MF_WIDTH)
-        row[0:9] = R.T.reshape(-1)
-        row[9:12] = p
+        row[MF_E : MF_E + 9] = R.T.reshape(-1)
+        row[MF_R : MF_R + 3] = p
         row[MF_S : MF_S + 6] = S
         self.mf.append(row)
         self.parent.append(parent)

@@ -234,3 +234,27 @@ def test_wrong_sizes_say_expected_and_actual() -> None:
     with pytest.raises(ModelError, match="no free-flyer root"):
         from rbd_ros.dynamics import floating
         floating.forward_dynamics(m, d, np.zeros(7), np.zeros(7), np.zeros(1))
+
+
+@pytest.mark.parametrize("name,m", models())
+def test_the_models_named_views_are_what_they_say(name: str, m) -> None:
+    """parents, joint_types, S and inertias: read-only views that agree with the URDF."""
+    from rbd_ros.dynamics.spatial import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+
+    assert all(p < i for i, p in enumerate(m.parents))  # topological, -1 for the world
+    for i in range(m.nb):
+        np.testing.assert_array_equal(m.inertias[i], m.body_inertia(i))
+        joint = m.joint(m.body_joints[i]) if m.body_joints[i] in m.joint_names else None
+        kind = {"revolute": JOINT_REVOLUTE, "continuous": JOINT_REVOLUTE,
+                "prismatic": JOINT_PRISMATIC, "floating": JOINT_FREE}
+        if joint is not None:
+            assert m.joint_types[i] == kind[joint.kind]
+        if m.joint_types[i] != JOINT_FREE:  # a unit axis, angular or linear
+            s = m.S[i]
+            part = s[:3] if m.joint_types[i] == JOINT_REVOLUTE else s[3:]
+            assert np.linalg.norm(part) == pytest.approx(1.0) and np.linalg.norm(s) == \
+                pytest.approx(1.0)
+    assert m.inertias[:, 3, 3].sum() == pytest.approx(m.total_mass)
+    for view in (m.parents, m.joint_types, m.S, m.inertias):
+        with pytest.raises(ValueError):
+            view[0] = 0
