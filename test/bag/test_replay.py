@@ -146,6 +146,17 @@ def test_replay_without_joint_states_says_so(tmp_path: Path) -> None:
     assert r.stderr.strip().endswith("replayed 1 of 1 messages")
 
 
+def _play_once_answered(probe: Probe, bag: Path) -> subprocess.Popen[str]:
+    """The player, started (with --wait-for) once the probe can hear the dynamics node's
+    answers: it waits for the node's output (made after its kernels, before its model)."""
+    assert probe.spin_until(
+        lambda: probe.node.count_publishers("/rbd_dynamics/gravity_torques") > 0, 300.0)
+    probe.spin_for(0.3)
+    return subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
+                             "--wait-for", "rbd_dynamics", "--wait-timeout", "300"],
+                            stderr=subprocess.PIPE, text=True)
+
+
 @pytest.mark.long
 def test_every_replayed_state_is_answered_every_time(tmp_path: Path, probe: Probe,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,14 +181,7 @@ def test_every_replayed_state_is_answered_every_time(tmp_path: Path, probe: Prob
         monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
         answers.clear()
         node = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params))
-        # this test's ears must hear the node's answers from the first: they wait for its
-        # output (made after its kernels, before its model), then the player starts at once
-        assert probe.spin_until(
-            lambda: probe.node.count_publishers("/rbd_dynamics/gravity_torques") > 0, 300.0)
-        probe.spin_for(0.3)
-        player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
-                                   "--wait-for", "rbd_dynamics", "--wait-timeout", "300"],
-                                  stderr=subprocess.PIPE, text=True)
+        player = _play_once_answered(probe, bag)
         try:
             probe.spin_until(lambda p=player: p.poll() is not None, 360.0)  # type: ignore[misc]
             probe.spin_until(lambda: len(answers) >= n, 5.0)
@@ -206,12 +210,7 @@ def test_best_effort_replay_beside_a_busy_process_answers_what_it_receives(
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     node = NodeProcess("rbd_ros.nodes.dynamics_node")
     try:
-        assert probe.spin_until(
-            lambda: probe.node.count_publishers("/rbd_dynamics/gravity_torques") > 0, 300.0)
-        probe.spin_for(0.3)
-        player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
-                                   "--wait-for", "rbd_dynamics", "--wait-timeout", "300"],
-                                  stderr=subprocess.PIPE, text=True)
+        player = _play_once_answered(probe, bag)
         probe.spin_until(lambda: player.poll() is not None, 360.0)
         probe.spin_until(lambda: len(answers) >= n, 3.0)
     finally:
