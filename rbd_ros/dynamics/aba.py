@@ -12,10 +12,23 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .aba_mimic import group_fold, group_up, mimic_correction
-from .articulated import D_MIN, joint_accel, udu
+from .aba_mimic import (
+    group_accel,
+    group_fold,
+    group_member_accel,
+    group_start,
+    group_up,
+    mimic_correction,
+)
+from .articulated import (
+    D_MIN,
+    external_force,
+    free_joint_factors,
+    joint_accel,
+    load_inertia,
+)
 from .errors import ModelError
-from .layout import MF_I, MF_S, W_A, W_C, W_F, W_MA, W_MP, W_MU, W_U, W_V, W_X
+from .layout import MF_S, W_A, W_C, W_F, W_U, W_V, W_X
 from .model import F64, Data, Direct, Model, group_view, map_views, work_vectors
 from .rnea import expand, friction_torque, joint_motion
 from .spatial import (
@@ -25,14 +38,12 @@ from .spatial import (
     crf,
     crm,
     dot6,
-    free_axis,
     inertia_mul,
     joint_transform,
     load6,
     load12,
     mat_mul6,
     scale6,
-    spd_inverse,
     store,
     xforce_up,
     xmotion,
@@ -71,19 +82,14 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
         vb = vJ if p < 0 else add6(xmotion(X, load6(W, p, W_V)), vJ)
         store(W, i, W_V, vb)
         store(W, i, W_C, crm(vb, vJ))
-        for r in range(6):
-            for c in range(6):
-                M6[i, 0, r, c] = mf[i, MF_I + 6 * r + c]
+        load_inertia(mf, i, M6[i, 0])  # IA starts as the body's own inertia
         pA = crf(vb, inertia_mul(mf, i, vb))
         if has_fext:
-            pA = add6(pA, (-fext[i, 3], -fext[i, 4], -fext[i, 5], -fext[i, 0], -fext[i, 1],
-                           -fext[i, 2]))
+            pA = add6(pA, external_force(fext, i))
         store(W, i, W_F, pA)
-        if grp[i] != -1:  # a group's terms start at zero: its coupling U, D and w
+        if grp[i] != -1:
             grouped = True
-            for k in range(6):
-                W[i, W_MP + k] = 0.0
-            W[i, W_MU], W[i, W_MU + 1] = 0.0, 0.0
+            group_start(W, i)
     # pass 2: articulated inertias IA, U = IA S, D^-1 = (S^T U)^-1, u = tau - S^T pA
     for i in range(nb - 1, -1, -1):
         if grp[i] >= 0:
@@ -117,33 +123,18 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
                 X = load12(W, i)
                 congruence_add(X, Ia, T, M6[p, 0])
                 store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(X, pa)))
-        else:
-            # S is a permutation: U = IA S picks columns, D = S^T IA S picks a block
-            Ut, Dinv = M6[i, 1], M6[i, 2]
-            for c in range(6):
-                for r in range(6):
-                    Ut[c, r] = IA[r, free_axis(c)]
-                for k in range(6):
-                    Dt[c, k] = IA[free_axis(c), free_axis(k)]
-                W[i, W_U + c] = tf[vi + c] - pA[free_axis(c)]
-            if not spd_inverse(Dt, 6, Dinv, D_MIN):
-                return i
-            if p >= 0:
-                # a six-DOF joint passes no inertia on (Ia = 0); pa = pA + U D^-1 u
-                pa = add6(pA, udu(Ut, Dinv, W, i, W_U))
-                store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(load12(W, i), pa)))
+        elif not free_joint_factors(IA, M6[i, 1], M6[i, 2], Dt, W, i, p, tf, vi, pA):
+            return i
     # pass 3: accelerations
     for i in range(nb):
         p = mi[i, 0]
         ab = add6(xmotion(load12(W, i), a0 if p < 0 else load6(W, p, W_A)), load6(W, i, W_C))
-        if grp[i] >= 0:  # a group member: its coordinate's acceleration, solved at the parent
-            vi = mi[i, 3]
-            qdd[vi] = vmul[vi] * W[grp[i], W_MA]
-            store(W, i, W_A, add6(ab, scale6(qdd[vi], load6(mf, i, MF_S))))
+        if grp[i] >= 0:
+            group_member_accel(mf, grp, vmul, W, qdd, i, mi[i, 3], ab)
             continue
         store(W, i, W_A, joint_accel(mi[i, 1], mf, i, M6, W, W_U, ab, qdd, mi[i, 3]))
-        if grp[i] == -2:  # theta'' = (u - U^T a_parent) / D
-            W[i, W_MA] = (W[i, W_MU + 1] - dot6(load6(W, i, W_MP), load6(W, i, W_A))) / W[i, W_MU]
+        if grp[i] == -2:
+            group_accel(W, i)
     if mimic_rows.shape[0] > 0 and not grouped:
         mimic_correction(mi, mf, vsrc, vmul, vfull, mimic_rows, mimic_bodies, all_bodies, W, M6,
                          qdd, x, y, rhs)

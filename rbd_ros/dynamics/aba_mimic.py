@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from .articulated import D_MIN, joint_accel, udu, urow
-from .layout import MF_S, W_C, W_F, W_MA, W_MP, W_MU
+from .layout import MF_S, W_A, W_C, W_F, W_MA, W_MP, W_MU
 from .spatial import (
     JOINT_FREE,
     add6,
@@ -34,6 +34,29 @@ from .spatial import (
     xforce_up,
     xmotion,
 )
+
+
+@njit(cache=True)
+def group_start(W, i):
+    """Body ``i`` is in a group or hosts one: its terms start at zero (coupling U, D and w)."""
+    for k in range(6):
+        W[i, W_MP + k] = 0.0
+    W[i, W_MU], W[i, W_MU + 1] = 0.0, 0.0
+
+
+@njit(cache=True)
+def group_accel(W, i):
+    """The coordinate of the group hanging from body ``i`` (its acceleration ``a`` known):
+    ``theta'' = (u - U^T a) / D``."""
+    W[i, W_MA] = (W[i, W_MU + 1] - dot6(load6(W, i, W_MP), load6(W, i, W_A))) / W[i, W_MU]
+
+
+@njit(cache=True)
+def group_member_accel(mf, grp, vmul, W, qdd, i, vi, ab):
+    """A group member's acceleration: its coordinate's (``k theta''``, solved at the host)
+    added to ``ab``, what its parent's motion gives it."""
+    qdd[vi] = vmul[vi] * W[grp[i], W_MA]
+    store(W, i, W_A, add6(ab, scale6(qdd[vi], load6(mf, i, MF_S))))
 
 
 @njit(cache=True)

@@ -40,7 +40,6 @@ Every output is stamped with the stamp of the joint state it was computed from.
 
 from __future__ import annotations
 
-import itertools
 import math
 import sys
 from array import array
@@ -70,7 +69,7 @@ from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns, value_range
 from .errors import InputError
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
 from .joint_states import JointStateMerger
-from .messages import float_values, wrench_array
+from .messages import float_values, trajectory_points, wrench_array
 from .trajectory import Trajectory
 
 QOS_CHOICES = ("sensor_data", "reliable")
@@ -354,34 +353,18 @@ class DynamicsNode(NodeBase):
     def _on_trajectory(self, live: Live, msg: JointTrajectory) -> None:
         try:
             idx = live.index.order(msg.joint_names)
-            n, pts = len(idx), msg.points
-            if not pts:
+            if not msg.points:
                 live.trajectory = None  # an empty trajectory stops the feed-forward
                 return
-            arr = {f: np.zeros((len(pts), n)) for f in ("positions", "velocities",
-                                                          "accelerations")}
-            for k, pt in enumerate(pts):
-                for f, out in arr.items():
-                    vals = getattr(pt, f)
-                    if len(vals) not in (0, n):
-                        raise InputError(f"point {k} has {len(vals)} {f} for {n} joints")
-                    if len(vals):
-                        out[k] = vals
-                    elif f == "positions":  # hold the measured (or the previous) position
-                        out[k] = live.merger.q[live.index.q_index(np.array(idx))] if k == 0 \
-                            else out[k - 1]
-            times = [stamp_ns(pt.time_from_start) for pt in pts]
-            if not all(np.isfinite(x).all() for x in arr.values()) or \
-                    any(b <= a for a, b in itertools.pairwise(times)):
-                raise InputError("values must be finite and times strictly increasing")
+            measured = live.merger.q[live.index.q_index(np.array(idx))]
+            times, q, v, a = trajectory_points(msg.points, len(idx), measured)
         except InputError as e:
             self.warn("bad_trajectory", f"dropped desired_trajectory: {e}")
             return
         start = stamp_ns(msg.header.stamp)
         if start == 0:
             start = self.get_clock().now().nanoseconds
-        live.trajectory = Trajectory(idx, times, arr["positions"], arr["velocities"],
-                                     arr["accelerations"], start)
+        live.trajectory = Trajectory(idx, times, q, v, a, start)
 
     # ------------------------------------------------------------------ outputs
     def _publish(self, live: Live, stamp: Any) -> None:

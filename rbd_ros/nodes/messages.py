@@ -12,6 +12,7 @@ handed to rclpy's own deserialisation.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -82,6 +83,30 @@ def float_values(data: Sequence[float], names: Sequence[str], what: str) -> F64:
         raise InputError(f"expected {len(names)} finite {what} in the order {list(names)}, "
                          f"got {len(a)}")
     return a
+
+
+def trajectory_points(points: Sequence[Any], n: int, hold: F64
+                      ) -> tuple[list[int], F64, F64, F64]:
+    """A JointTrajectory's points for ``n`` joints: their times from the start (ns) and
+    positions, velocities and accelerations (a point without positions holds the one before,
+    the first ``hold``; without velocities or accelerations, zero); InputError unless every
+    array is empty or ``n`` long, every value finite and the times strictly increasing."""
+    arr = [np.zeros((len(points), n)) for _ in range(3)]
+    for k, pt in enumerate(points):
+        for f, out in zip(("positions", "velocities", "accelerations"), arr, strict=True):
+            vals = getattr(pt, f)
+            if len(vals) not in (0, n):
+                raise InputError(f"point {k} has {len(vals)} {f} for {n} joints")
+            if len(vals):
+                out[k] = vals
+            elif f == "positions":
+                out[k] = hold if k == 0 else out[k - 1]
+    times = [int(pt.time_from_start.sec) * 1_000_000_000 + int(pt.time_from_start.nanosec)
+             for pt in points]
+    if not all(np.isfinite(x).all() for x in arr) or \
+            any(b <= a for a, b in itertools.pairwise(times)):
+        raise InputError("values must be finite and times strictly increasing")
+    return times, arr[0], arr[1], arr[2]
 
 
 def odometry_state(raw: bytes, kind: Any) -> tuple[int, F64]:

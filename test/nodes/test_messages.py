@@ -15,6 +15,7 @@ from rbd_ros.nodes.messages import (
     accel_array,
     imu_specific_force,
     odometry_state,
+    trajectory_points,
     wrench,
     wrench_array,
 )
@@ -86,3 +87,26 @@ def test_wrenches_and_accelerations_go_both_ways_and_refuse_nan() -> None:
     bad.angular.y = float("nan")
     with pytest.raises(InputError, match="finite"):
         accel_array(bad)
+
+
+def test_trajectory_points_hold_positions_and_refuse_what_cannot_be_followed() -> None:
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectoryPoint
+
+    def point(t: float, **f: list[float]) -> JointTrajectoryPoint:
+        return JointTrajectoryPoint(time_from_start=Duration(sec=int(t), nanosec=round(
+            (t % 1) * 1e9)), **f)
+
+    held = np.array([0.1, 0.2])
+    times, q, v, a = trajectory_points(
+        [point(0.5, velocities=[1.0, 2.0]), point(1.25, positions=[3.0, 4.0]),
+         point(2.0, accelerations=[5.0, 6.0])], 2, held)
+    assert times == [500_000_000, 1_250_000_000, 2_000_000_000]
+    assert q.tolist() == [[0.1, 0.2], [3.0, 4.0], [3.0, 4.0]]  # held, given, then held
+    assert v.tolist() == [[1.0, 2.0], [0.0, 0.0], [0.0, 0.0]]
+    assert a.tolist() == [[0.0, 0.0], [0.0, 0.0], [5.0, 6.0]]
+    for bad, why in (([point(0.0, positions=[1.0])], "has 1 positions for 2 joints"),
+                     ([point(1.0), point(1.0)], "strictly increasing"),
+                     ([point(0.0, velocities=[float("nan"), 0.0])], "finite")):
+        with pytest.raises(InputError, match=why):
+            trajectory_points(bad, 2, held)
