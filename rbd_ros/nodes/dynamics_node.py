@@ -507,10 +507,10 @@ class DynamicsNode(NodeBase):
                                                  "accelerations")
             if len(req.wrench_links) != len(req.wrenches):
                 raise InputError(f"{len(req.wrench_links)} wrench_links for "
-                                      f"{len(req.wrenches)} wrenches")
+                                 f"{len(req.wrenches)} wrenches")
             f_ext = live.model.link_wrenches({
                 link: wrench_array(w) for link, w in zip(req.wrench_links, req.wrenches,
-                                                    strict=True)}) if req.wrenches else None
+                                                         strict=True)}) if req.wrenches else None
             tau = rnea(live.model, live.data, q, v, a, f_ext, friction=req.include_friction)
             res.efforts = tau[idx].tolist()
         return self._serve(res, compute)

@@ -51,7 +51,7 @@ def _values(name: str, values: Sequence[float], n: int) -> F64 | None:
         return None
     if len(values) != n:
         raise InputError(f"{name} has {len(values)} entries for {n} joint names; "
-                              f"give one per name or none")
+                         f"give one per name or none")
     # message arrays arrive as array('d'): viewed, not copied
     a = (np.frombuffer(values, dtype=np.float64) if isinstance(values, array)
          else np.asarray(values, dtype=np.float64))
@@ -124,7 +124,7 @@ class JointIndex:
             raise InputError(f"missing joints {missing}: give every independent joint")
         if len(positions) != len(names):
             raise InputError(f"positions has {len(positions)} entries for {len(names)} "
-                                  "joint names: a position is required for every joint")
+                             "joint names: a position is required for every joint")
         rows = [k for k, n in enumerate(names) if n in self.index]
         used = [names[k] for k in rows]
         idx = [self.index[n] for n in used]
@@ -178,7 +178,7 @@ class JointStateMerger:
         unknown = sorted(set(self.names.held) - set(self.joints.index))
         if unknown:
             raise InputError(f"held joints {unknown} are not joints of the model "
-                                  f"{self.joints.names}")
+                             f"{self.joints.names}")
         for name, position in self.names.held.items():
             i = self.joints.index[name]
             self.q[self.joints.q_index(i)], self.seen[i] = position, True
@@ -264,6 +264,6 @@ def base_state(position: Sequence[float], quaternion_xyzw: Sequence[float],
     n = math.sqrt(x[3] ** 2 + x[4] ** 2 + x[5] ** 2 + x[6] ** 2)
     if abs(n - 1.0) > QUATERNION_TOLERANCE:
         raise InputError(f"the base orientation quaternion has norm {n:.6g}: it must be "
-                              f"a unit quaternion (within {QUATERNION_TOLERANCE:g})")
+                         f"a unit quaternion (within {QUATERNION_TOLERANCE:g})")
     x[3:7] /= n
     return x
