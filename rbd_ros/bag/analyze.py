@@ -154,8 +154,7 @@ def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
     try:
         rec = open_recording(paths, opts)
         names = rec.model.state_joint_names
-        summary = Summary.of(names)
-        summary.warnings += rec.warnings
+        summary = Summary.of(names, rec.warnings)
         emit = Emit(names, summary, rec.states, out_dir, opts, process)
         stream = Stream(rec.model, opts, rec.blocks, summary, emit)
         damage = None

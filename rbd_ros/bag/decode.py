@@ -146,6 +146,18 @@ def decode(data: NDArray[np.uint8], offsets: NDArray[np.int64],
     return groups
 
 
+def without(groups: list[Group], bad: list[int], n: int) -> list[Group]:
+    """The groups of a decode of ``n`` messages, numbered as if its ``bad`` ones (which no group
+    holds) were left out: the messages are decoded once."""
+    if bad:
+        kept = np.ones(n, dtype=bool)
+        kept[bad] = False
+        renumber = np.cumsum(kept) - 1
+        for g in groups:
+            g.index = renumber[g.index]
+    return groups
+
+
 def decode_arrays(data: NDArray[np.uint8], offsets: NDArray[np.int64],
                   count_of: Callable[[bytes], int], bad: list[int] | None = None
                   ) -> list[tuple[NDArray[np.int64], F64]]:

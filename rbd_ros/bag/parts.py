@@ -54,13 +54,11 @@ class PartStream(Stream):
         super().__init__(*args, **kwargs)
         self.check = look_back and self.region[0] > 0
 
-    def add(self, js: Batch, commands: np.ndarray) -> None:
-        rows = self.rows(js, commands)
-        if rows is None:
-            return
-        if self.check and (rows["blk"] >= self.region[0]).any():
+    def rows(self, js: Batch, commands: np.ndarray) -> dict[str, Any] | None:
+        rows = super().rows(js, commands)
+        if rows is not None and self.check and (rows["blk"] >= self.region[0]).any():
             self._settled(rows)
-        self.process(rows, final=False)
+        return rows
 
     def _settled(self, rows: dict[str, Any]) -> None:
         self.check = False
@@ -119,8 +117,7 @@ def analyze_part(paths: list[Path], folder: Path, opts: Options, k: int, parts: 
                   else 2**63 - 1)
         for start in ([blocks.start(lo - 1)] if lo else []) + [None]:
             started = time.monotonic()
-            summary = Summary.of(rec.model.state_joint_names)
-            summary.warnings += rec.warnings
+            summary = Summary.of(rec.model.state_joint_names, rec.warnings)
             with (folder / "blocks.npy").open("wb") as out:
                 def save(block: int, cols: dict[str, Any], out: Any = out) -> None:
                     np.save(out, np.array([len(cols["ns"]), block]))
@@ -155,8 +152,7 @@ def reduce_parts(paths: list[Path], out_dir: Path, opts: Options, parts: list[Pa
             rec = open_recording(paths, opts)
             emit = None
             try:
-                summary = Summary.of(rec.model.state_joint_names)
-                summary.warnings += rec.warnings
+                summary = Summary.of(rec.model.state_joint_names, rec.warnings)
                 emit = Emit(summary.joints, summary, rec.states, partial, opts)
                 emit.start -= max(p.summary.seconds for p in parts)  # the time said: theirs too
                 summary.start_ns = parts[0].summary.start_ns

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from ..dynamics import Model, aba_batch, rnea_batch
 from ..dynamics.model import F64
-from .decode import decode, decode_arrays
+from .decode import decode, decode_arrays, without
 from .readers import Batch, batches
 from .recording import COMMAND_ARRAY, Blocks, Reading, Recording, columns, ffill, joint_values
 
@@ -43,9 +43,9 @@ class Summary:
     start_ns: int | None = None  # the first joint state's stamp
 
     @classmethod
-    def of(cls, joints: list[str]) -> Summary:
+    def of(cls, joints: list[str], warnings: list[str]) -> Summary:
         return cls(joints=joints, sum_sq=np.zeros(len(joints)), count=np.zeros(len(joints)),
-                   worst=[(0.0, math.nan)] * len(joints))
+                   worst=[(0.0, math.nan)] * len(joints), warnings=list(warnings))
 
     def rms(self) -> F64:
         return np.sqrt(self.sum_sq / np.maximum(self.count, 1))
@@ -133,17 +133,12 @@ class Stream:
         lo, hi = self.region
         mine = (blk >= lo) & (blk < hi)
         bad: list[int] = []
-        groups = decode(js.data, js.offsets, bad)
+        groups = without(decode(js.data, js.offsets, bad), bad, len(js))
         if bad:  # a message cut short or garbled: skipped, counted, the rest analysed
             where = self.seen + np.cumsum(mine) - 1  # its number in the region
             self.summary.skipped += [(int(where[k]), int(js.stamp[k])) for k in bad if mine[k]]
             good = np.setdiff1d(np.arange(len(js)), bad)
-            kept = np.zeros(len(js), dtype=bool)
-            kept[good] = True
             js, commands, blk = js.take(good), commands[good], blk[good]
-            renumber = np.cumsum(kept) - 1  # decoded once: renumbered to the kept messages
-            for g in groups:
-                g.index = renumber[g.index]
         self.seen += int(mine.sum())
         if not len(js):
             return None

@@ -89,7 +89,7 @@ class Stopwatch:
 def read(paths: list[Path], opts: Options) -> tuple[str, Model, NDArray[np.int64], F64, F64]:
     """The URDF, its model, and the recording's stamps, positions and efforts in the model's
     joint order (a joint a message leaves out keeps its last value)."""
-    from ..bag.decode import decode
+    from ..bag.decode import decode, without
     from ..bag.readers import batches
     from ..bag.recording import Reading, joint_values, open_recording, recorded_description
 
@@ -107,14 +107,8 @@ def read(paths: list[Path], opts: Options) -> tuple[str, Model, NDArray[np.int64
         last = np.full((3, len(names)), np.nan)
         ns, q, e = [], [], []
         for batch in batches(reader, js, BLOCK):
-            bad: list[int] = []
-            groups = decode(batch.data, batch.offsets, bad)
-            if bad:  # unreadable messages: left out (the rest numbered without them)
-                kept = np.ones(len(batch), dtype=bool)
-                kept[bad] = False
-                renumber = np.cumsum(kept) - 1
-                for g in groups:
-                    g.index = renumber[g.index]
+            bad: list[int] = []  # unreadable messages: left out
+            groups = without(decode(batch.data, batch.offsets, bad), bad, len(batch))
             if len(batch) > len(bad):
                 t, vals = joint_values(groups, len(batch) - len(bad), reading.names, col, last)
                 ns.append(t)
@@ -239,7 +233,6 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
     clock.lap("validation")
     text = _report(model, opts, base, fit, phi, prior, rms, train, test, measured) + "\n\n" + \
         "time (s): " + ", ".join(f"{k} {v:.2f}" for k, v in clock.seconds.items())
-    out_dir.mkdir(parents=True, exist_ok=True)
     with output_set(out_dir, ".rbd-identify-outputs") as tmp:  # together, complete, or not
         (tmp / "identified.urdf").write_text(identified_urdf(urdf, model, phi))
         (tmp / "report.txt").write_text(text + "\n")

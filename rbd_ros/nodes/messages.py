@@ -21,6 +21,7 @@ from geometry_msgs.msg import Accel, Point, PointStamped, Wrench, WrenchStamped
 
 from .. import cdr
 from ..dynamics.model import F64
+from .common import stamp_ns
 from .errors import InputError
 from .joint_states import base_state
 
@@ -101,8 +102,7 @@ def trajectory_points(points: Sequence[Any], n: int, hold: F64
                 out[k] = vals
             elif f == "positions":
                 out[k] = hold if k == 0 else out[k - 1]
-    times = [int(pt.time_from_start.sec) * 1_000_000_000 + int(pt.time_from_start.nanosec)
-             for pt in points]
+    times = [stamp_ns(pt.time_from_start) for pt in points]
     if not all(np.isfinite(x).all() for x in arr) or \
             any(b <= a for a, b in itertools.pairwise(times)):
         raise InputError("values must be finite and times strictly increasing")
@@ -114,7 +114,7 @@ def odometry_state(raw: bytes, kind: Any) -> tuple[int, F64]:
     world and its twist in the base frame (``kind``: its class, for an encoding rclpy reads)."""
     if cdr.byte_order(raw) is None:
         m = _deserialize(raw, kind)
-        return _stamp(m), pose_twist_state(m.pose.pose, m.twist.twist)
+        return stamp_ns(m.header.stamp), pose_twist_state(m.pose.pose, m.twist.twist)
     try:
         stamp, pose, twist = cdr.odometry(raw)
     except cdr.CdrError as e:
@@ -128,7 +128,7 @@ def imu_specific_force(raw: bytes, kind: Any) -> tuple[int, F64]:
     if cdr.byte_order(raw) is None:
         m = _deserialize(raw, kind)
         a = m.linear_acceleration
-        stamp, f = _stamp(m), np.array([a.x, a.y, a.z])
+        stamp, f = stamp_ns(m.header.stamp), np.array([a.x, a.y, a.z])
     else:
         try:
             stamp, acc = cdr.imu_linear_acceleration(raw)
@@ -138,10 +138,6 @@ def imu_specific_force(raw: bytes, kind: Any) -> tuple[int, F64]:
     if not np.all(np.isfinite(f)):
         raise InputError("NaN or inf")
     return stamp, f
-
-
-def _stamp(msg: Any) -> int:
-    return int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)
 
 
 def _deserialize(raw: bytes, kind: Any) -> Any:

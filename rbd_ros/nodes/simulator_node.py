@@ -39,7 +39,7 @@ from ..dynamics import Data, RbdError, aba, integrate, load_urdf_string
 from .common import NodeBase, run, stamp_ns
 from .errors import InputError
 from .joint_states import JointIndex
-from .messages import float_values
+from .messages import float_values, wrench_array
 
 REPUBLISH_S = 0.1  # lockstep: the current state again after this long without a command
 
@@ -135,8 +135,7 @@ class SimulatorNode(NodeBase):
         self._apply(idx, eff)
 
     def _on_wrench(self, msg: WrenchStamped) -> None:
-        f, t = msg.wrench.force, msg.wrench.torque
-        w = np.array([f.x, f.y, f.z, t.x, t.y, t.z])
+        w = wrench_array(msg.wrench)
         wrenches = dict(self.wrenches)
         wrenches[msg.header.frame_id] = w
         if not np.any(w):

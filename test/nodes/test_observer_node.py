@@ -67,7 +67,7 @@ def by_name(msg: JointState) -> np.ndarray:
 
 
 def feed(probe: Probe, states: list[State], offset: int, velocities: bool,
-         also: list[list[JointState]] = []) -> list[JointState]:  # noqa: B006
+         also: tuple[list[JointState], ...] = ()) -> list[JointState]:
     """The states published to the node (stamped ``offset`` + their time) up to 20 ahead of
     its answers on ``~/external_torques``, which are returned once all are in (and those of
     the lists in ``also``, listened to before)."""
@@ -163,7 +163,7 @@ def test_one_sign_for_external_torques_in_the_core_the_node_and_analyze(
     from_acc = probe.listen(JointState, "/push/rbd_dynamics/external_torques_from_acceleration",
                             RELIABLE)
     estimates["node, external_torques"] = np.array(
-        [by_name(m) for m in feed(probe, states, offset, True, [from_acc])])
+        [by_name(m) for m in feed(probe, states, offset, True, (from_acc,))])
     estimates["node, from acceleration"] = np.array([by_name(m) for m in from_acc])
     settled = (t >= ON[0] + 5 / K) & (t < ON[1])
     want = truth[settled].mean(axis=0)
