@@ -37,10 +37,15 @@ def float_array(data: np.ndarray) -> bytes:
                                   "std_msgs/msg/Float64MultiArray"))
 
 
-def description(urdf: str | None = None) -> bytes:
-    String = TS.types["std_msgs/msg/String"]
-    return bytes(TS.serialize_cdr(String(data=urdf if urdf is not None else ARM.read_text()),
+def string(text: str) -> bytes:
+    """A std_msgs/String, serialised."""
+    return bytes(TS.serialize_cdr(TS.types["std_msgs/msg/String"](data=text),
                                   "std_msgs/msg/String"))
+
+
+def description(urdf: str | None = None) -> bytes:
+    """The robot_description of ``urdf``, by default the bundled arm's."""
+    return string(urdf if urdf is not None else ARM.read_text())
 
 
 def write_joint_states(path: Path, ns: Sequence[int], q: np.ndarray,

@@ -120,7 +120,7 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
                     for c in range(6):
                         Ia[r, c] = IA[r, c] - U[r] * U[c] / D
                 pa = add6(add6(pA, mat_mul6(Ia, load6(W, i, W_C))), scale6(u / D, U))
-                X = load12(W, i)
+                X = load12(W, i, W_X)
                 congruence_add(X, Ia, T, M6[p, 0])
                 store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(X, pa)))
         elif not free_joint_factors(IA, M6[i, 1], M6[i, 2], Dt, W, i, p, tf, vi, pA):
@@ -128,7 +128,7 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
     # pass 3: accelerations
     for i in range(nb):
         p = mi[i, 0]
-        ab = add6(xmotion(load12(W, i), a0 if p < 0 else load6(W, p, W_A)), load6(W, i, W_C))
+        ab = add6(xmotion(load12(W, i, W_X), a0 if p < 0 else load6(W, p, W_A)), load6(W, i, W_C))
         if grp[i] >= 0:
             group_member_accel(mf, grp, vmul, W, qdd, i, mi[i, 3], ab)
             continue

@@ -9,7 +9,8 @@ equal to the reduced-coordinate solve ``(G^T M G) qdd = G^T (tau - h)``:
   and the small (n_mimic x n_mimic) system for the constraint forces is solved
   (:func:`mimic_correction`).
 
-Their terms live in ``Data.W``'s ``W_MP``, ``W_MA`` and ``W_MU`` slots (see :mod:`.layout`).
+The groups' terms live in ``Data.W``'s ``W_G*`` slots, the sweeps' in its ``W_S*`` slots (see
+:mod:`.layout`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from .articulated import D_MIN, joint_accel, udu, urow
-from .layout import MF_S, W_A, W_C, W_F, W_MA, W_MP, W_MU
+from .layout import MF_S, W_A, W_C, W_F, W_GA, W_GD, W_GU, W_GW, W_SA, W_SP, W_SU, W_X
 from .spatial import (
     JOINT_FREE,
     add6,
@@ -40,22 +41,22 @@ from .spatial import (
 def group_start(W, i):
     """Body ``i`` is in a group or hosts one: its terms start at zero (coupling U, D and w)."""
     for k in range(6):
-        W[i, W_MP + k] = 0.0
-    W[i, W_MU], W[i, W_MU + 1] = 0.0, 0.0
+        W[i, W_GU + k] = 0.0
+    W[i, W_GD], W[i, W_GW] = 0.0, 0.0
 
 
 @njit(cache=True)
 def group_accel(W, i):
     """The coordinate of the group hanging from body ``i`` (its acceleration ``a`` known):
     ``theta'' = (u - U^T a) / D``."""
-    W[i, W_MA] = (W[i, W_MU + 1] - dot6(load6(W, i, W_MP), load6(W, i, W_A))) / W[i, W_MU]
+    W[i, W_GA] = (W[i, W_GW] - dot6(load6(W, i, W_GU), load6(W, i, W_A))) / W[i, W_GD]
 
 
 @njit(cache=True)
 def group_member_accel(mf, grp, vmul, W, qdd, i, vi, ab):
     """A group member's acceleration: its coordinate's (``k theta''``, solved at the host)
     added to ``ab``, what its parent's motion gives it."""
-    qdd[vi] = vmul[vi] * W[grp[i], W_MA]
+    qdd[vi] = vmul[vi] * W[grp[i], W_GA]
     store(W, i, W_A, add6(ab, scale6(qdd[vi], load6(mf, i, MF_S))))
 
 
@@ -68,22 +69,22 @@ def group_up(mi, mf, grp, vmul, tf, W, M6, T, c):
     projected on the group's coordinate with each joint's multiplier ``k``). Through the
     joint (``a_c = X a + k S theta'' + c``) with ``V = k Ic S + U``: ``Ic' += X^T Ic X``,
     ``U' += X^T V``, ``p' += X^T (Ic c + p)``, ``D' += k^2 S^T Ic S + 2 k S^T U + D``,
-    ``w' += V^T c + k S^T p + w - k tau``. A member keeps U in its ``W_MP`` slot and D, w in
-    ``W_MU``; its parent, a member or the group's host, receives them there too."""
+    ``w' += V^T c + k S^T p + w - k tau``. A member keeps U, D and w in its ``W_GU``, ``W_GD`` and
+    ``W_GW`` slots; its parent, a member or the group's host, receives them there too."""
     b = mi[c, 0]
     vi = mi[c, 3]
     k = vmul[vi]
-    X = load12(W, c)
+    X = load12(W, c, W_X)
     S = load6(mf, c, MF_S)
     Ic = M6[c, 0]
-    U = load6(W, c, W_MP)
+    U = load6(W, c, W_GU)
     pc = load6(W, c, W_F)
     cc = load6(W, c, W_C)
     IS = mat_mul6(Ic, S)
     V = add6(scale6(k, IS), U)
-    W[b, W_MU] += k * k * dot6(S, IS) + 2.0 * k * dot6(S, U) + W[c, W_MU]
-    W[b, W_MU + 1] += dot6(V, cc) + k * dot6(S, pc) + W[c, W_MU + 1] - k * tf[vi]
-    store(W, b, W_MP, add6(load6(W, b, W_MP), xforce_up(X, V)))
+    W[b, W_GD] += k * k * dot6(S, IS) + 2.0 * k * dot6(S, U) + W[c, W_GD]
+    W[b, W_GW] += dot6(V, cc) + k * dot6(S, pc) + W[c, W_GW] - k * tf[vi]
+    store(W, b, W_GU, add6(load6(W, b, W_GU), xforce_up(X, V)))
     store(W, b, W_F, add6(load6(W, b, W_F), xforce_up(X, add6(mat_mul6(Ic, cc), pc))))
     congruence_add(X, Ic, T, M6[b, 0])
 
@@ -93,12 +94,12 @@ def group_fold(W, M6, i):
     """Eliminate the coordinate of the group hanging from body ``i``: ``theta'' = (u - U^T a)
     / D`` with ``u = -w``, so ``IA -= U U^T / D`` and ``pA += U u / D``; ``u`` is kept for
     the accelerations. False when the group has no inertia along its coordinate."""
-    D = W[i, W_MU]
+    D = W[i, W_GD]
     if not D > D_MIN:
         return False
-    U = load6(W, i, W_MP)
-    u = -W[i, W_MU + 1]
-    W[i, W_MU + 1] = u
+    U = load6(W, i, W_GU)
+    u = -W[i, W_GW]
+    W[i, W_GW] = u
     IA = M6[i, 0]
     for r in range(6):
         for c in range(6):
@@ -116,30 +117,30 @@ def minv_apply(mi, mf, W, M6, x, out, bodies):
     n = bodies.shape[0]
     zero = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for t in range(n):
-        store(W, bodies[t], W_MP, zero)
+        store(W, bodies[t], W_SP, zero)
     for t in range(n - 1, -1, -1):
         i = bodies[t]
         p = mi[i, 0]
         vi = mi[i, 3]
-        pA = load6(W, i, W_MP)
+        pA = load6(W, i, W_SP)
         if mi[i, 1] != JOINT_FREE:
             if x[vi] == 0.0 and pA == zero:  # off the constrained joints' paths to the root
-                W[i, W_MU] = 0.0
+                W[i, W_SU] = 0.0
                 continue
             u = x[vi] - dot6(load6(mf, i, MF_S), pA)
-            W[i, W_MU] = u
+            W[i, W_SU] = u
             pa = add6(pA, scale6(u * M6[i, 2, 0, 0], urow(M6, i, 0)))
         else:
             for c in range(6):
-                W[i, W_MU + c] = x[vi + c] - pA[free_axis(c)]
-            pa = add6(pA, udu(M6[i, 1], M6[i, 2], W, i, W_MU))
+                W[i, W_SU + c] = x[vi + c] - pA[free_axis(c)]
+            pa = add6(pA, udu(M6[i, 1], M6[i, 2], W, i, W_SU))
         if p >= 0:
-            store(W, p, W_MP, add6(load6(W, p, W_MP), xforce_up(load12(W, i), pa)))
+            store(W, p, W_SP, add6(load6(W, p, W_SP), xforce_up(load12(W, i, W_X), pa)))
     for t in range(n):
         i = bodies[t]
         p = mi[i, 0]
-        ab = zero if p < 0 else xmotion(load12(W, i), load6(W, p, W_MA))
-        store(W, i, W_MA, joint_accel(mi[i, 1], mf, i, M6, W, W_MU, ab, out, mi[i, 3]))
+        ab = zero if p < 0 else xmotion(load12(W, i, W_X), load6(W, p, W_SA))
+        store(W, i, W_SA, joint_accel(mi[i, 1], mf, i, M6, W, W_SU, ab, out, mi[i, 3]))
 
 
 @njit(cache=True)

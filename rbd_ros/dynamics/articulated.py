@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from .layout import MF_I, MF_S, W_F, W_U
+from .layout import MF_I, MF_S, W_F, W_U, W_X
 from .spatial import (
     JOINT_FREE,
     add6,
@@ -94,5 +94,5 @@ def free_joint_factors(IA, Ut, Dinv, Dt, W, i, p, tf, vi, pA):
         return False
     if p >= 0:
         pa = add6(pA, udu(Ut, Dinv, W, i, W_U))
-        store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(load12(W, i), pa)))
+        store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(load12(W, i, W_X), pa)))
     return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .layout import MF_I, MF_MASS, MF_MC, MF_S, W_V, W_X
+from .layout import MF_I, MF_MASS, MF_MC, MF_S, W_O, W_OS
 from .model import F64, Data, Direct, Model, map_views, mimic_scratch, work_vectors
 from .spatial import (
     JOINT_FREE,
@@ -123,15 +123,12 @@ def _unit(k):
             1.0 if k == 3 else 0.0, 1.0 if k == 4 else 0.0, 1.0 if k == 5 else 0.0)
 
 
-W_S = W_V  # the motion subspace in the root's frame (W_X: the transform O)
-
-
 @njit(cache=True)
 def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
     """Mass matrix in reduced coordinates, ``G^T H G``, into ``Hr``.
 
     Every body's inertia, composite inertia and motion subspace are expressed in the frame of
-    its tree's root body (``O``: that frame to the body's, kept in ``W_X``), where composite
+    its tree's root body (``O``: that frame to the body's, kept in ``W_O``), where composite
     inertias add without a transform and ``H[i, j] = S_j . (I^c_i S_i)`` for each ancestor
     ``j`` is a dot product (as Pinocchio's world-frame CRBA; the root's frame rather than the
     world keeps a floating base far from the origin exact)."""
@@ -150,15 +147,15 @@ def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
             O = one
             _params(mf, i, P)
         else:
-            O = _compose(joint_transform(mi[i, 1], mf, i, qf, mi[i, 2]), load12(W, p))
+            O = _compose(joint_transform(mi[i, 1], mf, i, qf, mi[i, 2]), load12(W, p, W_O))
             _params(mf, i, scratch)
             for r in range(4):
                 for c in range(4 if r == 0 else 3):
                     P[r, c] = 0.0
             _params_up(O, scratch, P)
-        store(W, i, W_X, O)
+        store(W, i, W_O, O)
         if mi[i, 1] != JOINT_FREE:
-            store(W, i, W_S, _motion_out(O, load6(mf, i, MF_S)))
+            store(W, i, W_OS, _motion_out(O, load6(mf, i, MF_S)))
     for i in range(nb - 1, -1, -1):  # composite inertias: all in the root's frame
         p = mi[i, 0]
         if p >= 0:
@@ -174,19 +171,19 @@ def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
         free = mi[i, 1] == JOINT_FREE
         for c in range(6 if free else 1):
             if free:
-                f = _force(P, _motion_out(load12(W, i), _unit(free_axis(c))))
+                f = _force(P, _motion_out(load12(W, i, W_O), _unit(free_axis(c))))
             else:
-                f = _force(P, load6(W, i, W_S))
+                f = _force(P, load6(W, i, W_OS))
             a = vi + c
             j = i
             while j >= 0:  # H[i, j] along the path to the root
                 vj = mi[j, 3]
                 if mi[j, 1] == JOINT_FREE:
-                    fj = _force_in(load12(W, j), f)
+                    fj = _force_in(load12(W, j, W_O), f)
                     for l in range(6 if j != i else c + 1):
                         H[a, vj + l] = H[vj + l, a] = fj[free_axis(l)]
                 else:
-                    H[a, vj] = H[vj, a] = dot6(f, load6(W, j, W_S))
+                    H[a, vj] = H[vj, a] = dot6(f, load6(W, j, W_OS))
                 j = mi[j, 0]
     if mimic:
         _reduce(H, vsrc, vfull, vmul, mimic_rows, Hr)

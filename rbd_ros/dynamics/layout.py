@@ -20,10 +20,18 @@ MF_WIDTH = 56
 MF_MASS = MF_I + 6 * 3 + 3
 MF_MC = (MF_I + 6 * 2 + 4, MF_I + 5, MF_I + 6 * 1 + 3)
 
-#: one row of ``Data.W``: the transform from the parent X (12: E row-major, then r), the
-#: velocity v, acceleration a, force f (ABA: the bias force pA), the velocity-product
-#: acceleration c, ABA's u (6 each); then ABA's mimic groups and M^-1 sweeps (see aba_mimic):
-#: W_MP the group's coupling U or a sweep's bias force, W_MA a sweep's acceleration (the
-#: group's coordinate acceleration at W_MA), W_MU the group's D and w or a sweep's u
-W_X, W_V, W_A, W_F, W_C, W_U, W_MP, W_MA, W_MU = 0, 12, 18, 24, 30, 36, 42, 48, 54
-W_WIDTH = 60
+#: one row of ``Data.W``, shared by RNEA, ABA, the momentum and the kinematics: the transform
+#: from the parent X (12: E row-major, then r), the velocity v, acceleration a, force f (ABA:
+#: the bias force pA; the momentum: the body's, then its subtree's), the velocity-product
+#: acceleration c and ABA's u (6 each)
+W_X, W_V, W_A, W_F, W_C, W_U = 0, 12, 18, 24, 30, 36
+#: ABA's gripper groups (``aba_mimic.group_*``), at the group's members and its host: the
+#: coupling U (6), the coordinate's D and w (u = -w once folded), its acceleration theta''
+W_GU, W_GD, W_GW, W_GA = 42, 48, 49, 50
+#: ABA's M^-1 sweeps over the stored factors (``aba_mimic.minv_apply``): the bias force, the
+#: acceleration and u (6 each)
+W_SP, W_SA, W_SU = 51, 57, 63
+#: CRBA's: the transform O from the tree's root frame to the body's (12), the joint's motion
+#: subspace in the root's frame (6)
+W_O, W_OS = 69, 81
+W_WIDTH = 87

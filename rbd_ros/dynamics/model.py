@@ -347,7 +347,8 @@ class Data:
 
     After a call of :func:`~rbd_ros.dynamics.rnea`, ``Xup``, ``v``, ``a`` and ``f`` hold each
     body's transform from its parent, spatial velocity, acceleration and force (Featherstone
-    order, body frame). (CRBA leaves each body's transform from its tree's root in ``Xup``.)"""
+    order, body frame). Each algorithm keeps its other terms in slots of its own (see
+    :mod:`.layout`)."""
 
     def __init__(self, model: Model) -> None:
         nb, nvf = model.nb, model.nv_full

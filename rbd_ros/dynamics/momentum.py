@@ -69,7 +69,7 @@ def momentum_core(mi, mf, maps, lin, q, v, W, wv, p, ctv):
             ctv[vsrc[vi]] += k * dot6(crm(vb, S), H)
         par = mi[i, 0]
         if par >= 0:
-            store(W, par, W_F, add6(load6(W, par, W_F), xforce_up(load12(W, i), H)))
+            store(W, par, W_F, add6(load6(W, par, W_F), xforce_up(load12(W, i, W_X), H)))
 
 
 @njit(cache=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .layout import INERTIA_SIZE, MF_I, MF_S, W_A, W_V
+from .layout import INERTIA_SIZE, MF_I, MF_S, W_A, W_V, W_X
 from .model import F64, Data, Direct, Model, map_views
 from .rnea import rnea_core
 from .spatial import JOINT_FREE, load6, load12, xforce_up
@@ -100,7 +100,7 @@ def regressor_core(mi, mf, maps, lin, q, v, a, W, wv, tau, Y):
                                                  + S[4] * B[4, c] + S[5] * B[5, c])
             if mi[j, 0] < 0:
                 break
-            X = load12(W, j)
+            X = load12(W, j, W_X)
             for c in range(10):
                 f = xforce_up(X, (B[0, c], B[1, c], B[2, c], B[3, c], B[4, c], B[5, c]))
                 for r in range(6):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .layout import MF_COULOMB, MF_DAMPING, MF_S, W_A, W_F, W_V, W_X
+from .layout import LINEAR, MF_COULOMB, MF_DAMPING, MF_S, W_A, W_F, W_V, W_X
 from .model import F64, Data, Direct, Model, map_views, work_vectors
 from .spatial import (
     JOINT_FREE,
@@ -105,7 +105,7 @@ def backward(mi, mf, W, vf, fric, tf, vsrc, vmul, out):
             tf[vi] = s
         p = mi[i, 0]
         if p >= 0:
-            store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(load12(W, i), fb)))
+            store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(load12(W, i, W_X), fb)))
     out[:] = 0.0
     for k in range(vsrc.shape[0]):
         out[vsrc[k]] += vmul[k] * tf[k]
@@ -125,10 +125,10 @@ def gravity_again(mi, mf, maps, lin, W, wv, g):
         if p < 0:
             u0, u1, u2 = -grav[0], -grav[1], -grav[2]
         else:
-            u0, u1, u2 = W[p, W_A + 3], W[p, W_A + 4], W[p, W_A + 5]
-        ab = (0.0, 0.0, 0.0, W[i, 0] * u0 + W[i, 1] * u1 + W[i, 2] * u2,
-              W[i, 3] * u0 + W[i, 4] * u1 + W[i, 5] * u2,
-              W[i, 6] * u0 + W[i, 7] * u1 + W[i, 8] * u2)
+            u0, u1, u2 = W[p, W_A + LINEAR], W[p, W_A + LINEAR + 1], W[p, W_A + LINEAR + 2]
+        E = load12(W, i, W_X)  # E: its first nine entries
+        ab = (0.0, 0.0, 0.0, E[0] * u0 + E[1] * u1 + E[2] * u2, E[3] * u0 + E[4] * u1 + E[5] * u2,
+              E[6] * u0 + E[7] * u1 + E[8] * u2)
         store(W, i, W_A, ab)
         store(W, i, W_F, inertia_mul_linear(mf, i, ab))
     backward(mi, mf, W, vf, False, tf, vsrc, vmul, g)

@@ -161,9 +161,11 @@ def load6(A, row, off):
 
 
 @njit(cache=True)
-def load12(A, row):
-    return (A[row, 0], A[row, 1], A[row, 2], A[row, 3], A[row, 4], A[row, 5], A[row, 6],
-            A[row, 7], A[row, 8], A[row, 9], A[row, 10], A[row, 11])
+def load12(A, row, off):
+    """A transform (E row-major, then r) stored at ``A[row, off:off+12]``."""
+    return (A[row, off], A[row, off + 1], A[row, off + 2], A[row, off + 3], A[row, off + 4],
+            A[row, off + 5], A[row, off + 6], A[row, off + 7], A[row, off + 8],
+            A[row, off + 9], A[row, off + 10], A[row, off + 11])
 
 
 @njit(cache=True)

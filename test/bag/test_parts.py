@@ -7,15 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from recordings import EMPTY, NAMES, TS, description, float_array, joint_state
 from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
 
 from rbd_ros.bag.analyze import Options, analyze
 from rbd_ros.bag.parts import analyze_part, parts_for, reduce_parts
-from rbd_ros.robots import ARM
-
-TS = get_typestore(Stores.ROS2_HUMBLE)
-NAMES = [f"joint{k}" for k in range(1, 8)]
 
 
 def _recording(path: Path, n: int, velocities: bool = True,
@@ -23,10 +19,6 @@ def _recording(path: Path, n: int, velocities: bool = True,
     """Joint states at 1 kHz (4 kHz for a third of them: blocks of recorded time that hold
     more than a chunk; every 7th naming joints 1-3 only, a few cut short, stamps a little
     irregular), commands every 10th (a few cut short), the description at t = 0."""
-    JS, Header = TS.types["sensor_msgs/msg/JointState"], TS.types["std_msgs/msg/Header"]
-    Time, String = TS.types["builtin_interfaces/msg/Time"], TS.types["std_msgs/msg/String"]
-    F64A, Layout = TS.types["std_msgs/msg/Float64MultiArray"], TS.types[
-        "std_msgs/msg/MultiArrayLayout"]
     rng = np.random.default_rng(5)
     w = 2 * np.pi * np.linspace(0.2, 0.9, 7)
     with Writer(path, version=8, storage_plugin=plugin) as bag:
@@ -34,23 +26,19 @@ def _recording(path: Path, n: int, velocities: bool = True,
         js = bag.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
         cmd = bag.add_connection("/effort_commands", "std_msgs/msg/Float64MultiArray",
                                  typestore=TS)
-        bag.write(desc, 0, TS.serialize_cdr(String(data=ARM.read_text()), "std_msgs/msg/String"))
+        bag.write(desc, 0, description())
         step = np.where((np.arange(n) > n // 3) & (np.arange(n) < 2 * n // 3), 250_000, 10**6)
         stamps = 50 * 10**9 + np.cumsum(step) + rng.integers(0, 200_000, n) * step // 10**6
         for k, ns in enumerate(stamps.tolist()):
             t = ns * 1e-9
             joints = slice(0, 3) if k % 7 == 3 else slice(0, 7)
             q = 0.5 * np.sin(w * t)
-            msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9),
-                                   frame_id=""), name=NAMES[joints], position=q[joints],
-                     velocity=(0.5 * w * np.cos(w * t))[joints] if velocities else np.empty(0),
-                     effort=(10 * np.sin(w * t + 0.3))[joints])
-            raw = bytes(TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+            raw = joint_state(ns, NAMES[joints], q[joints],
+                              (0.5 * w * np.cos(w * t))[joints] if velocities else EMPTY,
+                              (10 * np.sin(w * t + 0.3))[joints])
             bag.write(js, ns, raw[:40] if k % 4001 == 17 else raw)
             if k % 10 == 0:
-                raw = bytes(TS.serialize_cdr(F64A(layout=Layout(dim=[], data_offset=0),
-                                                  data=np.sin(w * t + 1.0)),
-                                             "std_msgs/msg/Float64MultiArray"))
+                raw = float_array(np.sin(w * t + 1.0))
                 bag.write(cmd, ns - 1, raw[:30] if k % 5000 == 2500 else raw)
     return path
 

@@ -8,13 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from recordings import TS, description, string
 from rosbags.rosbag2 import Writer
-from rosbags.typesys import Stores, get_typestore
 
 from rbd_ros.bag.readers import WIDEST, SqliteStream, _in_time_order, batches
-
-TS = get_typestore(Stores.ROS2_HUMBLE)
-String = TS.types["std_msgs/msg/String"]
 
 
 @pytest.mark.parametrize("in_order", [True, False], ids=["by-rowid", "by-timestamp"])
@@ -29,16 +26,15 @@ def test_a_rare_topic_among_many(tmp_path: Path, in_order: bool) -> None:
         for k in range(50):
             for j in range(11):
                 if j != 5:
-                    w.write(other, k * 1000 + j, TS.serialize_cdr(String(data="x" * j),
-                                                                  "std_msgs/msg/String"))
+                    w.write(other, k * 1000 + j, string("x" * j))
                     continue
-                raw = TS.serialize_cdr(String(data=f"message {k}"), "std_msgs/msg/String")
+                raw = string(f"message {k}")
                 w.write(rare, k * 1000 + j, raw)
-                wanted.append((k * 1000 + j, bytes(raw)))
+                wanted.append((k * 1000 + j, raw))
         if not in_order:
-            raw = TS.serialize_cdr(String(data="late"), "std_msgs/msg/String")
+            raw = string("late")
             w.write(rare, 7, raw)
-            wanted.insert(1, (7, bytes(raw)))
+            wanted.insert(1, (7, raw))
     db3 = next(path.glob("*.db3"))
     with sqlite3.connect(db3) as db:
         assert _in_time_order(db) == in_order
@@ -55,14 +51,13 @@ def test_a_description_recorded_late_is_found(tmp_path: Path) -> None:
     """robot_state_publisher started after the driver: the description is row 5,001 of the file,
     found by the storage-order read the analysis uses for it (its ranges widen as they go)."""
     from rbd_ros.bag.recording import recorded_model
-    from rbd_ros.robots import ARM
 
     path = tmp_path / "rec"
     with Writer(path, version=8) as w:
         other = w.add_connection("/other", "std_msgs/msg/String", typestore=TS)
         desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=TS)
         for k in range(5000):
-            w.write(other, k, TS.serialize_cdr(String(data="x"), "std_msgs/msg/String"))
-        w.write(desc, 5000, TS.serialize_cdr(String(data=ARM.read_text()), "std_msgs/msg/String"))
+            w.write(other, k, string("x"))
+        w.write(desc, 5000, description())
     model = recorded_model(SqliteStream([next(path.glob("*.db3"))]), None)
     assert model.state_joint_names == [f"joint{k}" for k in range(1, 8)]

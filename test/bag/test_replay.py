@@ -14,13 +14,14 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
+from recordings import NAMES, TS, description, joint_state, string, write_joint_states
 from rosbags.rosbag2 import StoragePlugin
 from rosgraph_msgs.msg import Clock
 from rosutil import LATCHED, SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
-from test_analyze import NAMES, pinocchio_torques, trajectory, write_rosbags
+from test_analyze import pinocchio_torques, trajectory, write_rosbags
 
 from rbd_ros.bag.analyze import Options, analyze
 from rbd_ros.dynamics import Data, gravity, load_urdf
@@ -89,23 +90,9 @@ def _far_apart(path: Path) -> Path:
     """robot_description and a first joint state at t = 0 s, then 3 s of joint states at 1 kHz
     from t = 1e9 s (the gap of the project's own generated recordings, which the latched
     description no longer shows: it goes out first)."""
-    from rosbags.rosbag2 import Writer
-    from rosbags.typesys import Stores, get_typestore
-
-    ts = get_typestore(Stores.ROS2_HUMBLE)
-    JS, String = ts.types["sensor_msgs/msg/JointState"], ts.types["std_msgs/msg/String"]
-    Header, Time = ts.types["std_msgs/msg/Header"], ts.types["builtin_interfaces/msg/Time"]
-    with Writer(path, version=8) as w:
-        desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=ts)
-        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=ts)
-        w.write(desc, 1, ts.serialize_cdr(String(data=ARM.read_text()), "std_msgs/msg/String"))
-        for k in range(3000):
-            ns = 10**18 + k * 10**6 if k else 2
-            msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
-                     name=NAMES, position=np.zeros(7), velocity=np.zeros(7),
-                     effort=np.zeros(7))
-            w.write(js, ns, ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
-    return path
+    ns = [2] + [10**18 + k * 10**6 for k in range(1, 3000)]
+    zeros = np.zeros((len(ns), 7))
+    return write_joint_states(path, ns, zeros, zeros, zeros, description_at=1)
 
 
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
@@ -252,30 +239,23 @@ def _states(path: Path, plugin: StoragePlugin, seconds: float = 2.0) -> tuple[Pa
     recorded QoS.
     Returns the path and the first recorded ns."""
     from rosbags.rosbag2 import Writer
-    from rosbags.typesys import Stores, get_typestore
 
-    ts = get_typestore(Stores.ROS2_HUMBLE)
-    JS, Str = ts.types["sensor_msgs/msg/JointState"], ts.types["std_msgs/msg/String"]
-    Header, Time = ts.types["std_msgs/msg/Header"], ts.types["builtin_interfaces/msg/Time"]
+    zeros = np.zeros(7)
     t0 = 100 * 10**9
     with Writer(path, version=9, storage_plugin=plugin) as w:
-        desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=ts,
+        desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=TS,
                                 offered_qos_profiles=_qos(True, True, 1))
-        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=ts,
+        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS,
                               offered_qos_profiles=_qos(True, False))
-        status = w.add_connection("/status", "std_msgs/msg/String", typestore=ts,
+        status = w.add_connection("/status", "std_msgs/msg/String", typestore=TS,
                                   offered_qos_profiles=_qos(False, False))
-        w.write(desc, t0, ts.serialize_cdr(Str(data=ARM.read_text()), "std_msgs/msg/String"))
+        w.write(desc, t0, description())
         for k in range(round(seconds * 100)):
             ns = t0 + k * 10**7
-            msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9),
-                                   frame_id=""), name=NAMES, position=np.zeros(7),
-                     velocity=np.zeros(7), effort=np.zeros(7))
-            w.write(js, ns, ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+            w.write(js, ns, joint_state(ns, NAMES, zeros, zeros, zeros))
             if k % 10 == 5:
                 # 100 kB each: an MCAP of several chunks (rosbags closes one at 1 MiB)
-                w.write(status, ns, ts.serialize_cdr(Str(data=f"{k:<100000}"),
-                                                     "std_msgs/msg/String"))
+                w.write(status, ns, string(f"{k:<100000}"))
     return path, t0
 
 
