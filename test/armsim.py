@@ -34,7 +34,8 @@ def simulate(wrench: np.ndarray, seconds: float = 3.0, friction: Model | None = 
     inertia = np.diag(crba(m, d, HOLD))
 
     def control(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return inertia * (100.0 * (HOLD - q) - 20.0 * v) + gravity(m, d, q)
+        tau: np.ndarray = inertia * (100.0 * (HOLD - q) - 20.0 * v) + gravity(m, d, q)
+        return tau
 
     def accel(t: float, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
         return aba(m, d, q, v, tau, f_ext=wrench if on[0] <= t < on[1] else None,

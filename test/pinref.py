@@ -78,23 +78,29 @@ class PinRef:
                 qp[jm.idx_q] = x
         return qp
 
-    def rnea(self, q, v, a, fext=None):
+    def rnea(self, q: np.ndarray, v: np.ndarray, a: np.ndarray,
+             fext: pin.StdVec_Force | None = None) -> np.ndarray:
         args = (self.pm, self.pd, self.q(q), self.G @ v, self.G @ a)
         tau = pin.rnea(*args, fext) if fext is not None else pin.rnea(*args)
-        return self.G.T @ tau
+        out: np.ndarray = self.G.T @ tau
+        return out
 
-    def crba(self, q):
+    def crba(self, q: np.ndarray) -> np.ndarray:
         M = pin.crba(self.pm, self.pd, self.q(q))
         M = np.triu(M) + np.triu(M, 1).T
-        return self.G.T @ M @ self.G
+        out: np.ndarray = self.G.T @ M @ self.G
+        return out
 
-    def gravity(self, q):
-        return self.G.T @ pin.computeGeneralizedGravity(self.pm, self.pd, self.q(q))
+    def gravity(self, q: np.ndarray) -> np.ndarray:
+        out: np.ndarray = self.G.T @ pin.computeGeneralizedGravity(self.pm, self.pd, self.q(q))
+        return out
 
-    def aba(self, q, v, tau):
+    def aba(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
         """Pinocchio's own ABA where it applies (no mimic), else the reduced solve."""
         if self.m.nv_full == self.m.nv:
-            return self.G.T @ pin.aba(self.pm, self.pd, self.q(q), self.G @ v, self.G @ tau)
+            out: np.ndarray = self.G.T @ pin.aba(self.pm, self.pd, self.q(q), self.G @ v,
+                                                 self.G @ tau)
+            return out
         h = pin.nonLinearEffects(self.pm, self.pd, self.q(q), self.G @ v)
         return np.linalg.solve(self.crba(q), tau - self.G.T @ h)
 

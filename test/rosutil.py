@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
+from rclpy.client import Client
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
@@ -86,7 +87,7 @@ class Probe:
         self.spin_until(lambda: False, seconds)
 
     def call(self, srv_type: type, name: str, request: Any, timeout: float = 10.0) -> Any:
-        client = self.node.create_client(srv_type, name)
+        client: Client[Any, Any] = self.node.create_client(srv_type, name)
         assert client.wait_for_service(timeout_sec=timeout), f"service {name} did not appear"
         future = client.call_async(request)
         assert self.spin_until(future.done, timeout), f"service {name} did not answer"

@@ -30,7 +30,9 @@ def test_info_prints_the_arm_and_its_gravity_torques() -> None:
 def test_quadruped_base_carries_the_weight() -> None:
     r = rbd_ros("info", "quadruped")
     assert r.returncode == 0, r.stderr
-    fz = float(re.search(r"base_fz\s+([+-]\d+\.\d+)", r.stdout).group(1))
+    m = re.search(r"base_fz\s+([+-]\d+\.\d+)", r.stdout)
+    assert m is not None, r.stdout
+    fz = float(m.group(1))
     assert abs(fz - 21.0 * 9.81) < 1e-3
 
 
@@ -46,9 +48,13 @@ def test_bad_urdf_prints_an_error_not_a_traceback(tmp_path) -> None:
 def test_demo_tracks_better_with_feed_forward_and_exits() -> None:
     r = rbd_ros("demo", "--seconds", "2")
     assert r.returncode == 0, r.stdout + r.stderr
-    gain = float(re.search(r"reduces the mean tracking error ([\d.]+) times", r.stdout).group(1))
+    m = re.search(r"reduces the mean tracking error ([\d.]+) times", r.stdout)
+    assert m is not None, r.stdout
+    gain = float(m.group(1))
     assert gain > 2.0, r.stdout
-    p50 = float(re.search(r"p50 ([\d.]+) ms", r.stdout).group(1))
+    m = re.search(r"p50 ([\d.]+) ms", r.stdout)
+    assert m is not None, r.stdout
+    p50 = float(m.group(1))
     assert 0.0 < p50 < 100.0, r.stdout
 
 

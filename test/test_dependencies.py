@@ -44,12 +44,12 @@ def imports(paths: list[Path]) -> dict[str, set[str]]:
 
 
 def test_every_import_has_a_rosdep_key_in_package_xml() -> None:
-    declared = {e.text for e in ET.parse(ROOT / "package.xml").getroot()
+    declared = {e.text or "" for e in ET.parse(ROOT / "package.xml").getroot()
                 if e.tag in ("exec_depend", "depend")}
     used = imports(sorted((ROOT / "rbd_ros").rglob("*.py")) + sorted((ROOT / "launch").glob("*.py")))
     unknown = sorted(set(used) - set(KEYS))
     assert not unknown, f"imports with no known rosdep key: {unknown} in {[used[m] for m in unknown]}"
-    missing = sorted(KEYS[m] for m in used if KEYS[m] and KEYS[m] not in declared)
+    missing = sorted(k for m in used if (k := KEYS[m]) and k not in declared)
     assert not missing, f"package.xml lacks {missing}"
     unused = sorted(declared - {KEYS[m] for m in used} - {"python3-numpy"})
     assert not unused, f"package.xml declares {unused}, which nothing imports"

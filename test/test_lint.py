@@ -20,7 +20,7 @@ def test_ruff() -> None:
 
 
 def test_mypy() -> None:
-    r = run("mypy", "rbd_ros", "bench")
+    r = run("mypy", "rbd_ros", "bench", "test")
     assert r.returncode == 0, r.stdout + r.stderr
 
 

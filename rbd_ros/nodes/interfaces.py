@@ -8,8 +8,8 @@ colcon does not look inside a folder that is itself a package: a workspace built
 from __future__ import annotations
 
 try:
-    from rbd_ros_interfaces.msg import ActiveContacts  # type: ignore[attr-defined]
-    from rbd_ros_interfaces.srv import (  # type: ignore[attr-defined]
+    from rbd_ros_interfaces.msg import ActiveContacts
+    from rbd_ros_interfaces.srv import (
         FloatingBaseDynamics,
         ForwardDynamics,
         GravityTorques,

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pinocchio as pin
@@ -16,6 +17,7 @@ import pytest
 from recordings import write_joint_states
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys.stores.ros2_humble import sensor_msgs__msg__JointState as BagJointState
 
 from rbd_ros.bag.analyze import Options, analyze
 from rbd_ros.bag.errors import BagError
@@ -26,6 +28,7 @@ NAMES = [f"joint{k}" for k in range(1, 8)]
 RATE = 1000.0
 T_END = 1.5
 BUMP = (0.6, 0.8, 1, 5.0)  # a 5 N m external torque on joint2 between 0.6 s and 0.8 s
+Rec = dict[str, np.ndarray]  # the recording fixture's arrays, by name
 
 
 def trajectory() -> tuple[np.ndarray, ...]:
@@ -74,7 +77,10 @@ def check(out: Path, rec: dict[str, np.ndarray], tol_model: float) -> None:
     table = pq.read_table(out / "analysis.parquet").to_pydict()
     t = np.array(table["t"])
     np.testing.assert_allclose(t, rec["t"], atol=1e-9)
-    col = lambda c: np.column_stack([table[f"{c}_{n}"] for n in NAMES])  # noqa: E731
+
+    def col(c: str) -> np.ndarray:
+        return np.column_stack([table[f"{c}_{n}"] for n in NAMES])
+
     np.testing.assert_allclose(col("gravity"), rec["g"], atol=1e-9)
     inner = slice(2, -2)  # the ends use one-sided differences
     np.testing.assert_allclose(col("tau_model")[inner], rec["tau"][inner], atol=tol_model)
@@ -88,7 +94,7 @@ def check(out: Path, rec: dict[str, np.ndarray], tol_model: float) -> None:
     np.testing.assert_allclose(qdd[no_bump], rec["a"][inner][no_bump], atol=50 * tol_model)
 
 
-def test_sqlite3_bag_matches_pinocchio(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+def test_sqlite3_bag_matches_pinocchio(tmp_path: Path, recording: Rec) -> None:
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
     out = tmp_path / "out"
     summary = analyze([bag], out, Options(command_topic="/effort_commands", progress=False,
@@ -112,7 +118,8 @@ def test_sqlite3_bag_matches_pinocchio(tmp_path: Path, recording) -> None:  # ty
         assert topics["/rbd/gravity_torques"] == len(recording["t"])
         conn = next(c for c in r.connections
                     if c.topic == "/rbd/external_torques_from_acceleration")
-        msgs = [r.deserialize(raw, conn.msgtype) for _, _, raw in r.messages(connections=[conn])]
+        msgs = [cast(BagJointState, r.deserialize(raw, conn.msgtype))
+                for _, _, raw in r.messages(connections=[conn])]
         stamps = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in msgs])
         np.testing.assert_allclose(stamps, recording["t"], atol=1e-6)
         want = np.column_stack([pq.read_table(out / "analysis.parquet").to_pydict()[
@@ -120,12 +127,14 @@ def test_sqlite3_bag_matches_pinocchio(tmp_path: Path, recording) -> None:  # ty
         np.testing.assert_allclose([m.effort for m in msgs], want, atol=1e-12)
     with (out / "analysis.mcap").open("rb") as f:  # an independent reader agrees
         reader = make_reader(f)
-        assert reader.get_summary().statistics.message_count == 4 * len(recording["t"])
+        info = reader.get_summary()
+        assert info is not None and info.statistics is not None
+        assert info.statistics.message_count == 4 * len(recording["t"])
         assert sum(1 for _ in reader.iter_messages(topics=["/rbd/model_torques"])) == \
             len(recording["t"])
 
 
-def test_missing_velocities_and_causal_filter(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+def test_missing_velocities_and_causal_filter(tmp_path: Path, recording: Rec) -> None:
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3, velocities=False)
     out = tmp_path / "out"
     analyze([bag], out, Options(urdf=ARM, filter="backward", progress=False, chunk=333,
@@ -157,11 +166,11 @@ def write_mcap(path: Path, rec: dict[str, np.ndarray], chunk_size: int = 1024 * 
                 "name": NAMES, "position": rec["q"][k].tolist(),
                 "velocity": rec["v"][k].tolist(), "effort": rec["effort"][k].tolist()},
                 log_time=ns, publish_time=ns)
-        w.finish()
+        w.finish()  # type: ignore[no-untyped-call]
     return path
 
 
-def test_mcap_from_another_writer(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+def test_mcap_from_another_writer(tmp_path: Path, recording: Rec) -> None:
     path = write_mcap(tmp_path / "rec.mcap", recording)
     out = tmp_path / "out"
     summary = analyze([path], out, Options(urdf=ARM, progress=False, outputs=("parquet",)))
@@ -171,7 +180,7 @@ def test_mcap_from_another_writer(tmp_path: Path, recording) -> None:  # type: i
     np.testing.assert_allclose(tau[2:-2], recording["tau"][2:-2], atol=2e-3)
 
 
-def test_errors_say_what_to_fix(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+def test_errors_say_what_to_fix(tmp_path: Path, recording: Rec) -> None:
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
     with pytest.raises(BagError, match="no sensor_msgs/msg/JointState on topic /arm/states"):
         analyze([bag], tmp_path / "o1", Options(joint_states_topic="/arm/states",
@@ -188,7 +197,7 @@ def test_errors_say_what_to_fix(tmp_path: Path, recording) -> None:  # type: ign
     assert r.returncode == 2 and r.stderr.startswith("error: cannot read")
 
 
-def test_truncated_bag_is_processed_up_to_the_damage(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+def test_truncated_bag_is_processed_up_to_the_damage(tmp_path: Path, recording: Rec) -> None:
     mcap = write_mcap(tmp_path / "rec.mcap", recording, chunk_size=16 * 1024)
     data = mcap.read_bytes()
     mcap.write_bytes(data[: len(data) // 2])  # cut in the middle, as a crash would
@@ -205,7 +214,8 @@ def test_truncated_bag_is_processed_up_to_the_damage(tmp_path: Path, recording) 
 
 
 @pytest.mark.parametrize("lag", [1, 1_500_000])
-def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording, lag: int) -> None:  # type: ignore[no-untyped-def]
+def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording: Rec,
+                                                    lag: int) -> None:
     """Two publishers naming different joints (in other orders) at the same record stamps,
     commands as JointState every third sample in reversed order, and pages of 5 messages, so
     that messages of one stamp straddle page ends. The rows must be what merging by name gives
@@ -217,7 +227,8 @@ def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording, l
     pubs = (["joint1", "joint2", "joint3", "joint4"], ["joint7", "joint5", "joint6"])
     n = 120
 
-    def js(ns: int, names: list[str], q: dict, v: dict, e: dict):  # type: ignore[no-untyped-def]
+    def js(ns: int, names: list[str], q: dict[str, float], v: dict[str, float],
+           e: dict[str, float]) -> memoryview:
         return TS.serialize_cdr(JS(
             header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
             name=names, position=np.array([q[x] for x in names]),
@@ -260,7 +271,10 @@ def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording, l
                                            chunk=5, outputs=("parquet",)))
     assert summary.messages == 2 * n
     table = pq.read_table(out / "analysis.parquet").to_pydict()
-    col = lambda c: np.column_stack([table[f"{c}_{x}"] for x in NAMES])  # noqa: E731
+
+    def col(c: str) -> np.ndarray:
+        return np.column_stack([table[f"{c}_{x}"] for x in NAMES])
+
     got_q = col("q")[1:]  # the first row (joint5-7 not yet seen) has no complete state
     want = np.array(rows)
     np.testing.assert_allclose(got_q, want[:, 0], atol=0)
@@ -276,7 +290,7 @@ def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording, l
     np.testing.assert_allclose(col("qdd_predicted")[1:], qdd, rtol=1e-9, atol=1e-8)
 
 
-def test_no_outputs_gives_the_summary_alone(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+def test_no_outputs_gives_the_summary_alone(tmp_path: Path, recording: Rec) -> None:
     """outputs=(): the summary only (and no writer process), the same numbers as with files."""
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
     alone = analyze([bag], tmp_path / "a", Options(urdf=ARM, progress=False, outputs=()))
@@ -287,7 +301,7 @@ def test_no_outputs_gives_the_summary_alone(tmp_path: Path, recording) -> None: 
     np.testing.assert_array_equal(alone.rms(), full.rms())
 
 
-def test_output_errors_stop_the_analysis_with_the_reason(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+def test_output_errors_stop_the_analysis_with_the_reason(tmp_path: Path, recording: Rec) -> None:
     from rbd_ros.bag.errors import OutputError
 
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
@@ -387,7 +401,7 @@ def test_recorded_names_are_mapped_and_missing_joints_held(tmp_path: Path) -> No
         np.testing.assert_allclose(got, want, atol=1e-9)
 
 
-def test_unreadable_messages_are_skipped_and_counted(tmp_path: Path, recording) -> None:  # type: ignore[no-untyped-def]
+def test_unreadable_messages_are_skipped_and_counted(tmp_path: Path, recording: Rec) -> None:
     """One message cut short must not empty the analysis: it is skipped, named, and the rest
     is analysed as if it were not there; nothing readable at all fails the command."""
     n = len(recording["t"])
@@ -425,9 +439,10 @@ def test_unreadable_messages_are_skipped_and_counted(tmp_path: Path, recording) 
 
 
 def test_an_interrupted_run_leaves_the_previous_complete_outputs(
-        tmp_path: Path, recording, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+        tmp_path: Path, recording: Rec, monkeypatch: pytest.MonkeyPatch) -> None:
     """Outputs are written aside and moved into place when complete: Ctrl-C in the middle of
     a second run leaves the first run's files as they were, and nothing half-written."""
+    from rbd_ros.bag.readers import Batch
     from rbd_ros.bag.stream import Stream
 
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
@@ -439,7 +454,7 @@ def test_an_interrupted_run_leaves_the_previous_complete_outputs(
     calls = 0
     add = Stream.add
 
-    def interrupted(self, js, commands):  # type: ignore[no-untyped-def]
+    def interrupted(self: Stream, js: Batch, commands: np.ndarray) -> None:
         nonlocal calls
         calls += 1
         if calls == 3:  # after two chunks have gone to the writers

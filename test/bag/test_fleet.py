@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from rosbags.rosbag2 import StoragePlugin
-from test_analyze import recording, write_mcap, write_rosbags  # noqa: F401  (a fixture)
+from test_analyze import Rec, recording, write_mcap, write_rosbags  # noqa: F401  (a fixture)
 
 from rbd_ros.bag.analyze import Options, analyze
 from rbd_ros.bag.errors import BagError
@@ -34,7 +34,7 @@ def _gravity(folder: Path) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory, recording) -> Path:  # type: ignore[no-untyped-def]  # noqa: F811
+def fleet(tmp_path_factory: pytest.TempPathFactory, recording: Rec) -> Path:  # noqa: F811
     """fleet/robot_a/day1/rec (rosbag2 folder), fleet/robot_a/day2/rec (the same name one
     level down), fleet/robot_b/run.mcap, fleet/bare/old.db3 (a bare .db3), and
     fleet/broken/garbage.db3 (not a database)."""
@@ -156,7 +156,7 @@ def test_on_a_dask_cluster_with_relative_paths_and_its_errors(
     work = find_recordings([fleet / "robot_a", fleet / "robot_b"])
     opts = Options(urdf=ARM, progress=False, outputs=("parquet",))
     serial = analyze([fleet / "robot_a" / "day1" / "rec"], tmp_path / "serial", opts)
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",  # type: ignore[no-untyped-call]
                       dashboard_address=None, processes=True) as cluster:
         # the workers started in this folder; the paths given are relative to another
         monkeypatch.chdir(fleet.parent)
@@ -165,7 +165,9 @@ def test_on_a_dask_cluster_with_relative_paths_and_its_errors(
         results = analyze_fleet(rel, Path(os.path.relpath(tmp_path / "dask")), opts,
                                 scheduler=cluster.scheduler_address, log=said.append)
     assert [r.summary.messages for r in results if r.summary] == [serial.messages] * 3
-    np.testing.assert_allclose(results[2].summary.rms(), serial.rms())  # type: ignore[union-attr]
+    third = results[2].summary
+    assert third is not None
+    np.testing.assert_allclose(third.rms(), serial.rms())
     assert (tmp_path / "dask" / "day2" / "rec" / "analysis.parquet").exists()
     assert sum("ok, 600 joint states" in x for x in said) == 3, said
     # a scheduler that is not there, a malformed address, a cluster with no worker: one line
@@ -174,7 +176,7 @@ def test_on_a_dask_cluster_with_relative_paths_and_its_errors(
         with pytest.raises(BagError, match=why) as e:
             analyze_fleet(work, tmp_path / "x", opts, scheduler=address, timeout=2)
         assert "\n" not in str(e.value)
-    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as empty:
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as empty:  # type: ignore[no-untyped-call]
         t = time.monotonic()
         with pytest.raises(BagError, match="has no worker"):
             analyze_fleet(work, tmp_path / "x", opts, scheduler=empty.scheduler_address,

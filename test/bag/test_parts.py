@@ -111,7 +111,7 @@ def test_a_long_recording_is_cut_across_dask_workers_and_a_lost_worker_is_said(
     monkeypatch.setattr(parts_module, "SPLIT_FROM", 10_000)  # decided here, by the client
     bag = _recording(tmp_path / "rec", 24_000)
     analyze([bag], tmp_path / "whole", OPTS)
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",  # type: ignore[no-untyped-call]
                       dashboard_address=None, processes=True) as cluster:
         said: list[str] = []
         results = analyze_fleet([(bag, "rec")], tmp_path / "dask", OPTS,
@@ -124,7 +124,7 @@ def test_a_long_recording_is_cut_across_dask_workers_and_a_lost_worker_is_said(
                 if p.name.startswith(".rbd-parts")] == []
 
         # again, killing the worker of the first part that starts
-        with Client(cluster.scheduler_address) as client:
+        with Client(cluster.scheduler_address) as client:  # type: ignore[no-untyped-call]
             pids = client.run(os.getpid)
             killed: list[str] = []
 

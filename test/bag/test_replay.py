@@ -68,7 +68,8 @@ def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
     assert len(grav) >= 570, f"{len(grav)} of 600 came back: {got[:5]} .. {got[-5:]}"
 
     def stamp(m: JointState) -> float:
-        return round(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, 6)
+        t: float = round(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, 6)
+        return t
 
     matched = 0
     for m in grav:
@@ -169,8 +170,12 @@ def test_every_replayed_state_is_answered_every_time(tmp_path: Path, probe: Prob
         answers.clear()
         node = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params))
         player = _play_once_answered(probe, bag)
+
+        def exited(p: subprocess.Popen[str] = player) -> bool:
+            return p.poll() is not None
+
         try:
-            probe.spin_until(lambda p=player: p.poll() is not None, 360.0)  # type: ignore[misc]
+            probe.spin_until(exited, 360.0)
             probe.spin_until(lambda: len(answers) >= n, 5.0)
         finally:
             out = node.stop()
@@ -260,7 +265,8 @@ def _states(path: Path, plugin: StoragePlugin, seconds: float = 2.0) -> tuple[Pa
 
 
 def _ms(m: JointState, t0: int) -> int:
-    return round((m.header.stamp.sec * 10**9 + m.header.stamp.nanosec - t0) / 1e6)
+    ms: int = round((m.header.stamp.sec * 10**9 + m.header.stamp.nanosec - t0) / 1e6)
+    return ms
 
 
 def test_replay_loops_a_window_remapped_with_recorded_qos_and_clock(

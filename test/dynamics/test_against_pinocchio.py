@@ -9,6 +9,7 @@ from pinref import REAL, PinRef, random_state, rel_err, robot_path
 
 from rbd_ros.dynamics import (
     Data,
+    Model,
     aba,
     aba_batch,
     crba,
@@ -23,16 +24,17 @@ from rbd_ros.dynamics import (
 
 N_STATES = 200
 TOL = 1e-9
+Robot = tuple[str, Model, Data, PinRef]
 
 
 @pytest.fixture(scope="module", params=list(REAL))
-def robot(request: pytest.FixtureRequest) -> tuple[object, ...]:
+def robot(request: pytest.FixtureRequest) -> Robot:
     _path, ff = REAL[request.param]
     model = load_urdf(robot_path(request.param), floating_base=ff)
     return request.param, model, Data(model), PinRef(model, robot_path(request.param), ff)
 
 
-def test_models_have_the_expected_structure(robot: tuple) -> None:
+def test_models_have_the_expected_structure(robot: Robot) -> None:
     name, m, _, ref = robot
     # every Pinocchio joint is one of ours (mimic joints included), coordinates match
     assert m.nv_full == ref.pm.nv
@@ -46,7 +48,7 @@ def test_models_have_the_expected_structure(robot: tuple) -> None:
 
 
 @pytest.mark.parametrize("algo", ["rnea", "aba", "crba", "gravity"])
-def test_matches_pinocchio_on_random_states(robot: tuple, algo: str) -> None:
+def test_matches_pinocchio_on_random_states(robot: Robot, algo: str) -> None:
     name, m, d, ref = robot
     rng = np.random.default_rng(abs(hash((name, algo))) % 2**32)
     worst = 0.0
@@ -64,7 +66,7 @@ def test_matches_pinocchio_on_random_states(robot: tuple, algo: str) -> None:
     assert worst < TOL, f"{name} {algo}: worst relative error {worst:.2e}"
 
 
-def test_external_forces_match_pinocchio(robot: tuple) -> None:
+def test_external_forces_match_pinocchio(robot: Robot) -> None:
     _name, m, d, ref = robot
     rng = np.random.default_rng(7)
     q, v, a, _ = random_state(m, rng)
@@ -82,7 +84,7 @@ def test_external_forces_match_pinocchio(robot: tuple) -> None:
     assert np.allclose(aba(m, d, q, v, tau, f_ext=f), a, rtol=1e-8, atol=1e-8)
 
 
-def test_batches_equal_single_calls(robot: tuple) -> None:
+def test_batches_equal_single_calls(robot: Robot) -> None:
     _name, m, d, ref = robot
     rng = np.random.default_rng(3)
     Q, V, A, T = (np.array(x) for x in zip(*(random_state(m, rng) for _ in range(37)), strict=True))
@@ -96,7 +98,7 @@ def test_batches_equal_single_calls(robot: tuple) -> None:
     np.testing.assert_allclose(crba_batch(m, Q), [crba(m, d, q) for q in Q], rtol=1e-12, atol=1e-10)
 
 
-def test_floating_base_against_pinocchio(robot: tuple) -> None:
+def test_floating_base_against_pinocchio(robot: Robot) -> None:
     _name, m, d, ref = robot
     if not m.has_free_flyer:
         pytest.skip("fixed-base robot")
@@ -116,7 +118,7 @@ def test_floating_base_against_pinocchio(robot: tuple) -> None:
         np.testing.assert_allclose(tau_j2, tau[6:], rtol=1e-7, atol=1e-7)
 
 
-def test_integrate_matches_pinocchio(robot: tuple) -> None:
+def test_integrate_matches_pinocchio(robot: Robot) -> None:
     _name, m, _d, ref = robot
     rng = np.random.default_rng(5)
     q, v, _, _ = random_state(m, rng)

@@ -10,6 +10,7 @@ moved by spatial algebra. Forces are checked against the exact cone |f_t| <= mu 
 from __future__ import annotations
 
 import math
+from typing import TypedDict
 
 import numpy as np
 import pinocchio as pin
@@ -18,10 +19,16 @@ import quadprog
 from pinref import PinRef, robot_path
 
 from rbd_ros.dynamics import Data, load_urdf
-from rbd_ros.dynamics.contacts import Contact, _Cone, solve
+from rbd_ros.dynamics.contacts import Contact, Reaction, _Cone, solve
+
+
+class Sole(TypedDict):
+    half_length: float
+    half_width: float
+
 
 MU = 0.7
-SOLE = dict(half_length=0.1, half_width=0.05)
+SOLE = Sole(half_length=0.1, half_width=0.05)
 RADIUS = 0.03  # ANYmal C's foot sphere
 
 
@@ -37,7 +44,8 @@ class Scene:
         self.d = Data(self.m)
         self.ref = PinRef(self.m, robot_path(name), True)
 
-    def q(self, R: np.ndarray, p: np.ndarray, joints: dict[str, float] | None = None):  # type: ignore[no-untyped-def]
+    def q(self, R: np.ndarray, p: np.ndarray, joints: dict[str, float] | None = None
+          ) -> np.ndarray:
         q = self.m.neutral()
         q[:3] = p
         q[3:7] = pin.Quaternion(R).coeffs()  # x, y, z, w
@@ -52,7 +60,7 @@ class Scene:
         qp = ref.q(q)
         pin.computeJointJacobians(pm, pd, qp)
         pin.updateFramePlacements(pm, pd)
-        out = []
+        out: list[tuple[np.ndarray, ...]] = []
         for c in contacts:
             fid = pm.getFrameId(c.link)
             oMl = pd.oMf[fid]
@@ -92,7 +100,8 @@ class Scene:
         rows.append([0, 0, 1, 0, 0, 0])
         return np.array(rows, dtype=float)
 
-    def reference(self, q, v, a, contacts):  # type: ignore[no-untyped-def]
+    def reference(self, q: np.ndarray, v: np.ndarray, a: np.ndarray, contacts: list[Contact]
+                  ) -> tuple[np.ndarray | None, list[np.ndarray] | None, np.ndarray | None]:
         """(contact-frame wrenches or None if infeasible, per contact world wrench at the
         point, joint torques)."""
         tau_full = self.ref.rnea(q, v, a)
@@ -129,7 +138,8 @@ class Scene:
         return x, world, tau
 
     # ---------------------------------------------------------------- the check
-    def check(self, q, contacts, v=None, a=None):  # type: ignore[no-untyped-def]
+    def check(self, q: np.ndarray, contacts: list[Contact], v: np.ndarray | None = None,
+              a: np.ndarray | None = None) -> Reaction:
         m = self.m
         v = np.zeros(m.nv) if v is None else v
         a = np.zeros(m.nv) if a is None else a
@@ -138,6 +148,7 @@ class Scene:
         assert r.feasible == (x is not None), r.reason
         if x is None:
             return r
+        assert world is not None and tau is not None  # feasible: all three
         tau_pin = self.ref.rnea(q, v, a)
         scale = np.abs(tau_pin).max()
         np.testing.assert_allclose(r.base_wrench, tau_pin[:6], atol=1e-9 * scale)
@@ -182,7 +193,7 @@ def talos() -> Scene:
     return Scene("talos")
 
 
-def feet(normal=(0.0, 0.0, 1.0)) -> list[Contact]:  # type: ignore[no-untyped-def]
+def feet(normal: np.ndarray | tuple[float, float, float] = (0.0, 0.0, 1.0)) -> list[Contact]:
     return [Contact(f"{leg}_FOOT", radius=RADIUS, normal=tuple(normal))
             for leg in ("LF", "RF", "LH", "RH")]
 

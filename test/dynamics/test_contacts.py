@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 import pytest
 from pinref import random_state, robot_path
 
 from rbd_ros.dynamics import Data, ModelError, aba, integrate, load_urdf
-from rbd_ros.dynamics.contacts import Contact, check_contacts, solve
+from rbd_ros.dynamics.contacts import Contact, Reaction, check_contacts, solve
 from rbd_ros.dynamics.kinematics import center_of_mass, placements
 from rbd_ros.dynamics.model import Model
 from rbd_ros.robots import QUADRUPED
 
 G = 9.81
-SOLE = dict(half_length=0.1, half_width=0.05)  # Talos's sole is about 0.21 m x 0.13 m
+
+
+class Sole(TypedDict):
+    half_length: float
+    half_width: float
+
+
+SOLE = Sole(half_length=0.1, half_width=0.05)  # Talos's sole is about 0.21 m x 0.13 m
 
 
 def link_placement(model: Model, body_placements: np.ndarray, link: str
@@ -38,17 +47,18 @@ def spatial_momentum(model: Model, v: np.ndarray, body_placements: np.ndarray) -
 
 
 @pytest.fixture(scope="module")
-def talos():  # type: ignore[no-untyped-def]
+def talos() -> tuple[Model, Data]:
     m = load_urdf(robot_path("talos"), floating_base=True)
     return m, Data(m)
 
 
-def standing(m, d, q, contacts, mu=0.7):  # type: ignore[no-untyped-def]
+def standing(m: Model, d: Data, q: np.ndarray, contacts: list[Contact],
+             mu: float = 0.7) -> Reaction:
     z = np.zeros(m.nv)
     return solve(m, d, q, z, z, contacts, mu)
 
 
-def test_both_feet_carry_the_weight_evenly_when_symmetric(talos) -> None:  # type: ignore[no-untyped-def]
+def test_both_feet_carry_the_weight_evenly_when_symmetric(talos: tuple[Model, Data]) -> None:
     m, d = talos
     feet = [Contact("left_sole_link", **SOLE), Contact("right_sole_link", **SOLE)]
     r = standing(m, d, m.neutral(), feet)
@@ -64,7 +74,7 @@ def test_both_feet_carry_the_weight_evenly_when_symmetric(talos) -> None:  # typ
         assert abs(local[0]) <= 0.1 + 1e-9 and abs(local[1]) <= 0.05 + 1e-9
 
 
-def test_load_moves_to_the_foot_under_the_centre_of_mass(talos) -> None:  # type: ignore[no-untyped-def]
+def test_load_moves_to_the_foot_under_the_centre_of_mass(talos: tuple[Model, Data]) -> None:
     m, d = talos
     q = m.neutral()
     # lean both legs sideways (hip roll): the feet move, the centre of mass stays
@@ -81,7 +91,7 @@ def test_load_moves_to_the_foot_under_the_centre_of_mass(talos) -> None:  # type
     assert r.wrenches[near][2] > r.wrenches[far][2] + 10.0
 
 
-def test_one_foot_takes_all_the_weight(talos) -> None:  # type: ignore[no-untyped-def]
+def test_one_foot_takes_all_the_weight(talos: tuple[Model, Data]) -> None:
     m, d = talos
     big = Contact("left_sole_link", half_length=0.3, half_width=0.3)  # reaches under the CoM
     r = standing(m, d, m.neutral(), [big])
@@ -95,7 +105,7 @@ def test_one_foot_takes_all_the_weight(talos) -> None:  # type: ignore[no-untype
                              "left_sole_link: centre of pressure")
 
 
-def test_impossible_motions_name_the_constraint_and_the_contact(talos) -> None:  # type: ignore[no-untyped-def]
+def test_impossible_motions_name_the_constraint_and_the_contact(talos: tuple[Model, Data]) -> None:
     m, d = talos
     feet = [Contact("left_sole_link", **SOLE), Contact("right_sole_link", **SOLE)]
     q, v = m.neutral(), np.zeros(m.nv)
@@ -127,7 +137,7 @@ def test_impossible_motions_name_the_constraint_and_the_contact(talos) -> None: 
     assert "point contacts carry no torque" in why(2, 0.0, [Contact("left_sole_link")])
 
 
-def test_normal_force_bounds_shift_the_load(talos) -> None:  # type: ignore[no-untyped-def]
+def test_normal_force_bounds_shift_the_load(talos: tuple[Model, Data]) -> None:
     m, d = talos
     feet = [Contact("left_sole_link", min_force=600.0, **SOLE),
             Contact("right_sole_link", **SOLE)]
@@ -138,7 +148,7 @@ def test_normal_force_bounds_shift_the_load(talos) -> None:  # type: ignore[no-u
                                m.total_mass * G, rtol=1e-9)
 
 
-def test_bad_contacts_are_refused(talos) -> None:  # type: ignore[no-untyped-def]
+def test_bad_contacts_are_refused(talos: tuple[Model, Data]) -> None:
     m, _ = talos
     for bad, match in [(Contact("left_sole_link", half_length=0.1), "half_width > 0"),
                        (Contact("left_sole_link", radius=0.02, **SOLE), "no radius"),
@@ -152,7 +162,7 @@ def test_bad_contacts_are_refused(talos) -> None:  # type: ignore[no-untyped-def
         check_contacts(m, [Contact("left_sole_link"), Contact("left_sole_link")], 0.7)
 
 
-def test_quadruped_point_feet(talos) -> None:  # type: ignore[no-untyped-def]
+def test_quadruped_point_feet(talos: tuple[Model, Data]) -> None:
     m = load_urdf(QUADRUPED, floating_base=True)
     d = Data(m)
     q = m.neutral()

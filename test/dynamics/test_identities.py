@@ -8,6 +8,7 @@ from pinref import random_state
 
 from rbd_ros.dynamics import (
     Data,
+    Model,
     ModelError,
     aba,
     crba,
@@ -83,13 +84,13 @@ CARRIED = robot(
 )
 
 
-def models() -> list[tuple[str, object]]:
+def models() -> list[tuple[str, Model]]:
     return [("arm", load_urdf(ARM)), ("quadruped", load_urdf(QUADRUPED, floating_base=True)),
             ("two_link", load_urdf_string(TWO_LINK)), ("carried", load_urdf_string(CARRIED))]
 
 
 @pytest.mark.parametrize("name,m", models())
-def test_aba_inverts_rnea_and_crba_is_its_derivative(name: str, m) -> None:
+def test_aba_inverts_rnea_and_crba_is_its_derivative(name: str, m: Model) -> None:
     d = Data(m)
     rng = np.random.default_rng(0)
     for _ in range(50):
@@ -107,7 +108,7 @@ def test_aba_inverts_rnea_and_crba_is_its_derivative(name: str, m) -> None:
 
 
 @pytest.mark.parametrize("name,m", models())
-def test_gravity_is_the_gradient_of_the_potential_energy(name: str, m) -> None:
+def test_gravity_is_the_gradient_of_the_potential_energy(name: str, m: Model) -> None:
     """g(q) = dV/dq with V = -(total mass) g . c(q): the centre of mass from the kinematics
     alone, differenced along each velocity coordinate (a free flyer's too, by integrate)."""
     d = Data(m)
@@ -130,7 +131,7 @@ def energy(m, d, q: np.ndarray, v: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("name,m", models())
-def test_energy_is_conserved_without_torque_or_gravity(name: str, m) -> None:
+def test_energy_is_conserved_without_torque_or_gravity(name: str, m: Model) -> None:
     m = m.with_gravity([0.0, 0.0, 0.0])
     d = Data(m)
     rng = np.random.default_rng(1)
@@ -237,7 +238,7 @@ def test_wrong_sizes_say_expected_and_actual() -> None:
 
 
 @pytest.mark.parametrize("name,m", models())
-def test_the_models_named_views_are_what_they_say(name: str, m) -> None:
+def test_the_models_named_views_are_what_they_say(name: str, m: Model) -> None:
     """parents, joint_types, S and inertias: read-only views that agree with the URDF."""
     from rbd_ros.dynamics.spatial import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 

@@ -23,7 +23,8 @@ ROBOTS = [(robot_path("panda"), False), (robot_path("talos"), True),
 
 def pinocchio_ctv(ref: PinRef, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     C = pin.computeCoriolisMatrix(ref.pm, ref.pd, ref.q(q), ref.G @ v)
-    return ref.G.T @ (np.reshape(C, (ref.pm.nv, ref.pm.nv)).T @ (ref.G @ v))
+    ctv: np.ndarray = ref.G.T @ (np.reshape(C, (ref.pm.nv, ref.pm.nv)).T @ (ref.G @ v))
+    return ctv
 
 
 def check(m: Model, source: str, ff: bool, seed: int) -> None:

@@ -27,7 +27,7 @@ unit = st.floats(0.2, 1.0)
 
 
 @st.composite
-def trees(draw):  # type: ignore[no-untyped-def]
+def trees(draw: st.DrawFn) -> str:
     """A URDF string: 2-8 moving links in a random tree, some fixed links, maybe a mimic joint
     anywhere (ABA's constraint correction) and maybe a gripper whose fingers mimic one joint
     (a one-coordinate group for ABA, when it is the only mimic)."""

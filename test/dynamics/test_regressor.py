@@ -27,7 +27,8 @@ def pinocchio_regressor(m: Model, ref: PinRef, q: np.ndarray, v: np.ndarray,
     Yp = pin.computeJointTorqueRegressor(ref.pm, ref.pd, ref.q(q), ref.G @ v, ref.G @ a)
     Yp = np.reshape(Yp, (ref.pm.nv, -1))  # eigenpy gives a 1 x n matrix as a vector
     jid = [ref.pm.getJointId(name) for name in m.body_joints]
-    return ref.G.T @ Yp[:, np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in jid])]
+    Y: np.ndarray = ref.G.T @ Yp[:, np.concatenate([np.arange(10 * (j - 1), 10 * j) for j in jid])]
+    return Y
 
 
 @pytest.mark.parametrize("path, ff", ROBOTS)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import pinocchio as pin
@@ -66,7 +67,8 @@ def efforts(urdf: str, q: np.ndarray, v: np.ndarray, a: np.ndarray, fv: np.ndarr
     back = np.argsort(order)
     tau = np.array([pin.rnea(pm, pd, qi[back], vi[back], ai[back])[order]
                     for qi, vi, ai in zip(q, v, a, strict=True)])
-    return tau + fv * v + fc * np.sign(v)
+    out: np.ndarray = tau + fv * v + fc * np.sign(v)
+    return out
 
 
 def write(path: Path, t: np.ndarray, q: np.ndarray, e: np.ndarray | None) -> Path:
@@ -74,8 +76,15 @@ def write(path: Path, t: np.ndarray, q: np.ndarray, e: np.ndarray | None) -> Pat
                               q, effort=e, description_at=1)
 
 
+class Arm(TypedDict):
+    bag: Path  # its recording
+    built: str  # its URDF as built
+    fv: np.ndarray  # viscous friction per joint
+    fc: np.ndarray  # Coulomb friction per joint
+
+
 @pytest.fixture(scope="module")
-def arm(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+def arm(tmp_path_factory: pytest.TempPathFactory) -> Arm:
     rng = np.random.default_rng(11)
     built = built_arm(rng)
     fv, fc = rng.uniform(0.1, 2.0, len(NAMES)), rng.uniform(0.2, 3.0, len(NAMES))
@@ -87,8 +96,8 @@ def arm(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
 
 def test_identified_arm_predicts_held_out_torques_to_within_the_noise(
-        arm: dict[str, object], tmp_path: Path) -> None:
-    report = identify([arm["bag"]], tmp_path, Options())  # type: ignore[list-item]
+        arm: Arm, tmp_path: Path) -> None:
+    report = identify([arm["bag"]], tmp_path, Options())
     rms = report.rms
     assert np.all(rms["identified"] < NOISE), report.text
     assert np.all(rms["identified"] < rms["urdf"] / 3), report.text  # the CAD values are off
@@ -102,14 +111,14 @@ def test_identified_arm_predicts_held_out_torques_to_within_the_noise(
     _, q, v, a = exciting(20.0, np.random.default_rng(99))
     k = slice(None, None, 50)
     ours = efforts(xml, q[k], v[k], a[k], fv, fc)
-    truth = efforts(arm["built"], q[k], v[k], a[k], arm["fv"], arm["fc"])  # type: ignore[arg-type]
+    truth = efforts(arm["built"], q[k], v[k], a[k], arm["fv"], arm["fc"])
     assert np.sqrt(np.mean((ours - truth) ** 2)) < NOISE
     assert (tmp_path / "torques.png").stat().st_size > 10_000
     assert "held-out torque RMS" in (tmp_path / "report.txt").read_text()
 
 
 def test_identify_command_writes_its_outputs_and_refuses_what_it_cannot_use(
-        arm: dict[str, object], tmp_path: Path) -> None:
+        arm: Arm, tmp_path: Path) -> None:
     run = [sys.executable, "-m", "rbd_ros.cli", "identify"]
     out = subprocess.run([*run, str(arm["bag"]), "--out", str(tmp_path / "o")],
                          capture_output=True, text=True, timeout=300)
@@ -152,7 +161,7 @@ def test_a_joint_that_never_moves_is_said_and_its_parameters_keep_the_urdfs(
                                                             abs=1e-3)
 
 
-def test_drive_scales_and_offsets_are_found(arm: dict[str, object], tmp_path: Path) -> None:
+def test_drive_scales_and_offsets_are_found(arm: Arm, tmp_path: Path) -> None:
     """Efforts recorded as motor currents with a bias: e = tau / k + o, each joint's k and o
     its own. With ``drive`` the held-out efforts are predicted to within the noise and the
     scales (relative to the first joint's) and offsets are found; without, they are not. The
@@ -160,7 +169,7 @@ def test_drive_scales_and_offsets_are_found(arm: dict[str, object], tmp_path: Pa
     to be undetermined, not guessed."""
     rng = np.random.default_rng(21)
     t, q, v, a = exciting(40.0, rng)
-    torque = efforts(arm["built"], q, v, a, arm["fv"], arm["fc"])  # type: ignore[arg-type]
+    torque = efforts(arm["built"], q, v, a, arm["fv"], arm["fc"])
     k = rng.uniform(0.5, 2.0, len(NAMES))
     o = rng.uniform(-2.0, 2.0, len(NAMES))
     e = torque / k + o
@@ -199,7 +208,7 @@ def write_groups(path: Path, t: np.ndarray, q: np.ndarray, e: np.ndarray, alone:
 
 
 def test_joints_without_torques_are_left_out_and_the_rest_identified(
-        arm: dict[str, object], tmp_path: Path) -> None:
+        arm: Arm, tmp_path: Path) -> None:
     """A real arm often measures some joints' torques only (a wrist without sensors, a
     gripper, a joint whose effort is in a unit nobody knows). Joint 3's efforts garbled and
     ignored by name, joint 7's never recorded (published apart, position only): the other
@@ -207,7 +216,7 @@ def test_joints_without_torques_are_left_out_and_the_rest_identified(
     the written URDF is still physical."""
     rng = np.random.default_rng(31)
     t, q, v, a = exciting(40.0, rng)
-    e = efforts(arm["built"], q, v, a, arm["fv"], arm["fc"])  # type: ignore[arg-type]
+    e = efforts(arm["built"], q, v, a, arm["fv"], arm["fc"])
     e += rng.normal(scale=NOISE, size=e.shape)
     e[:, 2] = 1000.0 + 50.0 * rng.normal(size=len(t))  # not a torque
     bag = write_groups(tmp_path / "groups", t, q, e, alone=6)

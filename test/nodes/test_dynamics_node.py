@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +41,9 @@ def node(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodePr
     print(out)
 
 
-def joint_state(stamp_s: float, names=NAMES, q=Q, v=V, effort=EFFORT) -> JointState:  # type: ignore[no-untyped-def]
+def joint_state(stamp_s: float, names: Sequence[str] = NAMES,
+                q: Sequence[float] | np.ndarray = Q, v: Sequence[float] | np.ndarray = V,
+                effort: Sequence[float] | np.ndarray = EFFORT) -> JointState:
     msg = JointState(name=list(names), position=list(q), velocity=list(v), effort=list(effort))
     msg.header.stamp = Time(sec=int(stamp_s), nanosec=round((stamp_s % 1) * 1e9))
     return msg
@@ -51,7 +53,7 @@ def by_name(msg: JointState) -> np.ndarray:
     return np.array([msg.effort[msg.name.index(n)] for n in NAMES])
 
 
-def drive(probe: Probe, msgs: list[JointState], done) -> bool:  # type: ignore[no-untyped-def]
+def drive(probe: Probe, msgs: list[JointState], done: Callable[[], object]) -> bool:
     """Publish the messages, each from a publisher of its own (as several drivers would),
     again and again since discovery takes a moment, until done()."""
     pubs = [probe.node.create_publisher(JointState, "/joint_states", SENSOR) for _ in msgs]

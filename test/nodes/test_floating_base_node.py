@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
+from rclpy.publisher import Publisher
 from rosutil import SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
@@ -58,7 +60,8 @@ def states(stamp: int) -> JointState:
     return msg
 
 
-def run_until(probe: Probe, done, stamp: int, extra=()) -> bool:  # type: ignore[no-untyped-def]
+def run_until(probe: Probe, done: Callable[[], object], stamp: int,
+              extra: Sequence[tuple[Publisher[Any], object]] = ()) -> bool:
     js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
     od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
 
@@ -76,7 +79,8 @@ def run_until(probe: Probe, done, stamp: int, extra=()) -> bool:  # type: ignore
 
 
 def q_full() -> np.ndarray:
-    return np.r_[0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0, Q_JOINTS]
+    q: np.ndarray = np.r_[0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0, Q_JOINTS]
+    return q
 
 
 def test_contact_topics_exist_before_the_first_state(node: NodeProcess, probe: Probe) -> None:
@@ -180,7 +184,8 @@ def test_odometry_is_paired_with_each_state_by_stamp(node: NodeProcess, probe: P
     status = probe.listen(String, f"{NODE}/status")
     od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
     js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
-    assert probe.spin_until(lambda: od.get_subscription_count() and js.get_subscription_count())
+    assert probe.spin_until(
+        lambda: bool(od.get_subscription_count() and js.get_subscription_count()))
     from rbd_ros.dynamics.kinematics import center_of_mass, placements
 
     def com_at(z: float) -> np.ndarray:
@@ -235,7 +240,8 @@ def test_bad_quaternions_are_refused(node: NodeProcess, probe: Probe) -> None:
     base = probe.listen(WrenchStamped, f"{NODE}/base_wrench")
     od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
     js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
-    assert probe.spin_until(lambda: od.get_subscription_count() and js.get_subscription_count())
+    assert probe.spin_until(
+        lambda: bool(od.get_subscription_count() and js.get_subscription_count()))
     bad = odom(70)
     bad.pose.pose.orientation.w = 1.5
     for _ in range(5):

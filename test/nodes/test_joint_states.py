@@ -33,15 +33,16 @@ def test_partial_messages_merge_and_missing_velocities_are_differentiated() -> N
 
 def test_bad_messages_change_nothing() -> None:
     m = JointStateMerger(load_urdf(ARM))
-    m.update(SEC, NAMES, np.arange(7.0), [], [])
+    m.update(SEC, NAMES, np.arange(7.0).tolist(), [], [])
     before = m.q.copy()
-    for names, pos, vel, reason in [
+    cases: list[tuple[list[str], list[float], list[float], str]] = [
         (NAMES, [np.nan] * 7, [], "position contains NaN or inf"),
         (NAMES, list(range(6)), [], "position has 6 entries for 7"),
         (NAMES, list(range(7)), [np.inf] * 7, "velocity contains NaN or inf"),
         (["joint1", "joint2", "joint1"], [0.0, 1.0, 2.0], [],
          r"repeat within the message: \['joint1'\]"),
-    ]:
+    ]
+    for names, pos, vel, reason in cases:
         with pytest.raises(InputError, match=reason):
             m.update(2 * SEC, names, pos, vel, [])
     np.testing.assert_array_equal(m.q, before)
@@ -53,7 +54,7 @@ def test_floating_base_joints_follow_the_base_coordinates() -> None:
     model = load_urdf(QUADRUPED, floating_base=True)
     m = JointStateMerger(model)
     names = [j.name for j in model.joints if j.kind == "revolute"]
-    m.update(0, names, np.arange(12.0), [], [])
+    m.update(0, names, np.arange(12.0).tolist(), [], [])
     assert m.ready
     np.testing.assert_allclose(m.q[7:], np.arange(12.0))
     x = base_state([1, 2, 3], [0, 0, 0, 1.0005], [0.1] * 6)  # float32 noise: normalised
@@ -110,7 +111,7 @@ def test_estimates_at_1khz_are_exact_at_todays_stamps(motion: str) -> None:
     for k in range(200):
         t = k * dt
         q = 0.3 + c * t + (0.5 * acc * t * t if motion == "quadratic" else 0.0)
-        m.update(NOW + k * 1_000_000, NAMES, q, [], [])
+        m.update(NOW + k * 1_000_000, NAMES, q.tolist(), [], [])
         if k >= 2:
             # a backward difference of x(t) = c t + a t^2 / 2 is the velocity half a step back
             v_want = c + (acc * (t - dt / 2) if motion == "quadratic" else 0.0)

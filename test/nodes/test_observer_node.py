@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -22,6 +23,7 @@ from rcl_interfaces.srv import DescribeParameters, SetParameters
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from recordings import write_joint_states
 from rosbags.highlevel import AnyReader
+from rosbags.typesys.stores.ros2_humble import sensor_msgs__msg__JointState as BagJointState
 from rosutil import NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 
@@ -86,7 +88,11 @@ def feed(probe: Probe, states: list[State], offset: int, velocities: bool,
             pub.publish(msg)
             sent += 1
         before = len(ext)
-        assert probe.spin_until(lambda before=before: len(ext) > before, 10.0), \
+
+        def answered(before: int = before) -> bool:
+            return len(ext) > before
+
+        assert probe.spin_until(answered, 10.0), \
             f"no answer after {len(ext)} of {len(states)} states"
     probe.spin_until(lambda: all(len(x) >= len(states) for x in also), 5.0)
     probe.spin_for(0.3)
@@ -155,11 +161,12 @@ def test_one_sign_for_external_torques_in_the_core_the_node_and_analyze(
     table = pq.read_table(out / "analysis.parquet").to_pydict()
     estimates["analyze, tau_external"] = np.column_stack([table[f"tau_external_{n}"]
                                                           for n in NAMES])
-    with AnyReader([out / "analysis.mcap"]) as r:
-        conn = next(c for c in r.connections
+    with AnyReader([out / "analysis.mcap"]) as reader:
+        conn = next(c for c in reader.connections
                     if c.topic == "/rbd/external_torques_from_acceleration")
         estimates["analyze, its topic"] = np.array(
-            [r.deserialize(raw, conn.msgtype).effort for _, _, raw in r.messages([conn])])
+            [cast(BagJointState, reader.deserialize(raw, conn.msgtype)).effort
+             for _, _, raw in reader.messages([conn])])
     from_acc = probe.listen(JointState, "/push/rbd_dynamics/external_torques_from_acceleration",
                             RELIABLE)
     estimates["node, external_torques"] = np.array(
