@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from rbd_ros.local_ros import BENCH, isolate
+
 ECHO = """
 import sys, rclpy
 from sensor_msgs.msg import JointState
@@ -35,13 +37,6 @@ try:
 except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
     pass
 """
-
-
-def _local_ros() -> None:
-    """This process and the nodes it starts: on loopback, in a domain of their own (set, not
-    defaulted: a shell set up for a robot must not put the benchmark on its network)."""
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ["ROS_DOMAIN_ID"] = str(100 + os.getpid() % 50)
 
 
 def _start(args: list[str]) -> subprocess.Popen[bytes]:
@@ -185,7 +180,7 @@ def _table(results: dict[str, tuple[int, np.ndarray, int]], echo: str) -> None:
 def latency(n: int, rounds: int = 3) -> None:
     """Each node alone on the machine, in turn, ``rounds`` times (n / rounds messages a time,
     a fresh process each), latencies pooled."""
-    _local_ros()
+    isolate(*BENCH)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
     from pinref import robot_path
 
@@ -234,7 +229,7 @@ def first_answer(cache: str) -> float:
     from rbd_ros.dynamics import load_urdf
     from rbd_ros.robots import ARM
 
-    _local_ros()
+    isolate(*BENCH)
     names = load_urdf(str(ARM)).state_joint_names
     rclpy.init()
     node = rclpy.create_node("first_answer")
@@ -268,7 +263,7 @@ def floating_latency(n: int, rounds: int = 3) -> None:
     """The floating-base node on Talos (both feet in contact, QP every message) at 500 Hz,
     each state after an odometry message of its stamp, beside the echo at the same rate;
     interleaved rounds, fresh processes, latencies pooled (as ``latency``)."""
-    _local_ros()
+    isolate(*BENCH)
     from geometry_msgs.msg import WrenchStamped
     from sensor_msgs.msg import JointState
 

@@ -14,7 +14,6 @@ the machine: a busy machine makes the demo take longer, never unstable.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .local_ros import DEMO, isolate
 from .robots import ARM
 
 # N m / rad and N m s / rad per joint: soft, so that gravity shows, and scaled to each joint's
@@ -50,14 +50,6 @@ def _params(path: Path, node: str, urdf: str, extra: str = "") -> str:
     body = "\n".join("      " + line for line in urdf.splitlines())
     path.write_text(f"{node}:\n  ros__parameters:\n    robot_description: |\n{body}\n{extra}")
     return str(path)
-
-
-def _local_ros() -> None:
-    """The demo's processes: on loopback, in a domain of their own (set, not defaulted: a
-    shell set up for a robot must not put the demo's joint states and efforts on its
-    network)."""
-    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    os.environ["ROS_DOMAIN_ID"] = str(150 + os.getpid() % 60)
 
 
 class _Process:
@@ -155,7 +147,7 @@ class _Controller:
 
 
 def run(seconds: float = 4.0) -> int:
-    _local_ros()
+    isolate(*DEMO)
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
@@ -280,7 +272,7 @@ STAND_SCRIPT = [
 def run_quadruped() -> int:
     """The floating-base node on the bundled quadruped: foot loads through a scripted
     sequence of postures, contact sets and base accelerations, including impossible ones."""
-    _local_ros()
+    isolate(*DEMO)
     import rclpy
     from geometry_msgs.msg import AccelStamped, WrenchStamped
     from nav_msgs.msg import Odometry

@@ -14,10 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # as the rbd-ros command runs (rbd_ros/cli.py): BLAS on one thread, set before numpy loads it
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from rbd_ros.local_ros import TESTS, isolate
+
 # Every ROS participant of the test run, here and in the processes it starts, stays on this
-# machine and in a domain of its own, so parallel runs do not see each other.
-os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-os.environ["ROS_DOMAIN_ID"] = str(20 + os.getpid() % 150)
+# machine and in a domain of its own (RBD_TEST_DOMAIN, or 10-79: see rbd_ros.local_ros)
+isolate(*TESTS)
 
 
 @pytest.fixture(scope="module")

@@ -15,16 +15,17 @@ ROOT = Path(__file__).resolve().parents[1]
 #: top-level Python module -> the rosdep key that installs it (None: an extra with no key)
 KEYS = {
     "numpy": "python3-numpy", "numba": "python3-numba", "urdf_parser_py": "urdfdom_py",
-    "quadprog": "quadprog-pip", "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces",
+    "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces",
     "builtin_interfaces": "builtin_interfaces", "std_msgs": "std_msgs", "std_srvs": "std_srvs",
     "sensor_msgs": "sensor_msgs", "geometry_msgs": "geometry_msgs",
     "diagnostic_msgs": "diagnostic_msgs",
     "trajectory_msgs": "trajectory_msgs", "nav_msgs": "nav_msgs",
     "rosgraph_msgs": "rosgraph_msgs", "rbd_ros_interfaces": "rbd_ros_interfaces",
     "launch": "launch", "launch_ros": "launch_ros",
-    "xacro": "xacro", "rosbags": "python3-rosbags-pip", "ruamel": "python3-ruamel.yaml",
+    "xacro": "xacro", "ruamel": "python3-ruamel.yaml",
     "matplotlib": "python3-matplotlib", "scipy": "python3-scipy",
-    "mcap": None, "zstandard": None, "pyarrow": None, "dask": None, "distributed": None,
+    "rosbags": None, "mcap": None, "zstandard": None, "pyarrow": None, "dask": None,
+    "distributed": None,
 }
 
 
@@ -57,6 +58,15 @@ def test_every_import_has_a_rosdep_key_in_package_xml() -> None:
     assert set(keyless) <= set(EXTRAS), keyless  # each says how to install it
 
 
+def test_no_key_is_pip_only() -> None:
+    """The ROS buildfarm releases only packages whose every key is a system or ROS package:
+    a rosdep key ending in -pip (pip only) keeps the package off it."""
+    keys = [e.text or "" for e in ET.parse(ROOT / "package.xml").getroot() if "depend" in e.tag]
+    assert len(keys) > 20
+    assert not [k for k in keys if k.endswith("-pip")]
+    assert "mcap-ros2-support" not in keys  # pip only too, though its key says not
+
+
 BLOCK = """
 import sys
 class Missing:
@@ -86,7 +96,7 @@ def test_info_and_the_nodes_need_no_offline_extra() -> None:
 
 def test_an_offline_tool_without_its_extra_says_how_to_install_it(tmp_path: Path) -> None:
     for tool, module, advice in (
-            ("analyze", "rosbags", "pip install rosbags (rosdep key python3-rosbags-pip)"),
+            ("analyze", "rosbags", "pip install rosbags"),
             ("analyze", "mcap", "pip install mcap"),
             ("identify", "scipy", "pip install scipy (rosdep key python3-scipy)")):
         r = run_without({module}, "from rbd_ros.cli import main\nsys.exit(main())", tool,

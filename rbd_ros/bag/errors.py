@@ -5,7 +5,7 @@ from __future__ import annotations
 #: Python packages the offline tools load when used (not the core, `info` or the nodes) ->
 #: how to install them. Those with a rosdep key are in package.xml; the others have none.
 EXTRAS = {
-    "rosbags": "pip install rosbags (rosdep key python3-rosbags-pip)",
+    "rosbags": "pip install rosbags",
     "ruamel": "pip install ruamel.yaml (rosdep key python3-ruamel.yaml)",
     "matplotlib": "pip install matplotlib (rosdep key python3-matplotlib)",
     "scipy": "pip install scipy (rosdep key python3-scipy)",

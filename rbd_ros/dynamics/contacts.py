@@ -2,7 +2,7 @@
 
 Nothing actuates the base, so the wrench it needs (RNEA's first six rows, Featherstone ch. 9)
 must come from the contacts. That wrench is split over the active contacts by a small QP
-(solved by quadprog) whose variables are each contact's wrench in its own contact frame:
+(:mod:`.qp`, compiled) whose variables are each contact's wrench in its own contact frame:
 
     minimise    sum_c |f_c|^2 + TORQUE_WEIGHT * |tau_c|^2
     subject to  sum_c (contact wrenches, moved to the base origin) = the wrench the base needs
@@ -33,13 +33,13 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import quadprog
 from numba import njit
 
 from .errors import ModelError
 from .floating import base_reaction
 from .kinematics import center_of_mass, placements
 from .model import F64, Data, Model
+from .qp import OPTIMAL, solve_qp
 from .rnea import rnea
 from .spatial import rpy_matrix
 
@@ -168,10 +168,9 @@ class _Problem:
             r, o = r + len(k.lower), o + k.size
         self.lower = np.concatenate([k.lower for k in self.cones])
         self.G = np.diag(np.concatenate([k.weight for k in self.cones]))
-        # the QP's constraints as quadprog takes them (one column each): the 6 equalities,
-        # filled per state, then the cones
-        self.C = np.zeros((self.n, 6 + len(self.lower)))
-        self.C[:, 6:] = self.rows.T
+        # the QP's constraints, one row each: the 6 equalities, filled per state, then the cones
+        self.C = np.zeros((6 + len(self.lower), self.n))
+        self.C[6:] = self.rows
         self.b = np.r_[np.zeros(6), self.lower]
         frames = [model.frames[c.link] for c in contacts]
         self.body = np.array([f.body for f in frames], dtype=np.int64)
@@ -295,11 +294,10 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
     R, points, A = np.empty((k, 3, 3)), np.empty((k, 3)), np.zeros((6, P.n))
     _geometry(X, P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size, R, points, A)
     C, b = P.C.copy(), P.b.copy()
-    C[:, :6] = A.T
+    C[:6] = A
     b[:3], b[3:6] = Rb @ base_wrench[:3], Rb @ base_wrench[3:]  # world, about the base
-    try:
-        w = quadprog.solve_qp(P.G, np.zeros(P.n), C, b, 6)[0]
-    except ValueError:
+    w, lam = np.empty(P.n), np.empty(len(b))
+    if solve_qp(P.G, np.zeros(P.n), C, b, 6, w, lam) != OPTIMAL:
         out.reason = _why_not(contacts, P.cones, A, P.rows, P.lower, b[:6], mu)
         return out
     wrenches, cop, f_ext = np.empty((k, 6)), np.empty((k, 3)), np.zeros((model.nb, 6))
@@ -338,9 +336,12 @@ def _why_not(contacts: list[Contact], cones: list[_Cone], A: F64, rows: F64, low
             continue
         G = np.diag(np.r_[1e-6 * np.ones(n), np.ones(m)])
         C = np.vstack([np.c_[A, np.zeros((6, m))], np.c_[rows[hard], np.zeros((len(hard), m))],
-                       np.c_[rows[soft], np.eye(m)], np.c_[np.zeros((m, n)), np.eye(m)]]).T
+                       np.c_[rows[soft], np.eye(m)], np.c_[np.zeros((m, n)), np.eye(m)]])
         b = np.r_[need, lower[hard], lower[soft], np.zeros(m)]
-        slack = quadprog.solve_qp(G, np.zeros(n + m), C, b, 6)[0][n:]
+        x, lam = np.empty(n + m), np.empty(len(b))
+        if solve_qp(G, np.zeros(n + m), C, b, 6, x, lam) != OPTIMAL:
+            break
+        slack = x[n:]
         failed: dict[str, set[str]] = {}
         for i, s in zip(soft, slack, strict=True):
             if s > 1e-6 * scale:
