@@ -90,6 +90,38 @@ def _start(G, a, J, x):
 
 
 @njit(cache=True)
+def _violated(C, b, meq, x, is_active, sign):
+    """The constraint to add next: the first equality not yet active (entered from the side x
+    is on), else the most violated inequality; -1 when x meets them all."""
+    p, worst = -1, 0.0
+    for i in range(C.shape[0]):
+        if is_active[i]:
+            continue
+        s = -b[i]
+        for k in range(x.shape[0]):
+            s += C[i, k] * x[k]
+        if i < meq:
+            if s > 0.0:
+                sign[i] = -1.0
+            return i
+        if s < -TOL * (1.0 + abs(b[i])) and s < worst:
+            p, worst = i, s
+    return p
+
+
+@njit(cache=True)
+def _add(J, R, d, q):
+    """A constraint enters with ``d = J^T n``: rotations zero d below row q (turning J's
+    columns with them) and R gains column q."""
+    for i in range(d.shape[0] - 1, q, -1):
+        c, s, h = _givens(d[i - 1], d[i])
+        d[i - 1], d[i] = h, 0.0
+        _rotate_columns(J, i - 1, i, c, s)
+    for i in range(q + 1):
+        R[i, q] = d[i]
+
+
+@njit(cache=True)
 def _drop(J, R, active, u, q, l):
     """Constraint ``active[l]`` leaves: its column of R goes, the Hessenberg part left behind
     is turned back to triangular (its rotations applied to J's columns too). Returns q - 1."""
@@ -131,22 +163,7 @@ def solve_qp(G, a, C, b, meq, x, lam):
         return NO_PROGRESS
     q = 0
     for _ in range(10 * (n + m) + 10):
-        # step 1: the constraint to add, every equality first, then the most violated
-        p = -1
-        worst = 0.0
-        for i in range(m):
-            if is_active[i]:
-                continue
-            s = -b[i]
-            for k in range(n):
-                s += C[i, k] * x[k]
-            if i < meq:
-                p = i
-                if s > 0.0:
-                    sign[i] = -1.0
-                break
-            if s < -TOL * (1.0 + abs(b[i])) and s < worst:
-                p, worst = i, s
+        p = _violated(C, b, meq, x, is_active, sign)  # step 1: the constraint to add
         if p < 0:
             for j in range(q):
                 lam[active[j]] = sign[active[j]] * u[j]
@@ -191,13 +208,8 @@ def solve_qp(G, a, C, b, meq, x, lam):
             for j in range(q):
                 u[j] -= t * r[j]
             u[q] += t
-            if not dependent and t2 <= t1:  # p enters: zero d below row q, R gains column q
-                for i in range(n - 1, q, -1):
-                    c, sn, h = _givens(d[i - 1], d[i])
-                    d[i - 1], d[i] = h, 0.0
-                    _rotate_columns(J, i - 1, i, c, sn)
-                for i in range(q + 1):
-                    R[i, q] = d[i]
+            if not dependent and t2 <= t1:  # p enters
+                _add(J, R, d, q)
                 active[q] = p
                 is_active[p] = True
                 q += 1
