@@ -1,6 +1,7 @@
 """Start the rbd_ros dynamics node next to a robot driver.
 
     ros2 launch rbd_ros dynamics.launch.py description_file:=/path/robot.urdf.xacro \
+        xacro_args:='arm_id:=fr3 hand:=true' \
         joint_states_topic:=/joint_states effort_commands_topic:=/effort_controller/commands
 
 With description_file empty (the default) the node takes the URDF from the robot_description
@@ -19,7 +20,8 @@ def _nodes(context):
     description_file = LaunchConfiguration("description_file").perform(context)
     params = [LaunchConfiguration("params_file"),
               {"use_sim_time": LaunchConfiguration("use_sim_time")}]
-    params += robot_description(description_file)
+    params += robot_description(description_file,
+                                LaunchConfiguration("xacro_args").perform(context))
     return [Node(
         package="rbd_ros",
         executable="dynamics_node",
@@ -40,6 +42,8 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument("description_file", default_value="",
                               description="URDF or xacro file; empty: robot_description topic"),
+        DeclareLaunchArgument("xacro_args", default_value="",
+                              description="the xacro file's arguments, NAME:=VALUE ..."),
         DeclareLaunchArgument("params_file",
                               default_value=PathJoinSubstitution([share, "config",
                                                                   "dynamics.yaml"]),

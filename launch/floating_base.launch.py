@@ -19,7 +19,8 @@ def _nodes(context):
     description_file = LaunchConfiguration("description_file").perform(context)
     params = [LaunchConfiguration("params_file"),
               {"use_sim_time": LaunchConfiguration("use_sim_time")}]
-    params += robot_description(description_file)
+    params += robot_description(description_file,
+                                LaunchConfiguration("xacro_args").perform(context))
     return [Node(
         package="rbd_ros",
         executable="floating_base_node",
@@ -40,6 +41,8 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument("description_file", default_value="",
                               description="URDF or xacro file; empty: robot_description topic"),
+        DeclareLaunchArgument("xacro_args", default_value="",
+                              description="the xacro file's arguments, NAME:=VALUE ..."),
         DeclareLaunchArgument("params_file",
                               default_value=PathJoinSubstitution([share, "config",
                                                                   "floating_base.yaml"]),

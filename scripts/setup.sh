@@ -1,10 +1,31 @@
 #!/usr/bin/env bash
-# Set up everything rbd_ros needs in ./.venv (idempotent): the ROS 2 wheels, the core's
-# dependencies, rbd_ros itself and its interface package rbd_ros_interfaces. With --test,
-# also the test tools and the reference library.
+# Set up everything rbd_ros needs in a venv (idempotent): the ROS 2 wheels, the core's
+# dependencies, rbd_ros itself and its interface package rbd_ros_interfaces.
+#
+#   bash scripts/setup.sh [--test] [--distro kilted|jazzy]
+#
+# --test: also the test tools and the reference libraries. --distro: the ROS 2 wheels of that
+# distribution (requirements-<distro>.txt); Kilted, the default, in ./.venv, Jazzy in
+# ./.venv-jazzy. RBD_VENV names another folder; PYTHON another interpreter.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VENV="${RBD_VENV:-.venv}"
+TEST=0
+DISTRO=kilted
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --test) TEST=1 ;;
+        --distro) DISTRO="${2:-}"; shift ;;
+        --distro=*) DISTRO="${1#--distro=}" ;;
+        *) echo "usage: bash scripts/setup.sh [--test] [--distro kilted|jazzy]" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [ ! -f "requirements-$DISTRO.txt" ]; then
+    echo "error: no ROS 2 distribution '$DISTRO' here: kilted or jazzy" >&2
+    exit 2
+fi
+. scripts/venv.sh
+VENV="$(venv_for "$DISTRO")"
 PY="${PYTHON:-python3}"
 if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
@@ -13,8 +34,8 @@ pip_install() {
     # quiet; pip's notes about unreachable extra indexes on some machines are noise
     "$VENV/bin/python" -m pip install -q "$@" 2> >(grep -v "is ignored: it is neither" >&2)
 }
-reqs=(-r requirements.txt -r requirements-build.txt)
-if [ "${1:-}" = "--test" ]; then
+reqs=(-r requirements.txt -r "requirements-$DISTRO.txt" -r requirements-build.txt)
+if [ "$TEST" = 1 ]; then
     reqs+=(-r requirements-test.txt)
 fi
 pip_install --upgrade pip==25.3 setuptools==80.9.0 wheel==0.45.1

@@ -1,10 +1,19 @@
 #!/usr/bin/env bash
 # Set up (scripts/setup.sh --test) and run the whole test suite: pytest, which also runs ruff
-# and mypy over rbd_ros/. Exits non-zero on any failure, and when no test ran.
+# and mypy. Exits non-zero on any failure, and when no test ran.
+#
+#   bash scripts/test.sh [--distro kilted|jazzy] [pytest arguments]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh --test || exit 1
-.venv/bin/python -m pytest "$@"
+DISTRO=kilted
+if [ "${1:-}" = "--distro" ]; then
+    DISTRO="${2:-}"
+    shift 2
+fi
+bash scripts/setup.sh --test --distro "$DISTRO" || exit 1
+. scripts/venv.sh
+VENV="$(venv_for "$DISTRO")"
+"$VENV/bin/python" -m pytest "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
     echo "error: pytest collected no tests" >&2

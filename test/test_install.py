@@ -1,5 +1,6 @@
-"""What a ROS user installs, a ROS user can launch: the set-up makes the venv a ROS prefix
-(ament index marker, share/rbd_ros, lib/rbd_ros executables), as colcon's install space is."""
+"""What a ROS user installs, a ROS user can launch, from the prefix it was installed into: the
+pip venv (the set-up makes it a ROS prefix: ament index marker, share/rbd_ros, lib/rbd_ros
+executables) or a colcon install space (``colcon test`` puts it on AMENT_PREFIX_PATH)."""
 
 from __future__ import annotations
 
@@ -18,17 +19,35 @@ from rbd_ros.launch_support import robot_description
 from rbd_ros.robots import ARM
 from rbd_ros_interfaces.srv import GravityTorques
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 @pytest.fixture
-def ament(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AMENT_PREFIX_PATH", sys.prefix)
+def ament(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The prefix rbd_ros is installed into, on AMENT_PREFIX_PATH: this venv when the set-up
+    made it one (it need not be activated), else the one the environment names (colcon's)."""
+    from ament_index_python import PackageNotFoundError, get_package_prefix
+
+    if (Path(sys.prefix) / "share" / "ament_index" / "resource_index" / "packages" /
+            "rbd_ros").is_file():
+        path = os.environ.get("AMENT_PREFIX_PATH")
+        monkeypatch.setenv("AMENT_PREFIX_PATH",
+                           sys.prefix + (os.pathsep + path if path else ""))
+    try:
+        return Path(get_package_prefix("rbd_ros"))
+    except PackageNotFoundError:
+        pytest.fail("rbd_ros is not installed in a ROS prefix: run scripts/setup.sh, or source "
+                    "the colcon workspace's install/setup.bash")
 
 
-def test_the_package_share_resolves_through_the_ament_index(ament: None) -> None:
+def test_the_package_share_resolves_through_the_ament_index(ament: Path) -> None:
     from ament_index_python import get_package_prefix, get_package_share_directory
 
     share = Path(get_package_share_directory("rbd_ros"))
-    assert share == Path(sys.prefix) / "share" / "rbd_ros"
+    assert share == ament / "share" / "rbd_ros"
+    # this tree's package, installed
+    assert (share / "package.xml").read_text() == (ROOT / "package.xml").read_text(), \
+        f"{share} holds another package.xml than this tree's: set up (or colcon build) again"
     for f in ("package.xml", "launch/dynamics.launch.py", "launch/floating_base.launch.py",
               "config/dynamics.yaml", "config/floating_base.yaml", "urdf/arm7.urdf"):
         assert (share / f).is_file(), f
@@ -37,7 +56,7 @@ def test_the_package_share_resolves_through_the_ament_index(ament: None) -> None
         assert os.access(lib / exe, os.X_OK), exe
 
 
-def test_the_node_starts_through_its_lib_executable(ament: None, probe: Probe,
+def test_the_node_starts_through_its_lib_executable(ament: Path, probe: Probe,
                                                     tmp_path: Path) -> None:
     """As `ros2 run rbd_ros dynamics_node --ros-args --params-file <share>/config/...` does."""
     from ament_index_python import get_package_prefix, get_package_share_directory
@@ -64,14 +83,25 @@ def test_the_node_starts_through_its_lib_executable(ament: None, probe: Probe,
 
 
 def test_a_xacro_description_file_is_expanded(tmp_path: Path) -> None:
-    """description_file:=robot.urdf.xacro in the launch files (xacro is a requirement)."""
+    """description_file:=robot.urdf.xacro and its xacro_args in the launch files (xacro is a
+    requirement)."""
     xacro = tmp_path / "arm.urdf.xacro"
     xacro.write_text(ARM.read_text().replace(
         "<robot ", '<robot xmlns:xacro="http://www.ros.org/wiki/xacro" ', 1).replace(
-        '<mass value="0.4"/>', '<xacro:property name="tool_mass" value="0.8"/>'
-                               '<mass value="${tool_mass / 2}"/>'))
+        '<mass value="0.4"/>', '<xacro:arg name="tool_mass" default="0.8"/>'
+                               '<mass value="${float(\'$(arg tool_mass)\') / 2}"/>'))
     [params] = robot_description(str(xacro))
     from rbd_ros.dynamics import load_urdf_string
 
     assert load_urdf_string(params["robot_description"]).total_mass == \
         pytest.approx(load_urdf(ARM).total_mass)
+    # with arguments, as xacro_args:='tool_mass:=2.0' passes them
+    [params] = robot_description(str(xacro), "tool_mass:=2.0")
+    assert load_urdf_string(params["robot_description"]).total_mass == \
+        pytest.approx(load_urdf(ARM).total_mass + 0.6)
+    for bad, why in (("tool_mass=2", "'tool_mass=2' is not NAME:=VALUE"),
+                     (":=2", "':=2' is not NAME:=VALUE")):
+        with pytest.raises(ValueError, match=why):
+            robot_description(str(xacro), bad)
+    with pytest.raises(ValueError, match="xacro_args given, but description_file"):
+        robot_description(str(ARM), "tool_mass:=2.0")
