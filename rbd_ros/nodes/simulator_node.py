@@ -113,7 +113,7 @@ class SimulatorNode(NodeBase):
 
     @property
     def stamp(self) -> int:
-        return self.t0 + self.k * self.dt_ns
+        return int(self.t0 + self.k * self.dt_ns)
 
     def _on_command(self, msg: Float64MultiArray) -> None:
         try:
