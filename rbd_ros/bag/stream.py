@@ -259,6 +259,10 @@ def _ahead(items: Iterator[Batch]) -> Iterator[Batch]:
             put((None, None))
         except BaseException as e:  # handed over: a damaged file is the analysis' to report
             put((None, e))
+        finally:  # here: a reader's file (an SQLite connection) is this thread's to close
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
 
     threading.Thread(target=read, name="rbd-reader", daemon=True).start()
     try:

@@ -23,9 +23,16 @@ from rbd_ros.bag.fleet import analyze_fleet, find_recordings
 from rbd_ros.robots import ARM
 
 
+def _interruptible() -> None:
+    """Ctrl-C reaches the command even when the suite runs in a background job (whose SIGINT
+    the shell set to ignored, and Python keeps it so)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "analyze", *args, "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+                            preexec_fn=_interruptible)
 
 
 def _gravity(folder: Path) -> np.ndarray:
