@@ -119,9 +119,10 @@ def _replay(args: argparse.Namespace) -> int:
     return 128 + stopped if stopped else 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="rbd-ros", description=__doc__)
-    sub = parser.add_subparsers(dest="command")
+def parser() -> argparse.ArgumentParser:
+    """The command line: each command with its options (the docs' reference is made from it)."""
+    cli = argparse.ArgumentParser(prog="rbd-ros", description=__doc__)
+    sub = cli.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="the live demo (the default): simulator, dynamics node "
                                        "and a PD controller with and without feed-forward")
     demo.add_argument("--seconds", type=float, default=4.0, help="length of each run")
@@ -219,6 +220,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rp.add_argument("--max-gap", type=float, default=5.0,
                     help="recorded pauses longer than this (s) are skipped, with a note")
     rp.set_defaults(func=_replay)
+    return cli
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    cli = parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     ros_args: list[str] = []
     if "--ros-args" in argv:  # ROS arguments (-r from:=to ...), up to a "--" if there is one
@@ -226,12 +232,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         rest = argv[at + 1:]
         end = rest.index("--") if "--" in rest else len(rest)
         argv, ros_args = argv[:at] + rest[end + 1:], rest[:end]
-    args = parser.parse_args(argv)
+    args = cli.parse_args(argv)
     if ros_args and args.command != "replay":
-        parser.error("--ros-args: only `rbd-ros replay` takes ROS arguments")
+        cli.error("--ros-args: only `rbd-ros replay` takes ROS arguments")
     args.ros_args = ros_args
     if args.command is None:
-        args = parser.parse_args(["demo"])
+        args = cli.parse_args(["demo"])
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
