@@ -45,7 +45,7 @@ def _info(args: argparse.Namespace) -> int:
 def _demo(args: argparse.Namespace) -> int:
     from .demo import run, run_quadruped
 
-    return run_quadruped() if args.robot == "quadruped" else run(args.seconds)
+    return run_quadruped() if args.robot == "quadruped" else run(args.seconds, args.plot)
 
 
 def _analyze(args: argparse.Namespace) -> int:
@@ -126,6 +126,8 @@ def parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="the live demo (the default): simulator, dynamics node "
                                        "and a PD controller with and without feed-forward")
     demo.add_argument("--seconds", type=float, default=4.0, help="length of each run")
+    demo.add_argument("--plot", type=Path, metavar="PNG",
+                      help="also draw both runs' tracking errors into this picture (arm)")
     demo.add_argument("--robot", choices=("arm", "quadruped"), default="arm",
                       help="arm: computed-torque feed-forward (the default); quadruped: the "
                            "floating-base node's foot loads through a scripted sequence")

@@ -18,7 +18,7 @@ def test_the_docs_build_without_warnings_and_list_every_parameter_and_option(
                         str(ROOT / "doc"), str(out)], capture_output=True, text=True,
                        timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stdout + r.stderr
-    nodes = (out / "reference" / "nodes.html").read_text()
+    nodes = (out / "nodes.html").read_text()
     for name in ("robot_description", "observer_gain", "collision_release", "joint_states_qos",
                  "contact_links", "friction_coefficient", "input_timeout", "held_joints"):
         assert f"<code class=\"docutils literal notranslate\"><span class=\"pre\">{name}</span>" \

@@ -47,7 +47,7 @@ def node_parameters(module: str, cls: str) -> list[tuple[str, str, str, str, str
     isolate(*TESTS)
     urdf = (QUADRUPED if "floating" in module else ARM).read_text()
     context = rclpy.Context()
-    rclpy.init(context=context)
+    rclpy.init(context=context, args=["--ros-args", "--log-level", "error"])
     try:
         node = getattr(importlib.import_module(f"rbd_ros.nodes.{module}"), cls)(
             context=context, parameter_overrides=[Parameter("robot_description",
