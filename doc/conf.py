@@ -1,12 +1,20 @@
 """Sphinx configuration of rbd_ros's documentation (``rosdoc2 build --package-path .`` builds it
 as the ROS documentation index does; ``sphinx-build -W doc <out>`` builds it alone)."""
 
+import re
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent  # the package (sphinx-build runs this file where it is)
+if not (ROOT / "package.xml").is_file():
+    # rosdoc2 builds a copy of doc/ in its build directory: __file__ is then its conf.py, which
+    # exec()s this file by its path in the package
+    found = re.search(r'exec\(open\("([^"]+)"\)', Path(__file__).read_text())
+    if found and (Path(found[1]).resolve().parents[1] / "package.xml").is_file():
+        ROOT = Path(found[1]).resolve().parents[1]
 sys.path.insert(0, str(HERE / "_ext"))
-sys.path.insert(0, str(HERE.parent))  # rbd_ros from this tree, for autodoc
+sys.path.insert(0, str(ROOT))  # rbd_ros from this tree, for autodoc
 
 project = "rbd_ros"
 author = "rbd_ros developers"
@@ -15,8 +23,12 @@ release = "0.1.0"
 
 extensions = ["myst_parser", "sphinx.ext.autodoc", "generated_reference"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
-exclude_patterns = ["_build", "reference/_generated/*.md"]
+# only these pages: rosdoc2 puts its own index.rst, sphinx-apidoc's pages, a copy of doc/
+# (0.2.1) and the package's README, CHANGELOG and LICENSE pages next to them
+include_patterns = ["*.md", "reference/*.md", "tutorials/*.md"]
+exclude_patterns = ["_build", "reference/_generated/*.md", "README.md"]
 myst_heading_anchors = 3
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 nitpicky = False
+rosdoc2_settings = {"allow_other_extensions": True}  # generated_reference (rosdoc2 > 0.2.1)

@@ -2,7 +2,7 @@
 
 Nothing actuates the base, so the wrench it needs (RNEA's first six rows, Featherstone ch. 9)
 must come from the contacts. That wrench is split over the active contacts by a small QP
-(:mod:`.qp`, compiled) whose variables are each contact's wrench in its own contact frame:
+(:mod:`.qp`, compiled) whose variables are each contact's wrench in its own contact frame::
 
     minimise    sum_c |f_c|^2 + TORQUE_WEIGHT * |tau_c|^2
     subject to  sum_c (contact wrenches, moved to the base origin) = the wrench the base needs
@@ -13,7 +13,7 @@ A contact is a frame fixed in a link (``offset`` and ``rpy`` from the link's fra
 * a **point**: the force acts at the frame's origin, or for a round foot of ``radius`` r at the
   point of its sphere that touches the surface (origin - r n). The surface normal ``n`` is a
   world direction (``normal``: the ground is [0, 0, 1], a wall is horizontal). No torque. The
-  friction cone |f_t| <= mu f_n is approximated from inside by FRICTION_SIDES faces, turned
+  friction cone ``|f_t| <= mu f_n`` is approximated from inside by FRICTION_SIDES faces, turned
   with the contact frame's x axis so that the answer does not depend on the robot's heading.
 * a **sole**: a rectangle of half sizes (``half_length`` along x, ``half_width`` along y)
   centred at the frame's origin, flat on its surface, so the normal is the frame's z axis.

@@ -1,6 +1,6 @@
 """A small dense strictly convex QP, solved by the dual active-set method of Goldfarb and Idnani
 ("A numerically stable dual method for solving strictly convex quadratic programs",
-Mathematical Programming 27, 1983):
+Mathematical Programming 27, 1983)::
 
     minimise    1/2 x^T G x - a^T x
     subject to  C[:meq] x  = b[:meq]

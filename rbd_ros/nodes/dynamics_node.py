@@ -26,8 +26,6 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
   quantity as the model's torque at the measured motion minus the measured effort, the
   acceleration differenced from the velocities: no lag, but the differences' noise
 
-Both external-torque outputs are the torque the environment applies at each joint
-(``M(q) qdd + h(q, v) = effort + tau_ext``): a hand pushing a joint forward is positive.
 - out ``~/collision`` (diagnostic_msgs/DiagnosticArray), when ``collision_thresholds`` is set:
   a status for the whole robot (level ERROR while any joint is flagged; the likely contact
   links and the flagged joints in its message and values) and one per joint (its residual and
@@ -35,6 +33,8 @@ Both external-torque outputs are the torque the environment applies at each join
   falls below ``collision_release`` times it. Published when a flag changes, and at least once
   a second of joint-state stamps.
 
+Both external-torque outputs are the torque the environment applies at each joint
+(``M(q) qdd + h(q, v) = effort + tau_ext``): a hand pushing a joint forward is positive.
 Every output is stamped with the stamp of the joint state it was computed from.
 """
 
