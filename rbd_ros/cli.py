@@ -225,15 +225,20 @@ def parser() -> argparse.ArgumentParser:
     return cli
 
 
+def split_ros_args(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(our arguments, the ROS arguments): those after ``--ros-args`` (``-r from:=to`` ...), up
+    to a ``--`` if there is one."""
+    if "--ros-args" not in argv:
+        return argv, []
+    at = argv.index("--ros-args")
+    rest = argv[at + 1:]
+    end = rest.index("--") if "--" in rest else len(rest)
+    return argv[:at] + rest[end + 1:], rest[:end]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     cli = parser()
-    argv = list(sys.argv[1:] if argv is None else argv)
-    ros_args: list[str] = []
-    if "--ros-args" in argv:  # ROS arguments (-r from:=to ...), up to a "--" if there is one
-        at = argv.index("--ros-args")
-        rest = argv[at + 1:]
-        end = rest.index("--") if "--" in rest else len(rest)
-        argv, ros_args = argv[:at] + rest[end + 1:], rest[:end]
+    argv, ros_args = split_ros_args(list(sys.argv[1:] if argv is None else argv))
     args = cli.parse_args(argv)
     if ros_args and args.command != "replay":
         cli.error("--ros-args: only `rbd-ros replay` takes ROS arguments")
