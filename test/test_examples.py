@@ -39,7 +39,7 @@ def commands() -> list[tuple[str, list[str]]]:
 
 def launch_arguments(name: str) -> set[str]:
     tree = ast.parse((ROOT / "launch" / name).read_text())
-    return {node.args[0].value for node in ast.walk(tree) if isinstance(node, ast.Call)
+    return {str(node.args[0].value) for node in ast.walk(tree) if isinstance(node, ast.Call)
             and getattr(node.func, "id", "") == "DeclareLaunchArgument"
             and isinstance(node.args[0], ast.Constant)}
 
