@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from .model import F64
+from .spatial import inverse_cholesky
 
 OPTIMAL, INFEASIBLE, NO_PROGRESS = 0, 1, 2
 #: a constraint is violated below ``-TOL * (1 + |b_i|)``; a new normal is taken as dependent
@@ -54,27 +55,10 @@ def _start(G, a, J, x):
     """``J = L^-T`` and the unconstrained minimum ``x = G^-1 a``; False when G is not
     positive definite."""
     n = G.shape[0]
-    L = np.zeros((n, n))
-    for j in range(n):
-        s = G[j, j]
-        for k in range(j):
-            s -= L[j, k] * L[j, k]
-        if not s > 0.0:
-            return False
-        L[j, j] = math.sqrt(s)
-        for i in range(j + 1, n):
-            t = G[i, j]
-            for k in range(j):
-                t -= L[i, k] * L[j, k]
-            L[i, j] = t / L[j, j]
-    J[:, :] = 0.0  # J = L^-T: upper triangular, column by column of L^-1's rows
-    for c in range(n):
-        J[c, c] = 1.0 / L[c, c]
-        for r in range(c + 1, n):  # (L^-1)[r, c] = -sum_k L[r, k] (L^-1)[k, c] / L[r, r]
-            t = 0.0
-            for k in range(c, r):
-                t -= L[r, k] * J[c, k]
-            J[c, r] = t / L[r, r]
+    Li = np.empty((n, n))
+    if not inverse_cholesky(G, n, 0.0, Li):
+        return False
+    J[:, :] = Li.T
     y = np.empty(n)  # x = J (J^T a)
     for i in range(n):
         t = 0.0

@@ -288,9 +288,10 @@ def congruence_add(X, Ia, T, out):
 
 
 @njit(cache=True)
-def spd_inverse(A, n, out, tol):
-    """Inverse of the symmetric positive definite leading n x n block of ``A`` (Cholesky).
-    Returns False if a pivot is not above ``tol`` (singular or indefinite)."""
+def inverse_cholesky(A, n, tol, Li):
+    """``Li = L^-1`` (lower triangular) for the Cholesky factor ``L L^T`` of the symmetric
+    positive definite leading n x n block of ``A``. False if a pivot is not above ``tol``
+    (singular or indefinite)."""
     L = np.zeros((n, n))
     for j in range(n):
         s = A[j, j]
@@ -304,8 +305,7 @@ def spd_inverse(A, n, out, tol):
             for k in range(j):
                 s -= L[i, k] * L[j, k]
             L[i, j] = s / L[j, j]
-    # invert L (lower triangular), then out = L^-T L^-1
-    Li = np.zeros((n, n))
+    Li[:n, :n] = 0.0
     for i in range(n):
         Li[i, i] = 1.0 / L[i, i]
         for j in range(i):
@@ -313,6 +313,16 @@ def spd_inverse(A, n, out, tol):
             for k in range(j, i):
                 s -= L[i, k] * Li[k, j]
             Li[i, j] = s / L[i, i]
+    return True
+
+
+@njit(cache=True)
+def spd_inverse(A, n, out, tol):
+    """Inverse of the symmetric positive definite leading n x n block of ``A`` (Cholesky):
+    ``L^-T L^-1``. Returns False if a pivot is not above ``tol`` (singular or indefinite)."""
+    Li = np.empty((n, n))
+    if not inverse_cholesky(A, n, tol, Li):
+        return False
     for r in range(n):
         for c in range(n):
             s = 0.0
