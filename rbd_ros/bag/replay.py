@@ -77,9 +77,10 @@ def recorded_qos(conn: Any) -> Any:
     """The QoS to publish a recorded topic with: what its publishers offered when it was
     recorded, as ``ros2 bag play`` adapts it (reliable and transient-local only where every
     publisher was; the deepest history), or, where the recording keeps no QoS, reliable with
-    a depth of 100 (transient-local for ``robot_description`` and ``tf_static``). The history
-    is at least 100 deep: it decides only what a reliable reader that fell behind can still be
-    resent, and which of a latched topic's messages a late subscriber gets."""
+    a depth of 1000 (transient-local for ``robot_description`` and ``tf_static``). The history
+    is at least 1000 deep (1 s at 1 kHz): it decides only what a reliable reader that fell
+    behind can still be resent, and which of a latched topic's messages a late subscriber
+    gets."""
     from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
     from rosbags.interfaces import QosDurability, QosHistory, QosReliability
     from rosbags.rosbag2.metadata import parse_qos
@@ -93,13 +94,13 @@ def recorded_qos(conn: Any) -> Any:
         profiles = []
     if not profiles:
         latched = conn.topic.endswith(("robot_description", "tf_static"))
-        return QoSProfile(depth=1 if latched else 100, reliability=ReliabilityPolicy.RELIABLE,
+        return QoSProfile(depth=1 if latched else 1000, reliability=ReliabilityPolicy.RELIABLE,
                           durability=DurabilityPolicy.TRANSIENT_LOCAL if latched
                           else DurabilityPolicy.VOLATILE)
     reliable = all(q.reliability == QosReliability.RELIABLE for q in profiles)
     latched = all(q.durability == QosDurability.TRANSIENT_LOCAL for q in profiles)
     keep_all = any(q.history == QosHistory.KEEP_ALL for q in profiles)
-    depth = max(100, *(q.depth for q in profiles))
+    depth = max(1000, *(q.depth for q in profiles))
     return QoSProfile(
         history=HistoryPolicy.KEEP_ALL if keep_all else HistoryPolicy.KEEP_LAST, depth=depth,
         reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,

@@ -35,10 +35,11 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 #: with a history 20 deep where rclpy's keeps 5. At 1 kHz, 5 is a 5 ms stall of this process
 #: (a busy machine's scheduler) and the oldest states are lost; 20 rides out 20 ms, and the
 #: backlog after a stall is processed in ~0.1 ms a state.
-#: outputs keep 100 messages for their reliable subscribers: a subscriber that stalls (a Python
-#: controller or a recorder on a busy machine) then loses nothing unless it falls 0.1 s behind
-#: at 1 kHz (with 10, a 10 ms stall lost answers: they are never resent)
-OUTPUT_DEPTH = 100
+#: outputs keep 1000 messages for their reliable subscribers: a subscriber that stalls (a Python
+#: controller or a recorder on a busy machine) then loses nothing unless it falls 1 s behind at
+#: 1 kHz (with 100, a lossless replay beside a busy process lost answers after a 0.1 s stall:
+#: a reliable writer's full history drops its oldest message, acknowledged or not)
+OUTPUT_DEPTH = 1000
 SENSOR = QoSProfile(depth=20, history=HistoryPolicy.KEEP_LAST,
                     reliability=ReliabilityPolicy.BEST_EFFORT,
                     durability=DurabilityPolicy.VOLATILE)

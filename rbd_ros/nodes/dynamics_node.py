@@ -65,7 +65,7 @@ from ..dynamics.observer import (
     likely_links,
 )
 from ..joint_names import NameMap
-from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns, value_range
+from .common import LATCHED, OUTPUT_DEPTH, SENSOR, NodeBase, run, stamp_ns, value_range
 from .errors import InputError
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
 from .joint_states import JointStateMerger
@@ -157,7 +157,7 @@ class DynamicsNode(NodeBase):
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         qos_in = (SENSOR if self.param("joint_states_qos") == "sensor_data"
-                  else QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
+                  else QoSProfile(depth=OUTPUT_DEPTH, reliability=ReliabilityPolicy.RELIABLE))
         on_live = self.on_live
         self.create_subscription(JointState, "joint_states", on_live(self._on_joint_states),
                                  qos_in)
