@@ -53,8 +53,7 @@ def test_demo_tracks_better_with_feed_forward_and_exits(tmp_path: Path) -> None:
     """The README's first command, as scripts/pictures.py runs it for the README's picture: the
     lockstep demo gives the same errors on every run, so the picture drawn now is the one
     committed (doc/images/demo_tracking.png)."""
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "pictures.py"), str(tmp_path)],
-                       capture_output=True, text=True, timeout=300)
+    r = rbd_ros("demo", "--plot", str(tmp_path / "demo_tracking.png"))
     assert r.returncode == 0, r.stdout + r.stderr
     drawn = plt.imread(tmp_path / "demo_tracking.png")
     committed = plt.imread(ROOT / "doc" / "images" / "demo_tracking.png")
