@@ -112,9 +112,9 @@ def _state(m: Model, contacts: list[Contact], q: np.ndarray, a: np.ndarray, ax: 
     assert r.feasible, r.reason
     X = placements(m, d, q)
     for c in contacts:
-        R, p = _link(m, X, c.link)
-        f = R @ r.wrenches[c.link][:3]
+        f = r.forces[c.link]
         if c.is_sole:
+            R, p = _link(m, X, c.link)
             corners = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1], [1, 1]]) * \
                 [c.half_length, c.half_width]
             world = p[:2] + corners @ R[:2, :2].T

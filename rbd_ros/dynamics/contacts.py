@@ -77,6 +77,7 @@ class Reaction:
     com: F64  # centre of mass, world
     wrenches: dict[str, F64] = field(default_factory=dict)  # [force; torque], link frame,
     #                                                          about the link's origin
+    forces: dict[str, F64] = field(default_factory=dict)  # the same force, world axes
     points: dict[str, F64] = field(default_factory=dict)  # contact frame origin (a round
     #                                                        foot: its touching point), world
     cop: dict[str, F64] = field(default_factory=dict)  # centre of pressure, world (a point:
@@ -249,14 +250,15 @@ def _geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A):
 
 
 @njit(cache=True)
-def _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenches, cop,
+def _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenches, forces, cop,
                 f_ext):
     """From the contact-frame wrenches ``w``: their sum about the centre of mass (world), each
-    in its link's frame about the link's origin, centres of pressure (world), and each as an
-    external force on its body (body frame, about its origin)."""
+    in its link's frame about the link's origin, each force in world axes, centres of pressure
+    (world), and each as an external force on its body (body frame, about its origin)."""
     o = 0
     for c in range(size.shape[0]):
         f = _mv(R[c], w[o : o + 3])
+        forces[c] = f
         tau = _mv(R[c], w[o + 3 : o + 6]) if size[c] == 6 else np.zeros(3)
         o += size[c]
         com_wrench[:3] += f
@@ -300,11 +302,13 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
     if solve_qp(P.G, np.zeros(P.n), C, b, 6, w, lam) != OPTIMAL:
         out.reason = _why_not(contacts, P.cones, A, P.rows, P.lower, b[:6], mu)
         return out
-    wrenches, cop, f_ext = np.empty((k, 6)), np.empty((k, 3)), np.zeros((model.nb, 6))
+    wrenches, forces, cop = np.empty((k, 6)), np.empty((k, 3)), np.empty((k, 3))
+    f_ext = np.zeros((model.nb, 6))
     _distribute(w, X, com, P.body, P.link_R, P.link_p, P.size, R, points, out.com_wrench,
-                wrenches, cop, f_ext)
-    for c, x, pt, cp in zip(contacts, wrenches, points, cop, strict=True):
-        out.wrenches[c.link], out.points[c.link], out.cop[c.link] = x, pt, cp
+                wrenches, forces, cop, f_ext)
+    for c, x, f, pt, cp in zip(contacts, wrenches, forces, points, cop, strict=True):
+        out.wrenches[c.link], out.forces[c.link] = x, f
+        out.points[c.link], out.cop[c.link] = pt, cp
     out.tau = rnea(model, data, q, v, a, f_ext)[6:]
     out.feasible = True
     return out

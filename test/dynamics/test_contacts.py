@@ -68,8 +68,10 @@ def test_both_feet_carry_the_weight_evenly_when_symmetric(talos: tuple[Model, Da
     assert abs(fl[2] - fr[2]) < 0.02 * m.total_mass * G  # Talos is nearly left-right symmetric
     # the joint torques are consistent: the base needs no wrench once the contacts push
     assert np.all(np.isfinite(r.tau))
+    np.testing.assert_allclose(sum(r.forces.values()), r.com_wrench[:3], atol=1e-9)
     for link, cop in r.cop.items():
         R, p = link_placement(m, placements(m, d, m.neutral()), link)
+        np.testing.assert_allclose(r.forces[link], R @ r.wrenches[link][:3], atol=1e-9)
         local = R.T @ (cop - p)
         assert abs(local[0]) <= 0.1 + 1e-9 and abs(local[1]) <= 0.05 + 1e-9
 

@@ -1,0 +1,133 @@
+"""The tutorials' programs (doc/examples/), run as the tutorials say to run them, against the
+real nodes on the bundled arm: what they print is checked against the core and the physics."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from geometry_msgs.msg import WrenchStamped
+from rosutil import SENSOR, NodeProcess, Probe, params_file
+from sensor_msgs.msg import JointState
+
+from rbd_ros.dynamics import Data, gravity, load_urdf, rnea
+from rbd_ros.robots import ARM, QUADRUPED
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "doc" / "examples"
+HOLD = [0.3, 0.6, -0.2, -1.0, 0.4, 0.8, -0.3]
+
+
+def example(name: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-u", str(EXAMPLES / name)], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def stop(proc: subprocess.Popen[str]) -> str:
+    proc.send_signal(2)
+    try:
+        out, _ = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    return out
+
+
+def test_the_service_tutorials_client_runs_against_the_node(tmp_path: Path) -> None:
+    """dynamics_client.py: its answers are the core's, and the short request is refused."""
+    params = params_file(tmp_path / "p.yaml", "/rbd_dynamics",
+                         {"robot_description": ARM.read_text()})
+    node = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params))
+    try:
+        r = subprocess.run([sys.executable, str(EXAMPLES / "dynamics_client.py")],
+                           capture_output=True, text=True, timeout=180)
+    finally:
+        log = node.stop()
+    assert r.returncode == 0, r.stdout + r.stderr + log
+
+    def printed(label: str) -> np.ndarray:
+        m = re.search(label + r" \(N m\): (.*)", r.stdout)
+        assert m is not None, r.stdout
+        return np.array([float(x) for x in m.group(1).split()])
+
+    m = load_urdf(ARM)
+    d = Data(m)
+    q = np.array([0.0, 0.4, 0.0, -1.2, 0.0, 1.6, 0.8])
+    np.testing.assert_allclose(printed("gravity torques"), gravity(m, d, q), atol=1e-3)
+    a = np.zeros(7)
+    a[3] = 1.0
+    np.testing.assert_allclose(printed("inverse dynamics"), rnea(m, d, q, np.zeros(7), a),
+                               atol=1e-3)
+    assert re.search(r"^refused: .*joint", r.stdout, re.M), r.stdout
+
+
+def test_the_arm_is_held_by_gravity_feed_forward_and_a_push_is_reported(
+        probe: Probe, tmp_path: Path) -> None:
+    """The feed-forward and the collision tutorials together, as on a robot: the simulator in
+    place of the driver (its efforts from /effort_controller/commands; in lockstep, one step
+    per command, so that the arm does not fall while the processes find each other, as a
+    driver holds the arm until its controller runs), the dynamics node with
+    collision thresholds, hold_with_gravity.py holding the arm where it starts, and
+    collision_monitor.py. The arm stays put, a push on link5 is reported on link5, then
+    cleared."""
+    urdf = ARM.read_text()
+    dyn = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params_file(
+        tmp_path / "dyn.yaml", "/rbd_dynamics", {
+            "robot_description": urdf, "friction": True, "collision_thresholds": [2.0, 2.0, 2.0, 2.0, 0.5, 0.5, 0.5]})))
+    hold, monitor = example("hold_with_gravity.py"), example("collision_monitor.py")
+    sim = None
+    states = probe.listen(JointState, "/joint_states", SENSOR)
+    try:
+        assert probe.spin_until(lambda: probe.node.count_subscribers("/joint_states") >= 3 and
+                                probe.node.count_publishers("/rbd_dynamics/collision") >= 1,
+                                60.0), "the dynamics node and the examples did not start"
+        sim = NodeProcess("rbd_ros.nodes.simulator_node", "-r",
+                          "effort_commands:=/effort_controller/commands", "--params-file",
+                          str(params_file(tmp_path / "sim.yaml", "/rbd_simulator", {
+                              "robot_description": urdf, "initial_positions": HOLD,
+                              "lockstep": True})))
+        assert probe.spin_until(lambda: len(states) > 1500, 60.0), "the arm did not move"
+        held = np.array(states[-1].position)
+        pushed = states[-1].header.stamp.sec + 1e-9 * states[-1].header.stamp.nanosec
+        push = probe.node.create_publisher(WrenchStamped, "/external_wrench", 10)
+        msg = WrenchStamped()
+        msg.header.frame_id = "link5"
+        msg.wrench.force.x, msg.wrench.force.y, msg.wrench.torque.z = 20.0, -30.0, 0.8
+        push.publish(msg)
+        probe.spin_for(0.5)
+        push.publish(WrenchStamped(header=msg.header))  # a zero wrench: the push ends
+        count = len(states)
+        assert probe.spin_until(lambda: len(states) > count + 1500, 60.0)
+        final = np.array(states[-1].position)
+    finally:
+        logs = [stop(monitor), stop(hold), dyn.stop()] + ([sim.stop()] if sim else [])
+    everything = "\n".join(logs)
+    assert "holding" in logs[1], everything
+    # held: where it started (a few steps of sag before the first command), and back there
+    # after the push (the soft wrist joints stop within their Coulomb friction / KP)
+    assert np.abs(held - HOLD).max() < 0.05, (held, everything)
+    assert np.abs(final - HOLD).max() < 0.05, (final, everything)
+    # after the push (the controller's switching on at full gravity torque may flag briefly:
+    # the observer integrates the efforts as smooth, the simulator applies them as steps)
+    lines = [x for x in logs[0].splitlines() if float(x.split()[0]) >= pushed]
+    assert lines and lines[0].endswith("(joints joint2)"), everything  # its largest torque
+    assert any(re.fullmatch(r"[\d.]+ collision on link5 \(joints (joint1,)?joint2,joint3,"
+                            r"joint4,joint5\)", x) for x in lines), everything
+    assert lines[-1].endswith(" clear"), everything
+
+
+def test_the_contact_split_example_carries_the_quadrupeds_weight() -> None:
+    """contact_split.py: the feet carry m (g + a) between them, and the impossible case says
+    why."""
+    r = subprocess.run([sys.executable, str(EXAMPLES / "contact_split.py")], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    cases = r.stdout.split(":\n")
+    weight = load_urdf(QUADRUPED, floating_base=True).total_mass * 9.81
+    for case, feet in zip(cases[1:3], (4, 3), strict=True):
+        up = [float(x) for x in re.findall(r"_foot: +([-\d.]+) N up", case)]
+        assert len(up) == feet and all(f > 0 for f in up), case
+        assert abs(sum(up) - weight) < 0.2, case  # printed to 0.1 N each
+    assert "impossible: " in cases[3] and "moment" in cases[3], r.stdout
