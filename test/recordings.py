@@ -52,17 +52,17 @@ def write_joint_states(path: Path, ns: Sequence[int], q: np.ndarray,
                        v: np.ndarray | None = None, effort: np.ndarray | None = None,
                        commands: np.ndarray | None = None, names: Sequence[str] = NAMES,
                        plugin: StoragePlugin = StoragePlugin.SQLITE3,
-                       cut: frozenset[int] = frozenset(), description_at: int | None = None
-                       ) -> Path:
+                       cut: frozenset[int] = frozenset(), description_at: int | None = None,
+                       command_topic: str = "/effort_commands") -> Path:
     """Joint states ``k`` stamped (and recorded at) ``ns[k]``: positions, and velocities and
     efforts where given; the arm's robot_description first (recorded at ``description_at``,
     by default 1 ns before the first state); commands as Float64MultiArray on
-    /effort_commands, each 1 ns before its state. ``cut``: states (and their commands)
+    ``command_topic``, each 1 ns before its state. ``cut``: states (and their commands)
     written cut short, as damaged messages."""
     with Writer(path, version=8, storage_plugin=plugin) as w:
         desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=TS)
         js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
-        cmd = (w.add_connection("/effort_commands", "std_msgs/msg/Float64MultiArray",
+        cmd = (w.add_connection(command_topic, "std_msgs/msg/Float64MultiArray",
                                 typestore=TS) if commands is not None else None)
         w.write(desc, int(ns[0]) - 1 if description_at is None else description_at,
                 description())

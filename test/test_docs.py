@@ -28,7 +28,14 @@ def test_the_docs_build_without_warnings_and_list_every_parameter_and_option(
     for option in ("--wait-for", "--scheduler-timeout", "--ignore-efforts", "--floating-base"):
         assert option in cli, option
     api = (out / "api.html").read_text()
-    for name in ("load_urdf", "rnea", "aba", "crba"):
+    for name in ("load_urdf", "rnea", "aba", "crba", "rnea_batch", "Model", "Data",
+                 "floating.base_reaction", "floating.forward_dynamics", "contacts.Contact",
+                 "contacts.Reaction", "contacts.solve", "contacts.check_contacts",
+                 "kinematics.placements", "observer.MomentumObserver",
+                 "observer.MomentumObserver.update", "observer.CollisionDetector"):
         assert f'id="rbd_ros.dynamics.{name}"' in api, name
+    for tutorial in ("feedforward", "services", "collisions", "floating_base", "recordings"):
+        page = (out / "tutorials" / f"{tutorial}.html").read_text()
+        assert "highlight-python" in page or "<img" in page, tutorial  # a program or a picture
 
 

@@ -10,6 +10,7 @@ import re
 import shlex
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rbd_ros.cli import parser, split_ros_args
@@ -71,3 +72,141 @@ def test_each_command_is_one_the_code_takes(page: str, words: list[str]) -> None
         assert set(given) <= declared, f"{page}: {sorted(set(given) - declared)} not declared"
     elif words[:3] == ["ros2", "run", "rbd_ros"]:
         assert words[3] in executables(), f"{page}: no executable {words[3]}"
+
+
+#: the robot each parameters file the pages show is written for, by its file name
+YAML_ROBOTS = {"my_arm.yaml": "arm7", "anymal.yaml": "anymal_c", "talos.yaml": "talos"}
+NODE_CLASSES = {"rbd_dynamics": ("dynamics_node", "DynamicsNode"),
+                "rbd_floating_base": ("floating_base_node", "FloatingBaseNode")}
+
+
+def parameter_files() -> list[tuple[str, str, str]]:
+    """(page, file name, text) of every YAML block that starts with ``# <name>.yaml``."""
+    found = []
+    for page in PAGES:
+        for block in re.findall(r"```yaml\n(.*?)```", page.read_text(), re.S):
+            m = re.match(r"# (\S+\.yaml)\n", block)
+            assert m is not None, f"{page}: a YAML block without its file name: {block[:60]}"
+            found.append((str(page.relative_to(ROOT)), m.group(1), block))
+    return found
+
+
+def test_the_pages_show_parameter_files() -> None:
+    assert {name for _, name, _ in parameter_files()} == set(YAML_ROBOTS)
+
+
+@pytest.mark.parametrize("page,name,text", parameter_files())
+def test_each_parameters_file_is_taken_by_its_node(page: str, name: str, text: str,
+                                                   tmp_path: Path) -> None:
+    """The node the file is for, started in this process with the file as its
+    ``--params-file`` (rcl reads it, as for a launched node) on the robot it is written for,
+    takes it whole: every parameter declared and set to the file's value, its model live, its
+    contacts those the file names."""
+    import importlib
+
+    import rclpy
+    import yaml
+    from rclpy.parameter import Parameter
+
+    from rbd_ros.local_ros import TESTS, isolate
+    from rbd_ros.robots import ARM
+
+    robot = YAML_ROBOTS[name]
+    if robot == "arm7":
+        urdf = ARM.read_text()
+    else:
+        from pinref import robot_path  # skips without example-robot-data
+
+        urdf = Path(robot_path(robot)).read_text()
+    (tmp_path / name).write_text(text)
+    (top,) = yaml.safe_load(text).items()
+    key = top[0].removeprefix("/**/")
+    module, cls = NODE_CLASSES[key]
+
+    def flat(tree: dict[str, object], prefix: str = "") -> dict[str, object]:
+        out: dict[str, object] = {}
+        for k, v in tree.items():
+            out.update(flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {prefix + k: v})
+        return out
+
+    given = flat(top[1]["ros__parameters"])
+    isolate(*TESTS)
+    context = rclpy.Context()
+    rclpy.init(context=context, args=["--ros-args", "--log-level", "fatal", "--params-file",
+                                      str(tmp_path / name)])
+    try:
+        node = getattr(importlib.import_module(f"rbd_ros.nodes.{module}"), cls)(
+            context=context, parameter_overrides=[Parameter("robot_description", value=urdf)])
+        try:
+            unknown = [p for p in given if not node.has_parameter(p)]
+            assert not unknown, f"{page}: {name}: {unknown} are no parameters of {key}"
+            assert node.live is not None, f"{page}: {name}: the node refused its model"
+            for p, value in given.items():
+                assert node.get_parameter(p).value == value, (page, name, p)
+            if key == "rbd_floating_base":
+                assert [c.link for c in node.live.contacts] == given["contact_links"]
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+
+
+OFFLINE = ("analyze", "identify", "info")  # what runs without a ROS graph or a cluster
+
+
+def offline_commands() -> list[tuple[str, list[str]]]:
+    return [(page, words) for page, words in commands() if words[0].endswith("rbd-ros")
+            and len(words) > 1 and words[1] in OFFLINE and "--scheduler" not in words]
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding one recording of the bundled arm on an exciting trajectory (five
+    sines per joint, 30 s at 250 Hz) with its efforts (the URDF's, friction included, plus
+    0.3 N m of noise) and its commanded efforts on /effort_controller/commands."""
+    from recordings import write_joint_states
+
+    from rbd_ros.dynamics import Data, load_urdf, rnea
+    from rbd_ros.robots import ARM
+
+    m = load_urdf(ARM)
+    d = Data(m)
+    rng = np.random.default_rng(3)
+    t = np.arange(0.0, 30.0, 1 / 250)
+    w = 2 * np.pi * 0.1 * np.arange(1, 6)
+    A, B = rng.normal(size=(2, 7, 5)) / np.arange(1, 6)
+    S, C = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))
+    scale = 2.0 / np.abs(S @ A.T + C @ B.T).max(axis=0)  # within +-2 rad
+    q = (S @ A.T + C @ B.T) * scale
+    v = ((C * w) @ A.T - (S * w) @ B.T) * scale
+    a = (-(S * w**2) @ A.T - (C * w**2) @ B.T) * scale
+    tau = np.array([rnea(m, d, *x, friction=True) for x in zip(q, v, a, strict=True)])
+    folder = tmp_path_factory.mktemp("bags")
+    write_joint_states(folder / "run1", [10**18 + round(x * 1e9) for x in t], q, v,
+                       tau + rng.normal(0.0, 0.3, tau.shape), commands=tau,
+                       command_topic="/effort_controller/commands")
+    return folder
+
+
+@pytest.mark.parametrize("page,words", offline_commands())
+def test_each_offline_command_runs_on_a_recording(page: str, words: list[str],
+                                                  recordings: Path, tmp_path: Path) -> None:
+    """Run as shown, a recording's or a folder's placeholder standing for the arm's recording
+    (or its folder), every output folder in a temporary one: it succeeds and says what it
+    did."""
+    import subprocess
+    import sys
+
+    places = {"my_recording/": recordings / "run1", "~/bags/run1": recordings / "run1",
+              "exciting_bag/": recordings / "run1", "~/bags": recordings}
+    argv = words[1:]
+    for k, w in enumerate(argv):
+        if w in places:
+            argv[k] = str(places[w])
+        elif k and argv[k - 1] == "--out":
+            argv[k] = str(tmp_path / w)
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", *argv], capture_output=True,
+                       text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, f"{page}: `{' '.join(words)}`: {r.stdout} {r.stderr}"
+    said = {"analyze": "joint states analysed", "identify": "written: ", "info": "model '"}
+    assert said[argv[0]] in r.stdout, f"{page}: `{' '.join(words)}`: {r.stdout}"

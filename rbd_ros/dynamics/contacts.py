@@ -126,6 +126,8 @@ class _Cone:
 
 
 def check_contacts(model: Model, contacts: list[Contact], mu: float) -> None:
+    """Raise :class:`ModelError`, saying what to fix, unless every contact names a link of
+    ``model`` once, with sizes, bounds and a normal that make sense, and ``mu`` > 0."""
     if not math.isfinite(mu) or mu <= 0:
         raise ModelError(f"the friction coefficient must be > 0, got {mu}")
     seen: set[str] = set()

@@ -60,6 +60,9 @@ def external_torques(model: Model, data: Data, q: F64, v: F64, a: F64, effort: F
 
 
 class MomentumObserver:
+    """The residual of one robot, state after state (the module's docstring): the external
+    joint torques, each through a first-order lag of time constant 1 / K."""
+
     def __init__(self, model: Model, gain: float | F64, friction: bool = False) -> None:
         """``gain``: K, per joint or one for all (1/s; the residual's bandwidth).
         ``friction``: the efforts given to :meth:`update` include the URDF's joint friction,
