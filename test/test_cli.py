@@ -9,6 +9,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from pages import assert_shown
 
 from rbd_ros.dynamics import Data, gravity, load_urdf
 from rbd_ros.robots import ARM
@@ -79,3 +80,4 @@ def test_quadruped_demo_reports_loads_impossible_motion_and_flight() -> None:
     assert "ok" in rows["standing on four feet"]
     assert "the ground would have to pull" in rows["dropping faster than gravity"]
     assert "base falls at -9.81" in rows["in flight (no contact)"]
+    assert_shown("doc/tutorials/floating_base.md", "situation", r.stdout)

@@ -8,7 +8,10 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -95,13 +98,11 @@ def test_the_pages_show_parameter_files() -> None:
     assert {name for _, name, _ in parameter_files()} == set(YAML_ROBOTS)
 
 
-@pytest.mark.parametrize("page,name,text", parameter_files())
-def test_each_parameters_file_is_taken_by_its_node(page: str, name: str, text: str,
-                                                   tmp_path: Path) -> None:
-    """The node the file is for, started in this process with the file as its
-    ``--params-file`` (rcl reads it, as for a launched node) on the robot it is written for,
-    takes it whole: every parameter declared and set to the file's value, its model live, its
-    contacts those the file names."""
+@contextmanager
+def started(name: str, text: str, tmp_path: Path) -> Iterator[tuple[Any, str, dict[str, Any]]]:
+    """(node, its name, the parameters the file sets) for the node a parameters file is for,
+    started in this process with the file as its ``--params-file`` (rcl reads it, as for a
+    launched node) on the robot the file is written for."""
     import importlib
 
     import rclpy
@@ -123,13 +124,12 @@ def test_each_parameters_file_is_taken_by_its_node(page: str, name: str, text: s
     key = top[0].removeprefix("/**/")
     module, cls = NODE_CLASSES[key]
 
-    def flat(tree: dict[str, object], prefix: str = "") -> dict[str, object]:
-        out: dict[str, object] = {}
+    def flat(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+        out: dict[str, Any] = {}
         for k, v in tree.items():
             out.update(flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {prefix + k: v})
         return out
 
-    given = flat(top[1]["ros__parameters"])
     isolate(*TESTS)
     context = rclpy.Context()
     rclpy.init(context=context, args=["--ros-args", "--log-level", "fatal", "--params-file",
@@ -138,17 +138,85 @@ def test_each_parameters_file_is_taken_by_its_node(page: str, name: str, text: s
         node = getattr(importlib.import_module(f"rbd_ros.nodes.{module}"), cls)(
             context=context, parameter_overrides=[Parameter("robot_description", value=urdf)])
         try:
-            unknown = [p for p in given if not node.has_parameter(p)]
-            assert not unknown, f"{page}: {name}: {unknown} are no parameters of {key}"
-            assert node.live is not None, f"{page}: {name}: the node refused its model"
-            for p, value in given.items():
-                assert node.get_parameter(p).value == value, (page, name, p)
-            if key == "rbd_floating_base":
-                assert [c.link for c in node.live.contacts] == given["contact_links"]
+            yield node, key, flat(top[1]["ros__parameters"])
         finally:
             node.destroy_node()
     finally:
         rclpy.shutdown(context=context)
+
+
+@pytest.mark.parametrize("page,name,text", parameter_files())
+def test_each_parameters_file_is_taken_by_its_node(page: str, name: str, text: str,
+                                                   tmp_path: Path) -> None:
+    """The node the file is for, started with it on the robot it is written for, takes it
+    whole: every parameter declared and set to the file's value, its model live, its
+    contacts those the file names."""
+    with started(name, text, tmp_path) as (node, key, given):
+        unknown = [p for p in given if not node.has_parameter(p)]
+        assert not unknown, f"{page}: {name}: {unknown} are no parameters of {key}"
+        assert node.live is not None, f"{page}: {name}: the node refused its model"
+        for p, value in given.items():
+            assert node.get_parameter(p).value == value, (page, name, p)
+        if key == "rbd_floating_base":
+            assert [c.link for c in node.live.contacts] == given["contact_links"]
+
+
+def ros2_commands() -> list[tuple[str, list[str]]]:
+    """The ros2 CLI commands that talk to our nodes: topics, parameters, services."""
+    return [(page, words) for page, words in commands() if words[0] == "ros2"
+            and words[1] in ("topic", "param", "service")]
+
+
+@pytest.mark.parametrize("page,words", ros2_commands())
+def test_each_ros2_command_names_what_the_node_offers(page: str, words: list[str],
+                                                      tmp_path: Path) -> None:
+    """(No ros2 CLI to run them with here.) Against the node the command talks to, started
+    with the pages' parameters file for it: an echoed topic is one it publishes, a published
+    one it subscribes to with that type and the data fills that message, a parameter set is
+    accepted, a called service is offered with that type and the data fills its request."""
+    import importlib
+
+    import yaml
+    from rclpy.parameter import Parameter
+
+    files = {name: text for _, name, text in parameter_files()}
+    floating = any(w.startswith(("/rbd_floating_base", "/active_contacts")) for w in words)
+    name = "anymal.yaml" if floating else "my_arm.yaml"
+
+    def type_of(text: str) -> Any:
+        package, kind, cls = text.split("/")
+        return getattr(importlib.import_module(f"{package}.{kind}"), cls)
+
+    def fill(cls: Any, data: str) -> None:
+        """The message ``data`` (YAML, as the CLI takes it) describes: each key a field
+        (rosidl's constructors ignore others), each value one it takes."""
+        fields = yaml.safe_load(data)
+        unknown = set(fields) - set(cls.get_fields_and_field_types())
+        assert not unknown, f"{page}: {sorted(unknown)} are no fields of {cls.__name__}"
+        msg = cls()
+        for k, v in fields.items():
+            setattr(msg, k, v)  # rosidl checks the value's type and size
+
+    with started(name, files[name], tmp_path) as (node, _, _):
+        me = (node.get_name(), node.get_namespace())
+        args = [w for w in words[3:] if not w.startswith("--")]
+        if words[1:3] in (["topic", "echo"], ["topic", "hz"]):
+            offered = dict(node.get_publisher_names_and_types_by_node(*me))
+            assert args[0] in offered, f"{page}: {node.get_name()} publishes no {args[0]}"
+        elif words[1:3] == ["topic", "pub"]:
+            taken = dict(node.get_subscriber_names_and_types_by_node(*me))
+            assert taken.get(args[0]) == [args[1]], f"{page}: {args[0]} is not {taken}"
+            fill(type_of(args[1]), args[2])
+        elif words[1:3] == ["param", "set"]:
+            assert args[0] == f"/{node.get_name()}", page
+            (result,) = node.set_parameters([Parameter(args[1], value=yaml.safe_load(args[2]))])
+            assert result.successful, f"{page}: {' '.join(words)}: {result.reason}"
+        elif words[1:3] == ["service", "call"]:
+            offered = dict(node.get_service_names_and_types_by_node(*me))
+            assert offered.get(args[0]) == [args[1]], f"{page}: {args[0]} is not {offered}"
+            fill(type_of(args[1]).Request, args[2])
+        else:
+            pytest.fail(f"{page}: no check for `{' '.join(words)}`")
 
 
 OFFLINE = ("analyze", "identify", "info")  # what runs without a ROS graph or a cluster

@@ -12,6 +12,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 from matplotlib import pyplot as plt
+from pages import assert_shown
 
 pytest.importorskip("pinref")  # Talos, from example-robot-data
 
@@ -34,13 +35,15 @@ def same_as_committed(drawn: Path) -> None:
         f"{drawn.name} changed: redraw it with scripts/pictures.py"
 
 
-def test_the_pushed_arms_pictures_are_the_codes(pictures: ModuleType, tmp_path: Path) -> None:
+def test_the_pushed_arms_pictures_are_the_codes(pictures: ModuleType, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
     run = pictures.pushed_arm()
     t, _, _, _, ext = run
     pushed = (t >= pictures.PUSH[0]) & (t < pictures.PUSH[1])
     assert np.abs(ext[pushed]).max() > 2 * pictures.THRESHOLD  # the push is there to catch
     assert np.abs(ext[~pushed]).max() < 1e-9
     assert pictures.analysis(tmp_path, run) == 0
+    assert_shown("doc/tutorials/recordings.md", "2000 joint states", capsys.readouterr().out)
     pictures.observer(tmp_path, run)
     for name in ("analysis_joint2.png", "observer_push.png"):
         same_as_committed(tmp_path / name)

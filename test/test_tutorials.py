@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
+from pages import assert_shown
 from rosutil import SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 
@@ -131,3 +132,4 @@ def test_the_contact_split_example_carries_the_quadrupeds_weight() -> None:
         assert len(up) == feet and all(f > 0 for f in up), case
         assert abs(sum(up) - weight) < 0.2, case  # printed to 0.1 N each
     assert "impossible: " in cases[3] and "moment" in cases[3], r.stdout
+    assert_shown("doc/tutorials/floating_base.md", "standing:", r.stdout)
