@@ -78,7 +78,8 @@ def test_each_command_is_one_the_code_takes(page: str, words: list[str]) -> None
 
 
 #: the robot each parameters file the pages show is written for, by its file name
-YAML_ROBOTS = {"my_arm.yaml": "arm7", "anymal.yaml": "anymal_c", "talos.yaml": "talos"}
+YAML_ROBOTS = {"my_arm.yaml": "arm7", "anymal.yaml": "anymal_c", "talos.yaml": "talos",
+               "dynamics.yaml": "arm7", "floating_base.yaml": "quadruped"}  # (config/)
 NODE_CLASSES = {"rbd_dynamics": ("dynamics_node", "DynamicsNode"),
                 "rbd_floating_base": ("floating_base_node", "FloatingBaseNode")}
 
@@ -95,7 +96,19 @@ def parameter_files() -> list[tuple[str, str, str]]:
 
 
 def test_the_pages_show_parameter_files() -> None:
-    assert {name for _, name, _ in parameter_files()} == set(YAML_ROBOTS)
+    assert {name for _, name, _ in parameter_files()} | {"dynamics.yaml",
+                                                           "floating_base.yaml"} == set(YAML_ROBOTS)
+
+
+def robot_urdf(robot: str) -> str:
+    """The URDF of a bundled robot or of one from example-robot-data (skipped without it)."""
+    from rbd_ros.robots import ARM, QUADRUPED
+
+    if robot in ("arm7", "quadruped"):
+        return (ARM if robot == "arm7" else QUADRUPED).read_text()
+    from pinref import robot_path  # skips without example-robot-data
+
+    return Path(robot_path(robot)).read_text()
 
 
 @contextmanager
@@ -110,15 +123,8 @@ def started(name: str, text: str, tmp_path: Path) -> Iterator[tuple[Any, str, di
     from rclpy.parameter import Parameter
 
     from rbd_ros.local_ros import TESTS, isolate
-    from rbd_ros.robots import ARM
 
-    robot = YAML_ROBOTS[name]
-    if robot == "arm7":
-        urdf = ARM.read_text()
-    else:
-        from pinref import robot_path  # skips without example-robot-data
-
-        urdf = Path(robot_path(robot)).read_text()
+    urdf = robot_urdf(YAML_ROBOTS[name])
     (tmp_path / name).write_text(text)
     (top,) = yaml.safe_load(text).items()
     key = top[0].removeprefix("/**/")
@@ -217,6 +223,40 @@ def test_each_ros2_command_names_what_the_node_offers(page: str, words: list[str
             fill(type_of(args[1]).Request, args[2])
         else:
             pytest.fail(f"{page}: no check for `{' '.join(words)}`")
+
+
+@pytest.mark.parametrize("section,config", [("The dynamics node", "dynamics.yaml"),
+                                            ("The floating-base node", "floating_base.yaml")])
+def test_the_topic_tables_are_the_nodes(section: str, config: str, tmp_path: Path) -> None:
+    """doc/nodes.md's topic table of a node (written by hand) lists what the node, started
+    with its config/ file, subscribes to and publishes, by name and type, and nothing else."""
+    text = (ROOT / "doc" / "nodes.md").read_text().split(f"## {section}")[1].split("\n## ")[0]
+    with started(config, (ROOT / "config" / config).read_text(), tmp_path) as (node, key, _):
+        me = (node.get_name(), node.get_namespace())
+        links = [c.link for c in node.live.contacts] if key == "rbd_floating_base" else []
+        graph = {"in": dict(node.get_subscriber_names_and_types_by_node(*me)),
+                 "out": dict(node.get_publisher_names_and_types_by_node(*me))}
+        for rclpy_own in ("/parameter_events", "/rosout"):
+            for entities in graph.values():
+                entities.pop(rclpy_own, None)
+        table: dict[str, dict[str, str]] = {"in": {}, "out": {}}
+        for direction, names, kind in re.findall(r"^\| (in|out) \| ([^|]+) \| ([^|]+) \|", text,
+                                             re.M):
+            names = re.findall(r"`([^`]+)`", names)
+            typed = re.match(r"(\w+)/(\w+)", kind)
+            for name in names:
+                full = name.replace("~", f"/{key}") if name.startswith("~") else f"/{name}"
+                for each in ([full.replace("<link>", link) for link in links]
+                             if "<link>" in full else [full]):
+                    table[direction][each] = (f"{typed[1]}/msg/{typed[2]}" if typed and
+                                         len(names) == 1 else "")
+        for side in ("in", "out"):
+            assert set(table[side]) == set(graph[side]), (
+                f"doc/nodes.md, {section}, {side}: the table lists "
+                f"{sorted(set(table[side]) - set(graph[side]))} that the node has not, and "
+                f"lacks {sorted(set(graph[side]) - set(table[side]))}")
+            for topic, kind in table[side].items():
+                assert not kind or graph[side][topic] == [kind], (section, topic, kind)
 
 
 OFFLINE = ("analyze", "identify", "info")  # what runs without a ROS graph or a cluster
