@@ -18,6 +18,7 @@ import time
 import timeit
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from pinref import PinRef, random_state, robot_path  # noqa: E402
 
 from rbd_ros.dynamics import (  # noqa: E402
     Data,
+    Model,
     aba,
     aba_batch,
     crba,
@@ -50,6 +52,51 @@ ROBOTS = {  # label -> (URDF, free flyer)
 }
 
 
+DATA = Path(robot_path("panda")).parents[2]  # example-robot-data's robots
+PER_CALL_ROBOTS = {  # the batch robots and more: small arms, where a call's overhead shows
+    "ur10 (6 joints)": (str(DATA / "ur_description" / "urdf" / "ur10_robot.urdf"), False),
+    "xarm7 (7 joints, no gripper)": (str(DATA / "xarm_description" / "urdf" / "xarm7.urdf"),
+                                     False),
+    **ROBOTS,
+    "g1 29 dof, free flyer (nv 35)": (
+        str(DATA / "g1_description" / "urdf" / "g1_29dof_rev_1_0.urdf"), True),
+}
+Row = tuple[str, str, float, float, float | str]  # robot, algo, ours, pinocchio, dynibo
+
+
+def dynibo_calls(m: Model, path: str, q: np.ndarray, v: np.ndarray, a: np.ndarray,
+                 tau: np.ndarray) -> dict[str, Callable[[], object]] | str:
+    """dynibo's rnea, aba and crba on the same state, each checked against ours first (dynibo
+    takes g = 9.80665), or why there are none."""
+    try:
+        import dynibo
+    except ImportError:
+        return "not installed"
+    if m.has_free_flyer:
+        return "floating base not mapped"  # its base state is a Pose and Twists, apart
+    try:
+        robot: Any = dynibo.Robot.from_urdf(path)  # untyped (a compiled extension)
+    except dynibo.DyniboError as e:
+        return "refuses " + ("mimic" if "mimic" in str(e) else "it")  # said in full below
+    if robot.generalized_count != m.nv:
+        return f"{robot.generalized_count} coordinates, ours {m.nv}"
+    same = m.with_gravity([0.0, 0.0, -9.80665])
+    d = Data(same)
+    out_v, out_m = np.empty(m.nv), np.empty(m.nv * m.nv)
+    calls: dict[str, Callable[[], object]] = {
+        "rnea": lambda: robot.inverse_dynamics(q, v, a, out=out_v),
+        "aba": lambda: robot.forward_dynamics(q, v, tau, out=out_v),
+        "crba": lambda: robot.mass_matrix(q, out=out_m),
+    }
+    ours = {"rnea": rnea(same, d, q, v, a), "aba": aba(same, d, q, v, tau),
+            "crba": crba(same, d, q)}
+    for algo, call in calls.items():
+        got = np.array(call()).reshape(ours[algo].shape)
+        if not np.allclose(got, ours[algo], rtol=1e-9, atol=1e-9):
+            return f"{algo} differs by {np.abs(got - ours[algo]).max():.1e}"
+    return calls
+
+
 def best(f: Callable[[], object], number: int, repeat: int = 5) -> float:
     """Best time of one call, in microseconds."""
     return min(timeit.repeat(f, number=number, repeat=repeat)) / number * 1e6
@@ -62,7 +109,21 @@ def table(title: str, rows: list[tuple[str, str, float, float]]) -> None:
         print(f"{label:<46} {algo:<5} {t_o:9.2f} {t_p:10.2f} {t_o / t_p:6.2f}x")
 
 
-def per_call_robot(label: str, path: str, ff: bool, n: int) -> list[tuple[str, str, float, float]]:
+def peers_table(title: str, rows: list[Row]) -> None:
+    """Ours, Pinocchio's and dynibo's (or why none), and ours over the faster peer's."""
+    print(title)
+    print(f"{'robot':<46} {'algo':<5} {'rbd_ros':>9} {'pinocchio':>10} {'dynibo':>10} "
+          f"{'/ fastest':>9}")
+    for label, algo, t_o, t_p, t_d in rows:
+        fastest = min(t_p, t_d) if isinstance(t_d, float) else t_p
+        dyn = f"{t_d:10.2f}" if isinstance(t_d, float) else f"  {t_d}"
+        print(f"{label:<46} {algo:<5} {t_o:9.2f} {t_p:10.2f} {dyn:>10} {t_o / fastest:8.2f}x")
+    print("   (dynibo refuses mimic: 'joint ... uses an unsupported mimic constraint'; its "
+          "floating base takes\n   the base's pose and twists apart from the joints, not yet "
+          "mapped to ours here)")
+
+
+def per_call_robot(label: str, path: str, ff: bool, n: int) -> list[Row]:
     m = load_urdf(path, floating_base=ff)
     d = Data(m)
     ref = PinRef(m, path, ff)
@@ -84,19 +145,25 @@ def per_call_robot(label: str, path: str, ff: bool, n: int) -> list[tuple[str, s
     ]
     if m.mimic_joint_names:
         cases.append(("aba*", lambda: aba(m, d, q, v, tau), reduced_solve))
-    out = []
+    dyn = dynibo_calls(m, path, q, v, a, tau)
+    out: list[Row] = []
     for algo, ours, theirs in cases:
         ours()
-        out.append((label, algo, best(ours, n), best(theirs, n)))
+        other: float | str = best(dyn[algo], n) if isinstance(dyn, dict) and algo in dyn \
+            else (dyn if isinstance(dyn, str) else "-")
+        out.append((label, algo, best(ours, n), best(theirs, n), other))
     return out
 
 
 def per_call(quick: bool) -> None:
     n = 2000 if quick else 20000
-    rows = [r for label, (path, ff) in ROBOTS.items() for r in per_call_robot(label, path, ff, n)]
-    table("\n## Per call, one state (us); Pinocchio 4.1 through its Python API on the same state\n"
-          "   (Pinocchio's ABA treats mimic joints as independent; aba* = mimic exact on both "
-          "sides,\n   Pinocchio by the reduced mass-matrix solve the tests compare against)", rows)
+    rows = [r for label, (path, ff) in PER_CALL_ROBOTS.items()
+            for r in per_call_robot(label, path, ff, n)]
+    peers_table("\n## Per call, one state (us); Pinocchio 4.1 and dynibo 0.5.2 through their "
+                "Python APIs on the same\n   state, outputs into reused arrays where they take "
+                "them (Pinocchio's ABA treats mimic joints\n   as independent; aba* = mimic "
+                "exact on both sides, Pinocchio by the reduced mass-matrix solve\n   the tests "
+                "compare against)", rows)
 
 
 def batched_robot(label: str, path: str, ff: bool, B: int) -> list[tuple[str, str, float, float]]:
