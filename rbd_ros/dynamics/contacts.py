@@ -37,10 +37,10 @@ from numba import njit
 
 from .errors import ModelError
 from .floating import base_reaction
-from .kinematics import center_of_mass, placements
-from .model import F64, Data, Model
+from .kinematics import center_of_mass, com_kernel, placements, placements_kernel
+from .model import F64, Data, Direct, Model
 from .qp import OPTIMAL, solve_qp
-from .rnea import rnea
+from .rnea import rnea_core
 from .spatial import rpy_matrix
 
 TORQUE_WEIGHT = 10.0  # per (N m)^2, relative to 1 per N^2: prefer forces to sole torques
@@ -280,38 +280,67 @@ def _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenche
             f_ext[body[c], 3:] += _mv(Rb, tau + _cross3(p[c] - pbody, f), True)
 
 
+@njit(cache=True)
+def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal, radius, size,
+           link_R, link_p, G, C0, b0, base, X, com, A, need, w, lam, R, p, com_wrench, wrenches,
+           forces, cop, f_ext, tau):
+    """One state's whole split, in one compiled call: the wrench the base needs (RNEA's base
+    rows, into ``base``), the bodies' placements ``X``, the centre of mass, the contacts'
+    geometry, the QP, and with its answer the wrenches and the joint torques (RNEA with the
+    contact wrenches, into ``tau``). Returns the QP's status; ``need`` is the wrench the
+    contacts must give (world axes, about the base origin)."""
+    rnea_core(mi, mf, maps, lin, q, v, a, np.zeros((0, 6)), False, W, wv, base)
+    placements_kernel(mi, mf, maps, lin, q, W, wv, X)
+    com[:] = com_kernel(mf, X)
+    _geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A)
+    Rb = X[0, :9].copy().reshape(3, 3)
+    need[:3] = _mv(Rb, base[:3])
+    need[3:] = _mv(Rb, base[3:6])
+    C, b = C0.copy(), b0.copy()
+    C[:6] = A
+    b[:6] = need
+    status = solve_qp(G, np.zeros(G.shape[0]), C, b, 6, w, lam)
+    if status == OPTIMAL:
+        _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenches, forces,
+                    cop, f_ext)
+        rnea_core(mi, mf, maps, lin, q, v, a, f_ext, False, W, wv, tau)
+    return status
+
+
+_SPLIT = Direct(_split)
+
+
 def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Contact],
           mu: float) -> Reaction:
     """Contact wrenches, centres of pressure and joint torques that realise the motion
     ``(q, v, a)`` (free-flyer model; ``a`` includes the base acceleration)."""
     model.require_free_flyer()
-    base_wrench, _ = base_reaction(model, data, q, v, a)
-    X = placements(model, data, q)
-    Rb = X[0, :9].reshape(3, 3)
-    com = center_of_mass(model, X)
-    out = Reaction(False, "", base_wrench, np.zeros(6), com, tau=np.zeros(model.nv - 6))
     if not contacts:
-        out.reason = "no contact is active"
-        return out
+        base_wrench, _ = base_reaction(model, data, q, v, a)
+        com = center_of_mass(model, placements(model, data, q))
+        return Reaction(False, "no contact is active", base_wrench, np.zeros(6), com,
+                        tau=np.zeros(model.nv - 6))
+    q = model.check_vector(q, model.nq, "q")
+    v = model.check_vector(v, model.nv, "v")
+    a = model.check_vector(a, model.nv, "a")
     P = _problem(model, tuple(contacts), mu)
-    k = len(contacts)
-    R, points, A = np.empty((k, 3, 3)), np.empty((k, 3)), np.zeros((6, P.n))
-    _geometry(X, P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size, R, points, A)
-    C, b = P.C.copy(), P.b.copy()
-    C[:6] = A
-    b[:3], b[3:6] = Rb @ base_wrench[:3], Rb @ base_wrench[3:]  # world, about the base
-    w, lam = np.empty(P.n), np.empty(len(b))
-    if solve_qp(P.G, np.zeros(P.n), C, b, 6, w, lam) != OPTIMAL:
-        out.reason = _why_not(contacts, P.cones, A, P.rows, P.lower, b[:6], mu)
-        return out
+    k, nb = len(contacts), model.nb
+    base, tau, com, need = np.empty(model.nv), np.empty(model.nv), np.empty(3), np.empty(6)
+    X, A = np.empty((nb, 12)), np.zeros((6, P.n))
+    w, lam, R, points = np.empty(P.n), np.empty(len(P.b)), np.empty((k, 3, 3)), np.empty((k, 3))
     wrenches, forces, cop = np.empty((k, 6)), np.empty((k, 3)), np.empty((k, 3))
-    f_ext = np.zeros((model.nb, 6))
-    _distribute(w, X, com, P.body, P.link_R, P.link_p, P.size, R, points, out.com_wrench,
-                wrenches, forces, cop, f_ext)
+    out = Reaction(False, "", base[:6], np.zeros(6), com, tau=tau[6:])
+    status = _SPLIT.call(model.mi, model.mf, model.maps, model.lin, q, v, a, data.W, data.wv,
+                         P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size, P.link_R,
+                         P.link_p, P.G, P.C, P.b, base, X, com, A, need, w, lam, R, points,
+                         out.com_wrench, wrenches, forces, cop, np.zeros((nb, 6)), tau)
+    if status != OPTIMAL:
+        out.reason = _why_not(contacts, P.cones, A, P.rows, P.lower, need, mu)
+        out.tau = np.zeros(model.nv - 6)
+        return out
     for c, x, f, pt, cp in zip(contacts, wrenches, forces, points, cop, strict=True):
         out.wrenches[c.link], out.forces[c.link] = x, f
         out.points[c.link], out.cop[c.link] = pt, cp
-    out.tau = rnea(model, data, q, v, a, f_ext)[6:]
     out.feasible = True
     return out
 

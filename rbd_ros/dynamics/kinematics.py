@@ -47,7 +47,7 @@ def placements(model: Model, data: Data, q: F64) -> F64:
 
 
 @njit(cache=True)
-def _com_kernel(mf, X):
+def com_kernel(mf, X):
     total = 0.0
     out = np.zeros(3)
     for i in range(X.shape[0]):
@@ -64,4 +64,4 @@ def _com_kernel(mf, X):
 
 def center_of_mass(model: Model, body_placements: F64) -> F64:
     """Centre of mass of the moving bodies in the world frame."""
-    return np.asarray(_com_kernel(model.mf, body_placements), dtype=np.float64)
+    return np.asarray(com_kernel(model.mf, body_placements), dtype=np.float64)
