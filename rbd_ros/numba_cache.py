@@ -1,16 +1,10 @@
 """Where numba keeps rbd_ros's compiled kernels, and filling that cache at install time.
 
 numba compiles each kernel on its first call (about 20 s for the dynamics alone on these
-machines) and keeps the machine code beside the module, in ``__pycache__``. The set-up script
-and a colcon build run ``python -m rbd_ros.numba_cache`` once, so that a node loads its kernels
-in a fraction of a second instead of compiling them when it starts.
-
-Where the package folder cannot be written when rbd_ros runs (an install owned by another user,
-a read-only container image), the cache is put in ``$XDG_CACHE_HOME/rbd_ros/numba`` (by default
-``~/.cache``), or failing that in the temporary folder: compiled there once, at the first start.
-``NUMBA_CACHE_DIR``, when set, is left alone. (That choice is made when ``rbd_ros`` is imported,
-before any kernel is looked up: :func:`use_writable_cache`; it creates no folder, numba does
-when it first saves.)
+machines) and keeps the machine code beside the module, in ``__pycache__``, or where
+:mod:`rbd_ros.cache_dir` points it. The set-up script and a colcon build run ``python -m
+rbd_ros.numba_cache`` once, so that a node loads its kernels in a fraction of a second instead
+of compiling them when it starts.
 """
 
 from __future__ import annotations
@@ -20,43 +14,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-PACKAGE = Path(__file__).resolve().parent
-
-
-def _writable(folder: Path) -> bool:
-    """Whether numba could keep a cache in ``folder``: the nearest of it and its parents that
-    exists is a folder this process may write in (nothing is created to find out)."""
-    for path in (folder, *folder.parents):
-        if path.exists():
-            return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
-    return False
-
-
-def cache_folder(package: Path = PACKAGE) -> Path | None:
-    """None when numba can cache beside the modules of ``package``, else the writable folder
-    to use instead."""
-    if _writable(package / "dynamics" / "__pycache__"):
-        return None
-    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    for folder in (Path(home) / "rbd_ros" / "numba",
-                   Path(tempfile.gettempdir()) / f"rbd_ros-numba-{os.getuid()}"):
-        if _writable(folder):
-            return folder
-    return None
-
-
-def use_writable_cache() -> None:
-    """Point numba at a writable cache if the package folder is not one."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return
-    folder = cache_folder()
-    if folder is None:
-        return
-    os.environ["NUMBA_CACHE_DIR"] = str(folder)
-    config = sys.modules.get("numba.core.config")
-    if config is not None:  # numba already imported: it reads the setting at each lookup
-        config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]
 
 
 def load_node_kernels(floating_base: bool = True) -> None:

@@ -9,11 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_docs_build_without_warnings_and_list_every_parameter_and_option(
         tmp_path: Path) -> None:
+    for module in ("sphinx", "myst_parser"):  # a workspace without the test requirements
+        pytest.importorskip(module, reason="pip install -r requirements-test.txt")
     out = tmp_path / "html"
     r = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
                         str(ROOT / "doc"), str(out)], capture_output=True, text=True,
@@ -50,8 +54,6 @@ def test_rosdoc2_builds_the_docs_as_the_ros_index_does(tmp_path: Path) -> None:
 
     bin_dir = str(Path(sys.executable).parent)  # rosdoc2 runs sphinx-build from the PATH
     if not (Path(bin_dir) / "rosdoc2").exists():  # a workspace without the test requirements
-        import pytest
-
         pytest.skip("rosdoc2 is not installed: pip install -r requirements-test.txt")
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
     r = subprocess.run([str(Path(bin_dir) / "rosdoc2"), "build", "--package-path", str(ROOT)],

@@ -14,8 +14,8 @@ from nav_msgs.msg import Odometry
 from rosutil import SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 
+from rbd_ros.cache_dir import cache_folder
 from rbd_ros.dynamics import load_urdf
-from rbd_ros.numba_cache import cache_folder
 from rbd_ros.robots import ARM, QUADRUPED
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
