@@ -40,7 +40,7 @@ from .floating import base_reaction
 from .kinematics import center_of_mass, com_kernel, placements, placements_kernel
 from .model import F64, Data, Direct, Model
 from .qp import OPTIMAL, solve_qp
-from .rnea import rnea_core
+from .rnea import fext_torques, rnea_core
 from .spatial import rpy_matrix
 
 TORQUE_WEIGHT = 10.0  # per (N m)^2, relative to 1 per N^2: prefer forces to sole torques
@@ -286,8 +286,8 @@ def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal
            forces, cop, f_ext, tau):
     """One state's whole split, in one compiled call: the wrench the base needs (RNEA's base
     rows, into ``base``), the bodies' placements ``X``, the centre of mass, the contacts'
-    geometry, the QP, and with its answer the wrenches and the joint torques (RNEA with the
-    contact wrenches, into ``tau``). Returns the QP's status; ``need`` is the wrench the
+    geometry, the QP, and with its answer the wrenches and the joint torques (RNEA's with the
+    contact wrenches added, into ``tau``). Returns the QP's status; ``need`` is the wrench the
     contacts must give (world axes, about the base origin)."""
     rnea_core(mi, mf, maps, lin, q, v, a, np.zeros((0, 6)), False, W, wv, base)
     placements_kernel(mi, mf, maps, lin, q, W, wv, X)
@@ -303,7 +303,9 @@ def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal
     if status == OPTIMAL:
         _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenches, forces,
                     cop, f_ext)
-        rnea_core(mi, mf, maps, lin, q, v, a, f_ext, False, W, wv, tau)
+        fext_torques(mi, mf, maps, lin, W, wv, f_ext, tau)
+        for i in range(tau.shape[0]):
+            tau[i] += base[i]
     return status
 
 

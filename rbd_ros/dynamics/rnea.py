@@ -112,6 +112,21 @@ def backward(mi, mf, W, vf, fric, tf, vsrc, vmul, out):
 
 
 @njit(cache=True)
+def fext_torques(mi, mf, maps, lin, W, wv, fext, out):
+    """What wrenches ``fext`` ((nb, 6) ``[force; torque]`` per body, body frame) change in
+    RNEA's torques, into ``out`` (reduced): RNEA is affine in them, so this is its backward
+    pass alone on ``-fext``, with the joint transforms the last RNEA at this ``q`` left in
+    ``W`` (which it overwrites: ``W_F``)."""
+    qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
+        map_views(maps, lin)
+    vf, tf = work_vectors(maps, wv)[1], work_vectors(maps, wv)[3]
+    for i in range(mi.shape[0]):
+        store(W, i, W_F, (-fext[i, 3], -fext[i, 4], -fext[i, 5], -fext[i, 0], -fext[i, 1],
+                          -fext[i, 2]))
+    backward(mi, mf, W, vf, False, tf, vsrc, vmul, out)
+
+
+@njit(cache=True)
 def gravity_again(mi, mf, maps, lin, W, wv, g):
     """Gravity torques g(q) into ``g``, on the joint transforms a call of :func:`rnea_core`
     left in ``W`` (at rest only gravity's acceleration propagates: no new sines and cosines)."""
