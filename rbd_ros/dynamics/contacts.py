@@ -37,7 +37,7 @@ from numba import njit
 
 from .errors import ModelError
 from .floating import base_reaction
-from .kinematics import center_of_mass, com_kernel, placements, placements_kernel
+from .kinematics import center_of_mass, com_kernel, placements, world_placements
 from .model import F64, Data, Direct, Model
 from .qp import OPTIMAL, solve_qp
 from .rnea import fext_torques, rnea_core
@@ -282,16 +282,28 @@ def _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenche
 
 @njit(cache=True)
 def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal, radius, size,
-           link_R, link_p, G, C0, b0, base, X, com, A, need, w, lam, R, p, com_wrench, wrenches,
-           forces, cop, f_ext, tau):
+           link_R, link_p, G, C0, b0, scratch, base, tau, com, com_wrench, wrenches, forces, p,
+           cop):
     """One state's whole split, in one compiled call: the wrench the base needs (RNEA's base
-    rows, into ``base``), the bodies' placements ``X``, the centre of mass, the contacts'
-    geometry, the QP, and with its answer the wrenches and the joint torques (RNEA's with the
-    contact wrenches added, into ``tau``). Returns the QP's status; ``need`` is the wrench the
-    contacts must give (world axes, about the base origin)."""
+    rows, into ``base``), the bodies' placements, the centre of mass, the contacts' geometry,
+    the QP, and with its answer the wrenches and the joint torques (RNEA's with the contact
+    wrenches added, into ``tau``). ``scratch`` (:func:`_scratch_size`) holds the placements,
+    the QP's equality rows ``A`` and the wrench the contacts must give (``need``: world axes,
+    about the base origin), in that order, then the QP's answer. Returns the QP's status."""
+    nb, n, k = mi.shape[0], G.shape[0], size.shape[0]
+    X = scratch[: nb * 12].reshape(nb, 12)
+    o = nb * 12
+    A = scratch[o : o + 6 * n].reshape(6, n)
+    need = scratch[o + 6 * n : o + 6 * n + 6]
+    o += 6 * n + 6
+    w, lam = scratch[o : o + n], scratch[o + n : o + n + C0.shape[0]]
+    o += n + C0.shape[0]
+    R = scratch[o : o + 9 * k].reshape(k, 3, 3)
+    f_ext = scratch[o + 9 * k : o + 9 * k + 6 * nb].reshape(nb, 6)
     rnea_core(mi, mf, maps, lin, q, v, a, np.zeros((0, 6)), False, W, wv, base)
-    placements_kernel(mi, mf, maps, lin, q, W, wv, X)
+    world_placements(mi, W, X)  # from the joint transforms RNEA left in W
     com[:] = com_kernel(mf, X)
+    A[:] = 0.0
     _geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A)
     Rb = X[0, :9].copy().reshape(3, 3)
     need[:3] = _mv(Rb, base[:3])
@@ -299,8 +311,10 @@ def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal
     C, b = C0.copy(), b0.copy()
     C[:6] = A
     b[:6] = need
-    status = solve_qp(G, np.zeros(G.shape[0]), C, b, 6, w, lam)
+    status = solve_qp(G, np.zeros(n), C, b, 6, w, lam)
     if status == OPTIMAL:
+        com_wrench[:] = 0.0
+        f_ext[:] = 0.0
         _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenches, forces,
                     cop, f_ext)
         fext_torques(mi, mf, maps, lin, W, wv, f_ext, tau)
@@ -326,24 +340,24 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
     v = model.check_vector(v, model.nv, "v")
     a = model.check_vector(a, model.nv, "a")
     P = _problem(model, tuple(contacts), mu)
-    k, nb = len(contacts), model.nb
-    base, tau, com, need = np.empty(model.nv), np.empty(model.nv), np.empty(3), np.empty(6)
-    X, A = np.empty((nb, 12)), np.zeros((6, P.n))
-    w, lam, R, points = np.empty(P.n), np.empty(len(P.b)), np.empty((k, 3, 3)), np.empty((k, 3))
-    wrenches, forces, cop = np.empty((k, 6)), np.empty((k, 3)), np.empty((k, 3))
-    out = Reaction(False, "", base[:6], np.zeros(6), com, tau=tau[6:])
+    k, nb, n = len(contacts), model.nb, P.n
+    scratch = np.empty(nb * 18 + 7 * n + 6 + len(P.b) + 9 * k)
+    base, tau, com, cw = np.empty(model.nv), np.empty(model.nv), np.empty(3), np.empty(6)
+    wrenches, forces, points, cop = np.empty((k, 6)), np.empty((k, 3)), np.empty((k, 3)), \
+        np.empty((k, 3))
     status = _SPLIT.call(model.mi, model.mf, model.maps, model.lin, q, v, a, data.W, data.wv,
                          P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size, P.link_R,
-                         P.link_p, P.G, P.C, P.b, base, X, com, A, need, w, lam, R, points,
-                         out.com_wrench, wrenches, forces, cop, np.zeros((nb, 6)), tau)
+                         P.link_p, P.G, P.C, P.b, scratch, base, tau, com, cw, wrenches, forces,
+                         points, cop)
     if status != OPTIMAL:
-        out.reason = _why_not(contacts, P.cones, A, P.rows, P.lower, need, mu)
-        out.tau = np.zeros(model.nv - 6)
-        return out
+        A = scratch[nb * 12 : nb * 12 + 6 * n].reshape(6, n)
+        need = scratch[nb * 12 + 6 * n : nb * 12 + 6 * n + 6]
+        return Reaction(False, _why_not(contacts, P.cones, A, P.rows, P.lower, need, mu),
+                        base[:6], np.zeros(6), com, tau=np.zeros(model.nv - 6))
+    out = Reaction(True, "", base[:6], cw, com, tau=tau[6:])
     for c, x, f, pt, cp in zip(contacts, wrenches, forces, points, cop, strict=True):
         out.wrenches[c.link], out.forces[c.link] = x, f
         out.points[c.link], out.cop[c.link] = pt, cp
-    out.feasible = True
     return out
 
 

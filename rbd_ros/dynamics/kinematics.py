@@ -7,7 +7,7 @@ from numba import njit
 
 from .layout import MF_MASS, MF_MC, W_X
 from .model import F64, Data, Model, map_views, work_vectors
-from .spatial import joint_transform, store
+from .spatial import joint_transform, load12, store
 
 
 @njit(cache=True)
@@ -19,8 +19,16 @@ def placements_kernel(mi, mf, maps, lin, q, W, wv, out):
     for k in range(qsrc.shape[0]):
         qf[k] = qmul[k] * q[qsrc[k]] + qoff[k]
     for i in range(mi.shape[0]):
-        X = joint_transform(mi[i, 1], mf, i, qf, mi[i, 2])
-        store(W, i, W_X, X)
+        store(W, i, W_X, joint_transform(mi[i, 1], mf, i, qf, mi[i, 2]))
+    world_placements(mi, W, out)
+
+
+@njit(cache=True)
+def world_placements(mi, W, out):
+    """:func:`placements_kernel`'s second half: the world placements from the joint transforms
+    already in ``W`` (``W_X``, as RNEA and ABA leave them for their ``q``)."""
+    for i in range(mi.shape[0]):
+        X = load12(W, i, W_X)
         p = mi[i, 0]
         for r in range(3):
             for c in range(3):
