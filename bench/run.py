@@ -73,11 +73,11 @@ def dynibo_calls(m: Model, path: str, q: np.ndarray, v: np.ndarray, a: np.ndarra
     except ImportError:
         return "not installed"
     if m.has_free_flyer:
-        return "floating base not mapped"  # its base state is a Pose and Twists, apart
+        return "(floating)"  # its base state is a Pose and Twists, apart: not mapped yet
     try:
         robot: Any = dynibo.Robot.from_urdf(path)  # untyped (a compiled extension)
     except dynibo.DyniboError as e:
-        return "refuses " + ("mimic" if "mimic" in str(e) else "it")  # said in full below
+        return "(mimic)" if "mimic" in str(e) else "(refuses)"  # said in full below
     if robot.generalized_count != m.nv:
         return f"{robot.generalized_count} coordinates, ours {m.nv}"
     same = m.with_gravity([0.0, 0.0, -9.80665])
@@ -116,11 +116,11 @@ def peers_table(title: str, rows: list[Row]) -> None:
           f"{'/ fastest':>9}")
     for label, algo, t_o, t_p, t_d in rows:
         fastest = min(t_p, t_d) if isinstance(t_d, float) else t_p
-        dyn = f"{t_d:10.2f}" if isinstance(t_d, float) else f"  {t_d}"
+        dyn = f"{t_d:10.2f}" if isinstance(t_d, float) else f"{t_d:>10}"
         print(f"{label:<46} {algo:<5} {t_o:9.2f} {t_p:10.2f} {dyn:>10} {t_o / fastest:8.2f}x")
-    print("   (dynibo refuses mimic: 'joint ... uses an unsupported mimic constraint'; its "
-          "floating base takes\n   the base's pose and twists apart from the joints, not yet "
-          "mapped to ours here)")
+    print("   dynibo: (mimic) it refuses the URDF: 'joint ... uses an unsupported mimic "
+          "constraint';\n   (floating) its floating base takes the base's pose and twists "
+          "apart from the joints: not yet\n   mapped to ours here")
 
 
 def per_call_robot(label: str, path: str, ff: bool, n: int) -> list[Row]:
