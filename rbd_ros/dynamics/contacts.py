@@ -287,9 +287,11 @@ def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal
     """One state's whole split, in one compiled call: the wrench the base needs (RNEA's base
     rows, into ``base``), the bodies' placements, the centre of mass, the contacts' geometry,
     the QP, and with its answer the wrenches and the joint torques (RNEA's with the contact
-    wrenches added, into ``tau``). ``scratch`` (:func:`_scratch_size`) holds the placements,
-    the QP's equality rows ``A`` and the wrench the contacts must give (``need``: world axes,
-    about the base origin), in that order, then the QP's answer. Returns the QP's status."""
+    wrenches added, into ``tau``). ``scratch`` is carved, in this order, into the placements
+    (nb x 12), the QP's equality rows ``A`` (6 x n), the wrench the contacts must give
+    (``need``: world axes, about the base origin), the QP's answer and multipliers, the
+    contact axes (k x 3 x 3) and the wrenches on the bodies (nb x 6); :func:`solve` reads
+    ``A`` and ``need`` back when the QP fails. Returns the QP's status."""
     nb, n, k = mi.shape[0], G.shape[0], size.shape[0]
     X = scratch[: nb * 12].reshape(nb, 12)
     o = nb * 12

@@ -119,7 +119,7 @@ def fext_torques(mi, mf, maps, lin, W, wv, fext, out):
     ``W`` (which it overwrites: ``W_F``)."""
     qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
         map_views(maps, lin)
-    vf, tf = work_vectors(maps, wv)[1], work_vectors(maps, wv)[3]
+    qf, vf, af, tf, x, y, rhs = work_vectors(maps, wv)
     for i in range(mi.shape[0]):
         store(W, i, W_F, (-fext[i, 3], -fext[i, 4], -fext[i, 5], -fext[i, 0], -fext[i, 1],
                           -fext[i, 2]))
