@@ -221,10 +221,9 @@ def run(seconds: float = 4.0, plot: Path | None = None) -> int:
 
 def _plot(errors: dict[str, list[float]], path: Path) -> None:
     """Each run's largest joint error at every 1 ms step, after the first SETTLE_S."""
-    import matplotlib
+    from .bag.writers import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(8, 3.2), dpi=100)
     for mode, e in errors.items():

@@ -304,10 +304,9 @@ def _span(s: Samples) -> float:
 
 
 def _plot(path: Path, model: Model, test: Samples, pred: dict[str, F64]) -> None:
-    import matplotlib
+    from ..bag.writers import pyplot
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     names = model.state_joint_names
     t = (test.ns - test.ns[0]) * 1e-9 if len(test) else test.ns * 1.0
