@@ -35,7 +35,7 @@ from rbd_ros.bag.writers import pyplot  # noqa: E402
 from rbd_ros.cli import main  # noqa: E402
 from rbd_ros.dynamics import Data, load_urdf  # noqa: E402
 from rbd_ros.dynamics.contacts import Contact, solve  # noqa: E402
-from rbd_ros.dynamics.kinematics import placements  # noqa: E402
+from rbd_ros.dynamics.kinematics import link_placement, placements  # noqa: E402
 from rbd_ros.dynamics.model import Model  # noqa: E402
 from rbd_ros.dynamics.observer import CollisionDetector, MomentumObserver  # noqa: E402
 from rbd_ros.robots import ARM, QUADRUPED  # noqa: E402
@@ -96,12 +96,6 @@ def observer(out: Path, run: tuple[np.ndarray, ...]) -> None:
     plt.close(fig)
 
 
-def _link(m: Model, X: np.ndarray, link: str) -> tuple[np.ndarray, np.ndarray]:
-    f = m.frames[link]
-    R = X[f.body, :9].reshape(3, 3)
-    return R @ f.rotation, X[f.body, 9:] + R @ f.translation
-
-
 def _state(m: Model, contacts: list[Contact], q: np.ndarray, a: np.ndarray, ax: Any,
            title: str, newtons_per_cm: float) -> None:
     """One top view: each contact's sole (or point), its centre of pressure, its vertical
@@ -114,7 +108,7 @@ def _state(m: Model, contacts: list[Contact], q: np.ndarray, a: np.ndarray, ax: 
     for c in contacts:
         f = r.forces[c.link]
         if c.is_sole:
-            R, p = _link(m, X, c.link)
+            R, p = link_placement(m, X, c.link)
             corners = np.array([[1, 1], [-1, 1], [-1, -1], [1, -1], [1, 1]]) * \
                 [c.half_length, c.half_width]
             world = p[:2] + corners @ R[:2, :2].T

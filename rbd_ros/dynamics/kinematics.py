@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .errors import ModelError
 from .layout import MF_MASS, MF_MC, W_X
 from .model import F64, Data, Model, map_views, work_vectors
 from .spatial import joint_transform, load12, store
@@ -73,3 +74,14 @@ def com_kernel(mf, X):
 def center_of_mass(model: Model, body_placements: F64) -> F64:
     """Centre of mass of the moving bodies in the world frame."""
     return np.asarray(com_kernel(model.mf, body_placements), dtype=np.float64)
+
+
+def link_placement(model: Model, body_placements: F64, link: str) -> tuple[F64, F64]:
+    """(axes, origin) of a URDF link in the world frame, from its body's placement
+    (:func:`placements`)."""
+    frame = model.frames.get(link)
+    if frame is None:
+        raise ModelError(f"'{link}' is not a link of model '{model.name}'; links: "
+                         f"{sorted(model.frames)}")
+    R = body_placements[frame.body, :9].reshape(3, 3)
+    return R @ frame.rotation, body_placements[frame.body, 9:] + R @ frame.translation

@@ -10,7 +10,7 @@ from pinref import random_state, robot_path
 
 from rbd_ros.dynamics import Data, ModelError, aba, integrate, load_urdf
 from rbd_ros.dynamics.contacts import Contact, Reaction, check_contacts, solve
-from rbd_ros.dynamics.kinematics import center_of_mass, placements
+from rbd_ros.dynamics.kinematics import center_of_mass, link_placement, placements
 from rbd_ros.dynamics.model import Model
 from rbd_ros.robots import QUADRUPED
 
@@ -23,14 +23,6 @@ class Sole(TypedDict):
 
 
 SOLE = Sole(half_length=0.1, half_width=0.05)  # Talos's sole is about 0.21 m x 0.13 m
-
-
-def link_placement(model: Model, body_placements: np.ndarray, link: str
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """(rotation, origin) of a URDF link in the world frame, from its body's placement."""
-    frame = model.frames[link]
-    R = body_placements[frame.body, :9].reshape(3, 3)
-    return R @ frame.rotation, body_placements[frame.body, 9:] + R @ frame.translation
 
 
 def spatial_momentum(model: Model, v: np.ndarray, body_placements: np.ndarray) -> np.ndarray:
@@ -74,6 +66,12 @@ def test_both_feet_carry_the_weight_evenly_when_symmetric(talos: tuple[Model, Da
         np.testing.assert_allclose(r.forces[link], R @ r.wrenches[link][:3], atol=1e-9)
         local = R.T @ (cop - p)
         assert abs(local[0]) <= 0.1 + 1e-9 and abs(local[1]) <= 0.05 + 1e-9
+
+
+def test_an_unknown_link_has_no_placement(talos: tuple[Model, Data]) -> None:
+    m, d = talos
+    with pytest.raises(ModelError, match="'left_sole' is not a link of model"):
+        link_placement(m, placements(m, d, m.neutral()), "left_sole")
 
 
 def test_load_moves_to_the_foot_under_the_centre_of_mass(talos: tuple[Model, Data]) -> None:
