@@ -40,13 +40,12 @@ def params_file(path: Path, node: str, params: dict[str, Any]) -> Path:
     return path
 
 
-class NodeProcess:
-    """``python -m module --ros-args ...`` in its own process; stopped with SIGINT."""
+class Process:
+    """A program in its own process, its output kept; stopped with SIGINT."""
 
-    def __init__(self, module: str, *ros_args: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", module, "--ros-args", *ros_args],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ.copy())
+    def __init__(self, *argv: str) -> None:
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True, env=os.environ.copy())
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -60,6 +59,13 @@ class NodeProcess:
                 self.proc.kill()
         out, _ = self.proc.communicate()
         return out
+
+
+class NodeProcess(Process):
+    """``python -m module --ros-args ...``."""
+
+    def __init__(self, module: str, *ros_args: str) -> None:
+        super().__init__(sys.executable, "-m", module, "--ros-args", *ros_args)
 
 
 class Probe:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from pages import assert_shown
-from rosutil import SENSOR, NodeProcess, Probe, params_file
+from rosutil import SENSOR, NodeProcess, Probe, Process, params_file
 from sensor_msgs.msg import JointState
 
 from rbd_ros.dynamics import Data, gravity, load_urdf, rnea
@@ -21,19 +21,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "doc" / "examples"
 HOLD = [0.3, 0.6, -0.2, -1.0, 0.4, 0.8, -0.3]
 
 
-def example(name: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-u", str(EXAMPLES / name)], text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-
-def stop(proc: subprocess.Popen[str]) -> str:
-    proc.send_signal(2)
-    try:
-        out, _ = proc.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-    return out
+def example(name: str) -> Process:
+    return Process(sys.executable, "-u", str(EXAMPLES / name))
 
 
 def test_the_service_tutorials_client_runs_against_the_node(tmp_path: Path) -> None:
@@ -103,7 +92,7 @@ def test_the_arm_is_held_by_gravity_feed_forward_and_a_push_is_reported(
         assert probe.spin_until(lambda: len(states) > count + 1500, 60.0)
         final = np.array(states[-1].position)
     finally:
-        logs = [stop(monitor), stop(hold), dyn.stop()] + ([sim.stop()] if sim else [])
+        logs = [monitor.stop(), hold.stop(), dyn.stop()] + ([sim.stop()] if sim else [])
     everything = "\n".join(logs)
     assert "holding" in logs[1], everything
     # held: where it started (a few steps of sag before the first command), and back there
