@@ -1,9 +1,11 @@
-"""What the documentation shows a program printing is what it prints."""
+"""What the documentation shows a program printing, or drawing, is what it prints or draws."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,3 +27,12 @@ def assert_shown(page: str, first: str, printed: str) -> None:
         else:
             raise AssertionError(f"{page} shows {shown!r}, which is not printed (in that "
                                  f"order):\n{printed}")
+
+
+def assert_drawn_as_committed(drawn: Path) -> None:
+    """The picture ``drawn`` is the committed ``doc/images/<its name>`` (to antialiasing)."""
+    from matplotlib import pyplot as plt
+
+    a, b = plt.imread(drawn), plt.imread(ROOT / "doc" / "images" / drawn.name)
+    assert a.shape == b.shape and np.abs(a - b).max() < 0.05, \
+        f"{drawn.name} changed: redraw it with scripts/pictures.py"

@@ -7,14 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
-from pages import assert_shown
+from pages import assert_drawn_as_committed, assert_shown
 
 from rbd_ros.dynamics import Data, gravity, load_urdf
 from rbd_ros.robots import ARM
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def rbd_ros(*args: str) -> subprocess.CompletedProcess[str]:
@@ -56,10 +53,7 @@ def test_demo_tracks_better_with_feed_forward_and_exits(tmp_path: Path) -> None:
     committed (doc/images/demo_tracking.png)."""
     r = rbd_ros("demo", "--plot", str(tmp_path / "demo_tracking.png"))
     assert r.returncode == 0, r.stdout + r.stderr
-    drawn = plt.imread(tmp_path / "demo_tracking.png")
-    committed = plt.imread(ROOT / "doc" / "images" / "demo_tracking.png")
-    assert drawn.shape == committed.shape and np.abs(drawn - committed).max() < 0.05, \
-        "the demo's picture changed: redraw it with scripts/pictures.py"
+    assert_drawn_as_committed(tmp_path / "demo_tracking.png")
     m = re.search(r"reduces the mean tracking error ([\d.]+) times", r.stdout)
     assert m is not None, r.stdout
     gain = float(m.group(1))

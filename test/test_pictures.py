@@ -11,8 +11,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from matplotlib import pyplot as plt
-from pages import assert_shown
+from pages import assert_drawn_as_committed, assert_shown
 
 pytest.importorskip("pinref")  # Talos, from example-robot-data
 
@@ -29,12 +28,6 @@ def pictures() -> ModuleType:
     return module
 
 
-def same_as_committed(drawn: Path) -> None:
-    a, b = plt.imread(drawn), plt.imread(ROOT / "doc" / "images" / drawn.name)
-    assert a.shape == b.shape and np.abs(a - b).max() < 0.05, \
-        f"{drawn.name} changed: redraw it with scripts/pictures.py"
-
-
 def test_the_pushed_arms_pictures_are_the_codes(pictures: ModuleType, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     run = pictures.pushed_arm()
@@ -46,9 +39,9 @@ def test_the_pushed_arms_pictures_are_the_codes(pictures: ModuleType, tmp_path: 
     assert_shown("doc/tutorials/recordings.md", "2000 joint states", capsys.readouterr().out)
     pictures.observer(tmp_path, run)
     for name in ("analysis_joint2.png", "observer_push.png"):
-        same_as_committed(tmp_path / name)
+        assert_drawn_as_committed(tmp_path / name)
 
 
 def test_the_contact_picture_is_the_codes(pictures: ModuleType, tmp_path: Path) -> None:
     pictures.contacts(tmp_path)  # each state it draws is asserted feasible
-    same_as_committed(tmp_path / "contacts.png")
+    assert_drawn_as_committed(tmp_path / "contacts.png")
