@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 from rbd_ros.cli import parser, split_ros_args
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "doc" / "_ext"))  # the docs' generator starts our nodes
 PAGES = [ROOT / "README.md", *sorted((ROOT / "doc").rglob("*.md"))]
 
 
@@ -80,8 +82,6 @@ def test_each_command_is_one_the_code_takes(page: str, words: list[str]) -> None
 #: the robot each parameters file the pages show is written for, by its file name
 YAML_ROBOTS = {"my_arm.yaml": "arm7", "anymal.yaml": "anymal_c", "talos.yaml": "talos",
                "dynamics.yaml": "arm7", "floating_base.yaml": "quadruped"}  # (config/)
-NODE_CLASSES = {"rbd_dynamics": ("dynamics_node", "DynamicsNode"),
-                "rbd_floating_base": ("floating_base_node", "FloatingBaseNode")}
 
 
 def parameter_files() -> list[tuple[str, str, str]]:
@@ -114,21 +114,16 @@ def robot_urdf(robot: str) -> str:
 @contextmanager
 def started(name: str, text: str, tmp_path: Path) -> Iterator[tuple[Any, str, dict[str, Any]]]:
     """(node, its name, the parameters the file sets) for the node a parameters file is for,
-    started in this process with the file as its ``--params-file`` (rcl reads it, as for a
-    launched node) on the robot the file is written for."""
-    import importlib
-
-    import rclpy
+    started in this process (as the docs' generator starts it) with the file as its
+    ``--params-file`` (rcl reads it, as for a launched node) on the robot the file is written
+    for."""
     import yaml
-    from rclpy.parameter import Parameter
-
-    from rbd_ros.local_ros import TESTS, isolate
+    from generated_reference import in_process
 
     urdf = robot_urdf(YAML_ROBOTS[name])
     (tmp_path / name).write_text(text)
     (top,) = yaml.safe_load(text).items()
     key = top[0].removeprefix("/**/")
-    module, cls = NODE_CLASSES[key]
 
     def flat(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -136,19 +131,8 @@ def started(name: str, text: str, tmp_path: Path) -> Iterator[tuple[Any, str, di
             out.update(flat(v, f"{prefix}{k}.") if isinstance(v, dict) else {prefix + k: v})
         return out
 
-    isolate(*TESTS)
-    context = rclpy.Context()
-    rclpy.init(context=context, args=["--ros-args", "--log-level", "fatal", "--params-file",
-                                      str(tmp_path / name)])
-    try:
-        node = getattr(importlib.import_module(f"rbd_ros.nodes.{module}"), cls)(
-            context=context, parameter_overrides=[Parameter("robot_description", value=urdf)])
-        try:
-            yield node, key, flat(top[1]["ros__parameters"])
-        finally:
-            node.destroy_node()
-    finally:
-        rclpy.shutdown(context=context)
+    with in_process(key, urdf, "--params-file", str(tmp_path / name)) as node:
+        yield node, key, flat(top[1]["ros__parameters"])
 
 
 @pytest.mark.parametrize("page,name,text", parameter_files())
@@ -303,7 +287,6 @@ def test_each_offline_command_runs_on_a_recording(page: str, words: list[str],
     (or its folder), every output folder in a temporary one: it succeeds and says what it
     did."""
     import subprocess
-    import sys
 
     places = {"my_recording/": recordings / "run1", "~/bags/run1": recordings / "run1",
               "exciting_bag/": recordings / "run1", "~/bags": recordings}
