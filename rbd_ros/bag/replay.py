@@ -204,12 +204,14 @@ class _Player:
 
     def wait_until(self, bag_ns: int) -> None:
         """Sleep until the recording's clock reaches ``bag_ns``, ticking /clock and the
-        progress line meanwhile."""
+        progress line meanwhile. /clock never runs past ``bag_ns`` (a process woken late,
+        on a busy machine, would otherwise stamp time past a message not yet sent, or past
+        the window's end)."""
         while True:
             now = time.monotonic()
             if self.clock_pub is not None and now >= self.next_tick:
                 self.next_tick = max(self.next_tick + 1 / self.opts.clock, now)
-                ns = self.clock.now()
+                ns = min(self.clock.now(), bag_ns)
                 self.clock_msg.clock.sec, self.clock_msg.clock.nanosec = divmod(ns, 10**9)
                 self.clock_pub.publish(self.clock_msg)
             if self.opts.progress and now >= self.next_line:
