@@ -338,9 +338,7 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
         com = center_of_mass(model, placements(model, data, q))
         return Reaction(False, "no contact is active", base_wrench, np.zeros(6), com,
                         tau=np.zeros(model.nv - 6))
-    q = model.check_vector(q, model.nq, "q")
-    v = model.check_vector(v, model.nv, "v")
-    a = model.check_vector(a, model.nv, "a")
+    q, v, a = model.check_state(q, v, a, "a")
     P = _problem(model, tuple(contacts), mu)
     k, nb, n = len(contacts), model.nb, P.n
     scratch = np.empty(nb * 18 + 7 * n + 6 + len(P.b) + 9 * k)

@@ -35,3 +35,8 @@ W_SP, W_SA, W_SU = 51, 57, 63
 #: subspace in the root's frame (6)
 W_O, W_OS = 69, 81
 W_WIDTH = 87
+
+#: the header of ``Model.maps``, the integer maps packed for the kernels: the sizes nq_full,
+#: nv_full, nv, the mimic rows', the mimic bodies', nb and nq; the maps follow
+MAPS_NQF, MAPS_NVF, MAPS_NV, MAPS_NMIMIC, MAPS_NMIMIC_BODIES, MAPS_NB, MAPS_NQ = range(7)
+MAPS_HEADER = 7

@@ -26,7 +26,25 @@ from numba import njit
 from numpy.typing import NDArray
 
 from .errors import ModelError
-from .layout import INERTIA_SIZE, MF_I, MF_MASS, MF_S, W_A, W_F, W_V, W_WIDTH, W_X
+from .layout import (
+    INERTIA_SIZE,
+    MAPS_HEADER,
+    MAPS_NB,
+    MAPS_NMIMIC,
+    MAPS_NMIMIC_BODIES,
+    MAPS_NQ,
+    MAPS_NQF,
+    MAPS_NV,
+    MAPS_NVF,
+    MF_I,
+    MF_MASS,
+    MF_S,
+    W_A,
+    W_F,
+    W_V,
+    W_WIDTH,
+    W_X,
+)
 
 F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
@@ -92,7 +110,7 @@ class Model:
 
     def __post_init__(self) -> None:
         header = [self.nq_full, self.nv_full, self.nv, len(self.mimic_rows),
-                  len(self.mimic_bodies), self.mi.shape[0]]
+                  len(self.mimic_bodies), self.mi.shape[0], self.nq]  # see layout.MAPS_*
         maps = np.concatenate([np.array(header), self.qsrc, self.vsrc, self.vfull,
                                self.mimic_rows, self.mimic_bodies, np.arange(self.mi.shape[0]),
                                self.mimic_group])
@@ -198,6 +216,11 @@ class Model:
             a = np.ascontiguousarray(a)
         return a
 
+    def check_state(self, q: object, v: object, x: object, x_name: str) -> tuple[F64, F64, F64]:
+        """``q`` (nq), ``v`` and ``x`` (nv each) as :meth:`check_vector` returns them."""
+        return (self.check_vector(q, self.nq, "q"), self.check_vector(v, self.nv, "v"),
+                self.check_vector(x, self.nv, x_name))
+
     def check_batch(self, x: object, n: int, what: str, batch: int | None = None) -> F64:
         a = np.ascontiguousarray(x, dtype=np.float64)
         if a.ndim != 2 or a.shape[1] != n or (batch is not None and a.shape[0] != batch):
@@ -258,6 +281,27 @@ class Model:
 
 _NO_FEXT = np.zeros((0, 6))
 _F64 = np.dtype(np.float64)
+_CONTIGUOUS = (8,)  # a contiguous float64 vector's strides
+
+
+def plain(q: object, v: object, x: object) -> bool:
+    """Whether ``q``, ``v`` and ``x`` are contiguous float64 vectors a kernel can take as they
+    are (~0.2 us): the per-call functions' fast path, whose kernels then check the sizes
+    (:func:`sizes_fit`). Anything else goes through :meth:`Model.check_state`, which converts it
+    or says what is wrong."""
+    try:
+        return (q.dtype is _F64 and v.dtype is _F64 and x.dtype is _F64  # type: ignore[attr-defined]
+                and q.strides == v.strides == x.strides == _CONTIGUOUS)  # type: ignore[attr-defined]
+    except AttributeError:  # not arrays
+        return False
+
+
+@njit(cache=True)
+def sizes_fit(maps, q, v, x):
+    """Whether ``q`` has the model's nq entries and ``v`` and ``x`` its nv: the per-call
+    kernels' check of what :func:`plain` let through."""
+    nv = maps[MAPS_NV]
+    return q.shape[0] == maps[MAPS_NQ] and v.shape[0] == nv and x.shape[0] == nv
 
 
 def check_gravity(gravity: object) -> F64:
@@ -295,8 +339,9 @@ class Direct:
 def map_views(maps, lin):
     """Views into a model's packed ``maps`` and ``lin``: qsrc, vsrc, vfull, mimic_rows,
     mimic_bodies, all_bodies, gravity, qmul, qoff, vmul (1-D slices only: cheap in numba)."""
-    nqf, nvf, nv, m, L, nb = maps[0], maps[1], maps[2], maps[3], maps[4], maps[5]
-    o = 6
+    nqf, nvf, nv, nb = maps[MAPS_NQF], maps[MAPS_NVF], maps[MAPS_NV], maps[MAPS_NB]
+    m, L = maps[MAPS_NMIMIC], maps[MAPS_NMIMIC_BODIES]
+    o = MAPS_HEADER
     qsrc = maps[o : o + nqf]
     o += nqf
     vsrc = maps[o : o + nvf]
@@ -318,15 +363,16 @@ def map_views(maps, lin):
 @njit(cache=True)
 def group_view(maps):
     """The model's ``mimic_group`` codes, packed after ``all_bodies`` in ``maps``."""
-    nb = maps[5]
-    o = 6 + maps[0] + maps[1] + maps[2] + maps[3] + maps[4] + nb
+    nb = maps[MAPS_NB]
+    o = (MAPS_HEADER + maps[MAPS_NQF] + maps[MAPS_NVF] + maps[MAPS_NV] + maps[MAPS_NMIMIC]
+         + maps[MAPS_NMIMIC_BODIES] + nb)
     return maps[o : o + nb]
 
 
 @njit(cache=True)
 def work_vectors(maps, wv):
     """Views into a ``Data.wv``: full q, v, a, tau (qf, vf, af, tf), then x, y, rhs."""
-    nqf, nvf, m = maps[0], maps[1], maps[3]
+    nqf, nvf, m = maps[MAPS_NQF], maps[MAPS_NVF], maps[MAPS_NMIMIC]
     nf = max(nqf, nvf, 1)
     return (wv[0:nf], wv[nf : 2 * nf], wv[2 * nf : 3 * nf], wv[3 * nf : 4 * nf],
             wv[4 * nf : 4 * nf + nvf], wv[4 * nf + nvf : 4 * nf + 2 * nvf],
@@ -337,7 +383,7 @@ def work_vectors(maps, wv):
 def mimic_scratch(maps, wv):
     """The (nv_full, nv_full) matrix after :func:`work_vectors` in a ``Data.wv`` of a model
     with mimic joints."""
-    nqf, nvf, m = maps[0], maps[1], maps[3]
+    nqf, nvf, m = maps[MAPS_NQF], maps[MAPS_NVF], maps[MAPS_NMIMIC]
     o = 4 * max(nqf, nvf, 1) + 2 * nvf + m
     return wv[o : o + nvf * nvf].reshape((nvf, nvf))
 

@@ -98,9 +98,7 @@ class MomentumObserver:
         half a step old. A first state so given only starts the observer: its residual is
         zero, and p(0) is taken at the midpoint after it."""
         m = self.model
-        q = m.check_vector(q, m.nq, "q")
-        v = m.check_vector(v, m.nv, "v")
-        tau = m.check_vector(tau, m.nv, "tau")
+        q, v, tau = m.check_state(q, v, tau, "tau")
         if differenced:
             before, self._given = self._given, (t, tau)
             if before is None:

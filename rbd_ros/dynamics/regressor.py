@@ -111,9 +111,7 @@ def regressor_core(mi, mf, maps, lin, q, v, a, W, wv, tau, Y):
 def regressor(model: Model, data: Data, q: F64, v: F64, a: F64) -> F64:
     """The joint-torque regressor ``Y`` (nv x 10 nb): ``rnea(q, v, a) = Y @ pi`` with ``pi``
     from :func:`inertial_parameters` (friction aside)."""
-    q = model.check_vector(q, model.nq, "q")
-    v = model.check_vector(v, model.nv, "v")
-    a = model.check_vector(a, model.nv, "a")
+    q, v, a = model.check_state(q, v, a, "a")
     Y = np.empty((model.nv, 10 * model.nb))
     _REGRESSOR.call(model.mi, model.mf, model.maps, model.lin, q, v, a, data.W, data.wv,
                     np.empty(model.nv), Y)

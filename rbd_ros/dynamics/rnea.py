@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit, prange
 
 from .layout import LINEAR, MF_COULOMB, MF_DAMPING, MF_S, W_A, W_F, W_V, W_X
-from .model import F64, Data, Direct, Model, map_views, work_vectors
+from .model import F64, Data, Direct, Model, map_views, plain, sizes_fit, work_vectors
 from .spatial import (
     JOINT_FREE,
     add6,
@@ -85,6 +85,15 @@ def rnea_core(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau):
         store(W, i, W_A, ab)
         store(W, i, W_F, fb)
     backward(mi, mf, W, vf, fric, tf, vsrc, vmul, tau)
+
+
+@njit(cache=True)
+def rnea_one(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau):
+    """:func:`rnea_core` on one state, if its sizes fit the model (else False)."""
+    if not sizes_fit(maps, q, v, a):
+        return False
+    rnea_core(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau)
+    return True
 
 
 @njit(cache=True)
@@ -179,18 +188,18 @@ def rnea(
     expressed in the body frame. ``friction``: add the URDF's viscous + Coulomb joint friction.
     With a free-flyer root, ``tau[:6]`` is the wrench ``[force; torque]`` (base frame) that the
     base needs: the reaction the environment must supply."""
-    q = model.check_vector(q, model.nq, "q")
-    v = model.check_vector(v, model.nv, "v")
-    a = model.check_vector(a, model.nv, "a")
+    if not plain(q, v, a):
+        q, v, a = model.check_state(q, v, a, "a")
     fext = model.check_fext(f_ext)
     # the result allocated here: a compiled function returning an array costs ~0.5 us more
     tau = np.empty(model.nv)
-    _RNEA.call(model.mi, model.mf, model.maps, model.lin, q, v, a, fext,
-               bool(friction), data.W, data.wv, tau)
+    if not _RNEA.call(model.mi, model.mf, model.maps, model.lin, q, v, a, fext,
+                      bool(friction), data.W, data.wv, tau):
+        model.check_state(q, v, a, "a")  # raises, naming the one of the wrong size
     return tau
 
 
-_RNEA = Direct(rnea_core)
+_RNEA = Direct(rnea_one)
 
 
 def gravity(model: Model, data: Data, q: F64) -> F64:

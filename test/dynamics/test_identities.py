@@ -237,6 +237,39 @@ def test_wrong_sizes_say_expected_and_actual() -> None:
         floating.forward_dynamics(m, d, np.zeros(7), np.zeros(7), np.zeros(1))
 
 
+@pytest.mark.parametrize("algo", ["rnea", "aba", "crba"])
+def test_every_input_of_a_per_call_function_is_checked_on_the_fast_path_too(algo: str) -> None:
+    """The per-call functions take contiguous float64 vectors as they are and leave their sizes
+    to the kernel: a wrong size there raises the same error as a list does, any other array
+    (strided, int, float32, big-endian) gives the answer of its float64 copy."""
+    m = load_urdf(ARM)
+    d = Data(m)
+    rng = np.random.default_rng(3)
+    state = [m.neutral() + rng.uniform(-1, 1, m.nq), rng.standard_normal(m.nv),
+             rng.standard_normal(m.nv)]
+    names = {"rnea": ["q", "v", "a"], "aba": ["q", "v", "tau"], "crba": ["q"]}[algo]
+    fn = {"rnea": rnea, "aba": aba, "crba": crba}[algo]
+    want = fn(m, d, *state[: len(names)])
+    for k, name in enumerate(names):
+        x = state[k]
+        for bad in (x[:-1], np.append(x, 0.0), list(x[:-1]), x.reshape(1, -1), np.float64(1.0)):
+            args = [*state[: len(names)]]
+            args[k] = bad
+            with pytest.raises(ModelError, match=rf"^{name} must have {x.size} entries for model "
+                                                 rf"'{m.name}', got shape "):
+                fn(m, d, *args)
+        strided = np.empty(2 * x.size)
+        strided[::2] = x
+        for same in (strided[::2], x.astype(np.longdouble), list(x),
+                     x.astype(">f8"), np.asfortranarray(x)):
+            args = [*state[: len(names)]]
+            args[k] = same
+            np.testing.assert_array_equal(fn(m, d, *args), want)
+        args = [*state[: len(names)]]
+        args[k] = x.astype(np.float32)
+        np.testing.assert_allclose(fn(m, d, *args), want, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("name,m", models())
 def test_the_models_named_views_are_what_they_say(name: str, m: Model) -> None:
     """parents, joint_types, S and inertias: read-only views that agree with the URDF."""
