@@ -335,7 +335,7 @@ class Direct:
         return self.call(*args)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def map_views(maps, lin):
     """Views into a model's packed ``maps`` and ``lin``: qsrc, vsrc, vfull, mimic_rows,
     mimic_bodies, all_bodies, gravity, qmul, qoff, vmul (1-D slices only: cheap in numba)."""
@@ -369,7 +369,7 @@ def group_view(maps):
     return maps[o : o + nb]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def work_vectors(maps, wv):
     """Views into a ``Data.wv``: full q, v, a, tau (qf, vf, af, tf), then x, y, rhs."""
     nqf, nvf, m = maps[MAPS_NQF], maps[MAPS_NVF], maps[MAPS_NMIMIC]

@@ -25,7 +25,7 @@ from .spatial import (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def expand(qsrc, vsrc, qmul, qoff, vmul, q, v, qf, vf):
     """Full (mimic-included) positions and velocities from reduced ones."""
     for k in range(qsrc.shape[0]):
@@ -96,7 +96,7 @@ def rnea_one(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def backward(mi, mf, W, vf, fric, tf, vsrc, vmul, out):
     """RNEA's backward pass: joint forces from the body forces in ``W`` (summed into the
     parents on the way), into ``tf`` (full coordinates), then reduced (mimic joints onto their
