@@ -19,65 +19,71 @@ from .spatial import (
 
 
 @njit(cache=True)
-def _params(mf, i, P):
-    """Body ``i``'s spatial inertia as its ten parameters, into the 6x6 slot ``P``: row 0
+def _params(mf, i, M6, k):
+    """Body ``i``'s spatial inertia as its ten parameters, into the 6x6 slot ``P = M6[k, 0]``
+    (indexed, not a view: a view costs a reference count): row 0
     the mass and the first moment ``h = m c``, rows 1-3 the rotational inertia about the frame
     origin. (A composite inertia is moved and summed in this form: a tenth of the work of the
     6x6 congruence ``X^T I X``.)"""
-    P[0, 0] = mf[i, MF_MASS]
-    P[0, 1], P[0, 2], P[0, 3] = mf[i, MF_MC[0]], mf[i, MF_MC[1]], mf[i, MF_MC[2]]
+    M6[k, 0, 0, 0] = mf[i, MF_MASS]
+    for c in range(3):
+        M6[k, 0, 0, 1 + c] = mf[i, MF_MC[c]]
     for r in range(3):
         for c in range(3):
-            P[1 + r, c] = mf[i, MF_I + 6 * r + c]
+            M6[k, 0, 1 + r, c] = mf[i, MF_I + 6 * r + c]
 
 
 @njit(cache=True)
-def _params_up(X, P, Q):
-    """``Q += P`` moved from a child frame into its parent's (``X``: parent to child). With
+def _params_up(X, M6, k, j):
+    """``Q += P`` moved from a child frame into its parent's (``P = M6[k, 0]``, ``Q = M6[j, 0]``;
+    ``X``: parent to child). With
     ``R = E^T`` and ``r`` the child's origin: ``h' = R h + m r`` and
     ``Io' = R Io R^T - r (Rh)^T - (Rh) r^T - m r r^T + (2 r.(Rh) + m |r|^2) 1``."""
-    m = P[0, 0]
+    m = M6[k, 0, 0, 0]
     r0, r1, r2 = X[9], X[10], X[11]
-    h0, h1, h2 = P[0, 1], P[0, 2], P[0, 3]
+    h0, h1, h2 = M6[k, 0, 0, 1], M6[k, 0, 0, 2], M6[k, 0, 0, 3]
     g0 = X[0] * h0 + X[3] * h1 + X[6] * h2  # R h
     g1 = X[1] * h0 + X[4] * h1 + X[7] * h2
     g2 = X[2] * h0 + X[5] * h1 + X[8] * h2
-    Q[0, 0] += m
-    Q[0, 1] += g0 + m * r0
-    Q[0, 2] += g1 + m * r1
-    Q[0, 3] += g2 + m * r2
+    M6[j, 0, 0, 0] += m
+    M6[j, 0, 0, 1] += g0 + m * r0
+    M6[j, 0, 0, 2] += g1 + m * r1
+    M6[j, 0, 0, 3] += g2 + m * r2
     d = 2.0 * (r0 * g0 + r1 * g1 + r2 * g2) + m * (r0 * r0 + r1 * r1 + r2 * r2)
     r, g = (r0, r1, r2), (g0, g1, g2)
     # T = Io R^T = Io E, row by row
-    T = (_row_e(P, 1, X), _row_e(P, 2, X), _row_e(P, 3, X))
+    T = (_row_e(M6, k, 1, X), _row_e(M6, k, 2, X), _row_e(M6, k, 3, X))
     for a in range(3):
         for c in range(a, 3):  # (R T)[a, c] = sum_b E[b, a] T[b, c]; symmetric
             x = X[a] * T[0][c] + X[3 + a] * T[1][c] + X[6 + a] * T[2][c]
             x -= r[a] * g[c] + g[a] * r[c] + m * r[a] * r[c]
             if a == c:
                 x += d
-            Q[1 + a, c] += x
+            M6[j, 0, 1 + a, c] += x
             if a != c:
-                Q[1 + c, a] += x
+                M6[j, 0, 1 + c, a] += x
 
 
 @njit(cache=True)
-def _force(P, s):
-    """``I s`` for the inertia of parameters ``P``: ``[Io sa + h x sl; sa x h + m sl]``."""
-    m, h0, h1, h2 = P[0, 0], P[0, 1], P[0, 2], P[0, 3]
+def _force(M6, i, s):
+    """``I s`` for the inertia of parameters ``P = M6[i, 0]``:
+    ``[Io sa + h x sl; sa x h + m sl]``."""
+    m, h0, h1, h2 = M6[i, 0, 0, 0], M6[i, 0, 0, 1], M6[i, 0, 0, 2], M6[i, 0, 0, 3]
     a0, a1, a2, l0, l1, l2 = s
-    return (P[1, 0] * a0 + P[1, 1] * a1 + P[1, 2] * a2 + h1 * l2 - h2 * l1,
-            P[2, 0] * a0 + P[2, 1] * a1 + P[2, 2] * a2 + h2 * l0 - h0 * l2,
-            P[3, 0] * a0 + P[3, 1] * a1 + P[3, 2] * a2 + h0 * l1 - h1 * l0,
+    P = (M6[i, 0, 1, 0], M6[i, 0, 1, 1], M6[i, 0, 1, 2], M6[i, 0, 2, 0], M6[i, 0, 2, 1],
+         M6[i, 0, 2, 2], M6[i, 0, 3, 0], M6[i, 0, 3, 1], M6[i, 0, 3, 2])  # Io, row-major
+    return (P[0] * a0 + P[1] * a1 + P[2] * a2 + h1 * l2 - h2 * l1,
+            P[3] * a0 + P[4] * a1 + P[5] * a2 + h2 * l0 - h0 * l2,
+            P[6] * a0 + P[7] * a1 + P[8] * a2 + h0 * l1 - h1 * l0,
             a1 * h2 - a2 * h1 + m * l0, a2 * h0 - a0 * h2 + m * l1, a0 * h1 - a1 * h0 + m * l2)
 
 
 @njit(cache=True, inline="always")
-def _row_e(P, k, X):
-    """Row ``k`` of ``P`` (a row of Io) times ``E`` (= ``R^T``)."""
-    return (P[k, 0] * X[0] + P[k, 1] * X[3] + P[k, 2] * X[6],
-            P[k, 0] * X[1] + P[k, 1] * X[4] + P[k, 2] * X[7],
-            P[k, 0] * X[2] + P[k, 1] * X[5] + P[k, 2] * X[8])
+def _row_e(M6, i, k, X):
+    """Row ``k`` of ``M6[i, 0]`` (a row of Io) times ``E`` (= ``R^T``)."""
+    a, b, c = M6[i, 0, k, 0], M6[i, 0, k, 1], M6[i, 0, k, 2]
+    return (a * X[0] + b * X[3] + c * X[6], a * X[1] + b * X[4] + c * X[7],
+            a * X[2] + b * X[5] + c * X[8])
 
 
 @njit(cache=True, inline="always")
@@ -137,22 +143,20 @@ def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
     qf = work_vectors(maps, wv)[0]
     for k in range(qsrc.shape[0]):
         qf[k] = qmul[k] * q[qsrc[k]] + qoff[k]
-    nb = mi.shape[0]
-    scratch = M6[nb, 0]
+    nb = mi.shape[0]  # M6[nb, 0]: scratch
     one = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
     for i in range(nb):
         p = mi[i, 0]
-        P = M6[i, 0]
         if p < 0:
             O = one
-            _params(mf, i, P)
+            _params(mf, i, M6, i)
         else:
             O = _compose(joint_transform(mi[i, 1], mf, i, qf, mi[i, 2]), load12(W, p, W_O))
-            _params(mf, i, scratch)
+            _params(mf, i, M6, nb)
             for r in range(4):
                 for c in range(4 if r == 0 else 3):
-                    P[r, c] = 0.0
-            _params_up(O, scratch, P)
+                    M6[i, 0, r, c] = 0.0
+            _params_up(O, M6, nb, i)
         store(W, i, W_O, O)
         if mi[i, 1] != JOINT_FREE:
             store(W, i, W_OS, _motion_out(O, load6(mf, i, MF_S)))
@@ -166,14 +170,13 @@ def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
     H = mimic_scratch(maps, wv) if mimic else Hr  # full coordinates
     H[:, :] = 0.0  # pairs on different branches stay zero
     for i in range(nb):
-        P = M6[i, 0]
         vi = mi[i, 3]
         free = mi[i, 1] == JOINT_FREE
         for c in range(6 if free else 1):
             if free:
-                f = _force(P, _motion_out(load12(W, i, W_O), _unit(free_axis(c))))
+                f = _force(M6, i, _motion_out(load12(W, i, W_O), _unit(free_axis(c))))
             else:
-                f = _force(P, load6(W, i, W_OS))
+                f = _force(M6, i, load6(W, i, W_OS))
             a = vi + c
             j = i
             while j >= 0:  # H[i, j] along the path to the root
