@@ -9,6 +9,7 @@ repeats; compare the ratios, since these machines are noisy.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import subprocess
 import sys
@@ -203,6 +204,28 @@ def batched(quick: bool) -> None:
           "in a Python loop", rows)
 
 
+def contact_split(quick: bool) -> None:
+    """contacts.solve in process, one state per call, the QP every state: the floating-base
+    node's work on each message."""
+    from rbd_ros.dynamics.contacts import Contact, solve
+    from rbd_ros.robots import QUADRUPED
+
+    soles = [Contact(f"{side}_sole_link", half_length=0.1, half_width=0.05)
+             for side in ("left", "right")]
+    cases = [("talos full, two soles", robot_path("talos"), soles),
+             ("bundled quadruped, four point feet", QUADRUPED,
+              [Contact(f"{leg}_foot") for leg in ("LF", "RF", "LH", "RH")])]
+    print("\n## Contact split, one state per call (us): contacts.solve (the base's wrench, the "
+          "placements,\n   the QP, the wrenches, the joint torques), standing still")
+    for label, path, contacts in cases:
+        m = load_urdf(path, floating_base=True)
+        d = Data(m)
+        q, z = m.neutral(), np.zeros(m.nv)
+        assert solve(m, d, q, z, z, contacts, 0.7).feasible
+        t = best(functools.partial(solve, m, d, q, z, z, contacts, 0.7), 500 if quick else 5000)
+        print(f"  {label:<40} {t:7.1f}")
+
+
 FIRST_CALL = textwrap.dedent("""
     import time
     t0 = time.perf_counter()
@@ -251,6 +274,7 @@ def main() -> int:
           f"numpy {np.__version__}, pinocchio {pin.__version__}")
     first_call()
     per_call(args.quick)
+    contact_split(args.quick)
     batched(args.quick)
     latency(1000 if args.quick else 15000)
     floating_latency(500 if args.quick else 2500)
