@@ -44,6 +44,7 @@ from rbd_ros.dynamics import (  # noqa: E402
     rnea,
     rnea_batch,
 )
+from rbd_ros.dynamics.spatial import JOINT_FREE  # noqa: E402
 
 ROBOTS = {  # label -> (URDF, free flyer)
     "panda (7 arm + 2 finger joints, 1 mimic)": (robot_path("panda"), False),
@@ -65,36 +66,83 @@ PER_CALL_ROBOTS = {  # the batch robots and more: small arms, where a call's ove
 Row = tuple[str, str, float, float, float | str]  # robot, algo, ours, pinocchio, dynibo
 
 
+def dynibo_order(m: Model) -> list[int]:
+    """dynibo numbers the joints breadth first (by depth in the tree, then as the URDF lists
+    them): for each of its joint slots, the index of ours (found on g1 by matching mass
+    matrices, then checked on every call below)."""
+    depth = np.zeros(m.nb, dtype=int)
+    for i, p in enumerate(m.parents):
+        depth[i] = 0 if p < 0 else depth[p] + 1
+    joints = [int(depth[i]) for i in range(m.nb) if m.joint_types[i] != JOINT_FREE]
+    return sorted(range(len(joints)), key=joints.__getitem__)
+
+
 def dynibo_calls(m: Model, path: str, q: np.ndarray, v: np.ndarray, a: np.ndarray,
                  tau: np.ndarray) -> dict[str, Callable[[], object]] | str:
     """dynibo's rnea, aba and crba on the same state, each checked against ours first (dynibo
-    takes g = 9.80665), or why there are none."""
+    takes g = 9.80665), or why there are none.
+
+    A floating base is its BaseState: the base's pose, its origin's velocity and (classical)
+    acceleration and its angular ones, all in world axes; its generalized coordinates are
+    [angular; linear] in world axes (the wrench: the torque about the base's origin), then the
+    joints in :func:`dynibo_order`. Ours (Pinocchio's): [linear; angular] in the base's axes,
+    the spatial acceleration."""
     try:
         import dynibo
     except ImportError:
         return "not installed"
-    if m.has_free_flyer:
-        return "(floating)"  # its base state is a Pose and Twists, apart: not mapped yet
     try:
-        robot: Any = dynibo.Robot.from_urdf(path)  # untyped (a compiled extension)
+        kind = dynibo.FloatingRobot if m.has_free_flyer else dynibo.Robot
+        robot: Any = kind.from_urdf(path)  # untyped (a compiled extension)
     except dynibo.DyniboError as e:
         return "(mimic)" if "mimic" in str(e) else "(refuses)"  # said in full below
     if robot.generalized_count != m.nv:
         return f"{robot.generalized_count} coordinates, ours {m.nv}"
     same = m.with_gravity([0.0, 0.0, -9.80665])
     d = Data(same)
-    out_v, out_m = np.empty(m.nv), np.empty(m.nv * m.nv)
-    calls: dict[str, Callable[[], object]] = {
-        "rnea": lambda: robot.inverse_dynamics(q, v, a, out=out_v),
-        "aba": lambda: robot.forward_dynamics(q, v, tau, out=out_v),
-        "crba": lambda: robot.mass_matrix(q, out=out_m),
-    }
     ours = {"rnea": rnea(same, d, q, v, a), "aba": aba(same, d, q, v, tau),
             "crba": crba(same, d, q)}
+    n, k = m.nv, 6 if m.has_free_flyer else 0
+    J = k + np.array(dynibo_order(m))
+    T = np.zeros((n, n))  # ours v = T (dynibo's)
+    T[J, np.arange(k, n)] = 1.0
+    if k:
+        x, y, z, w = q[3:7]
+        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                      [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        T[:3, 3:6] = T[3:6, :3] = R.T
+
+        def twist(lin: np.ndarray, ang: np.ndarray) -> Any:
+            return dynibo.Twist(angular=tuple(R @ ang), linear=tuple(R @ lin))
+
+        vb, wb = v[:3], v[3:6]
+        pose = dynibo.Pose(translation=tuple(q[:3]), rotation_xyzw=tuple(q[3:7]))
+        # the origin's classical acceleration: the spatial one plus w x v (base axes)
+        base = dynibo.BaseState(frame=pose, velocity=twist(vb, wb),
+                                acceleration=twist(a[:3] + np.cross(wb, vb), a[3:6]))
+        rest = dynibo.BaseState(frame=pose, velocity=twist(vb, wb))
+    Ti = T.T  # T is orthogonal: dynibo's generalized vector from ours
+    qj, vj, aj = q[m.nq - (n - k):][J - k], (Ti @ v)[k:], (Ti @ a)[k:]
+    taud = Ti @ tau
+    out_v, out_m = np.empty(n), np.empty(n * n)
+    calls: dict[str, Callable[[], object]] = {  # each as a user would call it
+        "rnea": lambda: robot.inverse_dynamics(qj, vj, aj, out=out_v),
+        "aba": lambda: robot.forward_dynamics(qj, vj, taud, out=out_v),
+        "crba": lambda: robot.mass_matrix(qj, out=out_m),
+    } if not k else {
+        "rnea": lambda: robot.inverse_dynamics(base, qj, vj, aj, out=out_v),
+        "aba": lambda: robot.forward_dynamics(rest, qj, vj, taud, out=out_v),
+        "crba": lambda: robot.mass_matrix(base, qj, out=out_m),
+    }
+    want = {"rnea": Ti @ ours["rnea"], "crba": T.T @ ours["crba"] @ T,
+            "aba": Ti @ ours["aba"]}
+    if k:  # dynibo's base acceleration is the origin's classical one (world axes)
+        want["aba"][3:6] += R @ np.cross(v[3:6], v[:3])
     for algo, call in calls.items():
-        got = np.array(call()).reshape(ours[algo].shape)
-        if not np.allclose(got, ours[algo], rtol=1e-9, atol=1e-9):
-            return f"{algo} differs by {np.abs(got - ours[algo]).max():.1e}"
+        got = np.array(call()).reshape(want[algo].shape, order="F")
+        if not np.allclose(got, want[algo], rtol=1e-9, atol=1e-9):
+            return f"{algo} differs by {np.abs(got - want[algo]).max():.1e}"
     return calls
 
 
@@ -120,8 +168,7 @@ def peers_table(title: str, rows: list[Row]) -> None:
         dyn = f"{t_d:10.2f}" if isinstance(t_d, float) else f"{t_d:>10}"
         print(f"{label:<46} {algo:<5} {t_o:9.2f} {t_p:10.2f} {dyn:>10} {t_o / fastest:8.2f}x")
     print("   dynibo: (mimic) it refuses the URDF: 'joint ... uses an unsupported mimic "
-          "constraint';\n   (floating) its floating base takes the base's pose and twists "
-          "apart from the joints: not yet\n   mapped to ours here")
+          "constraint'")
 
 
 def per_call_robot(label: str, path: str, ff: bool, n: int) -> list[Row]:
