@@ -6,9 +6,11 @@ Mathematical Programming 27, 1983)::
     subject to  C[:meq] x  = b[:meq]
                 C[meq:] x >= b[meq:]
 
-with G symmetric positive definite. The method starts from the unconstrained minimum and adds
-violated constraints one at a time, dropping those whose multiplier would turn negative, so
-every iterate is dual feasible and the first primal feasible one is the optimum. It keeps
+with G symmetric positive definite; the equalities may be dependent if they agree (an equality
+that is a combination of those already active, and met, is met wherever they are). The method
+starts from the unconstrained minimum and adds violated constraints one at a time, dropping
+those whose multiplier would turn negative, so every iterate is dual feasible and the first
+primal feasible one is the optimum. It keeps
 ``J = L^-T Q`` and ``R`` (``G = L L^T``, ``L^-1 N = Q [R; 0]`` for the active normals ``N``)
 and updates both with Givens rotations when a constraint enters or leaves.
 
@@ -182,6 +184,11 @@ def solve_qp(G, a, C, b, meq, x, lam):
             for k in range(n):
                 s += sign[p] * C[p, k] * x[k]
             dependent = ztn <= TOL * TOL * nd
+            if dependent and p < meq and abs(s) <= TOL * (1.0 + abs(b[p])):
+                # a combination of the active equalities, and met: it holds wherever they do
+                # (two point feet: no moment about the line through them, in the data too)
+                is_active[p] = True
+                break
             t2 = np.inf if dependent else -s / ztn  # the full step: constraint p holds
             if dependent and l < 0:
                 return INFEASIBLE

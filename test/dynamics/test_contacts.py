@@ -176,6 +176,29 @@ def test_quadruped_point_feet(talos: tuple[Model, Data]) -> None:
         check_contacts(m, [Contact("LF_toe")], 0.5)
 
 
+def test_a_diagonal_pair_of_point_feet_carries_a_body_balanced_over_it() -> None:
+    """A trot's stance pair: the body's weight on the line through the two feet (the bundled
+    quadruped is symmetric about its centre). Their forces carry no moment about that line, so
+    the wrench balance has rank five; it is met, and the weight splits by the lever rule along
+    the line (the centre of mass and the feet from the kinematics, not the solver)."""
+    m = load_urdf(QUADRUPED, floating_base=True)
+    d = Data(m)
+    q = m.neutral()
+    feet = [Contact("LF_foot"), Contact("RH_foot")]
+    r = standing(m, d, q, feet)
+    assert r.feasible, r.reason
+    X = placements(m, d, q)
+    p1, p2 = (link_placement(m, X, f.link)[1][:2] for f in feet)  # seen from above
+    c = center_of_mass(m, X)[:2]
+    u = (p2 - p1) / np.linalg.norm(p2 - p1)
+    off = c - p1
+    assert abs(off[0] * u[1] - off[1] * u[0]) < 1e-12  # the weight's line meets the feet's
+    weight = 21.0 * G
+    share = (p2 - c) @ u / np.linalg.norm(p2 - p1)  # the lever rule: LF's share
+    np.testing.assert_allclose([r.forces[f.link][2] for f in feet],
+                               [share * weight, (1 - share) * weight], rtol=1e-9)
+
+
 def test_momentum_is_conserved_in_flight_without_gravity() -> None:
     m = load_urdf(QUADRUPED, floating_base=True).with_gravity([0, 0, 0])
     d = Data(m)

@@ -128,3 +128,23 @@ def test_what_it_refuses() -> None:
                          np.zeros(0), 0)
     assert status == OPTIMAL
     np.testing.assert_allclose(x, [1.0, 0.5], atol=1e-15)
+
+
+def test_dependent_equalities_that_agree_are_met_once() -> None:
+    """Two point feet: no force gives a moment about the line through them, so the six
+    equalities have rank five. When the needed wrench has none either (a trot's stance pair
+    carrying a body balanced over it), the answer is the least-norm one, as the pseudo-inverse
+    gives it; when it has some, there is none."""
+    p1, p2 = np.array([0.3, 0.2, 0.0]), np.array([-0.3, -0.2, 0.0])
+    A = np.block([[np.eye(3), np.eye(3)], [skew(p1), skew(p2)]])
+    assert np.linalg.matrix_rank(A) == 5
+    up = np.zeros((2, 6))
+    up[0, 2] = up[1, 5] = 1.0  # both normal forces >= 0
+    C = np.vstack([A, up])
+    need = A @ np.array([1.0, -2.0, 60.0, -1.0, 2.0, 40.0])
+    status, x, lam = solve(np.eye(6), np.zeros(6), C, np.r_[need, 0.0, 0.0], 6)
+    assert status == OPTIMAL
+    np.testing.assert_allclose(x, np.linalg.pinv(A) @ need, atol=1e-12)
+    np.testing.assert_array_equal(lam[6:], 0.0)
+    along = np.r_[0.0, 0.0, 0.0, p1 - p2]  # a moment about the line through the feet
+    assert solve(np.eye(6), np.zeros(6), C, np.r_[need + along, 0.0, 0.0], 6)[0] == INFEASIBLE
