@@ -259,9 +259,10 @@ def contact_split(quick: bool) -> None:
 
     soles = [Contact(f"{side}_sole_link", half_length=0.1, half_width=0.05)
              for side in ("left", "right")]
-    cases = [("talos full, two soles", robot_path("talos"), soles),
-             ("bundled quadruped, four point feet", QUADRUPED,
-              [Contact(f"{leg}_foot") for leg in ("LF", "RF", "LH", "RH")])]
+    cases: list[tuple[str, str | Path, list[Contact]]] = [
+        ("talos full, two soles", robot_path("talos"), soles),
+        ("bundled quadruped, four point feet", QUADRUPED,
+         [Contact(f"{leg}_foot") for leg in ("LF", "RF", "LH", "RH")])]
     print("\n## Contact split, one state per call (us): contacts.solve (the base's wrench, the "
           "placements,\n   the QP, the wrenches, the joint torques), standing still")
     for label, path, contacts in cases:

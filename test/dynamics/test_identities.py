@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from pinref import random_state
@@ -248,10 +250,12 @@ def test_every_input_of_a_per_call_function_is_checked_on_the_fast_path_too(algo
     state = [m.neutral() + rng.uniform(-1, 1, m.nq), rng.standard_normal(m.nv),
              rng.standard_normal(m.nv)]
     names = {"rnea": ["q", "v", "a"], "aba": ["q", "v", "tau"], "crba": ["q"]}[algo]
-    fn = {"rnea": rnea, "aba": aba, "crba": crba}[algo]
+    algos: dict[str, Callable[..., np.ndarray]] = {"rnea": rnea, "aba": aba, "crba": crba}
+    fn = algos[algo]
     want = fn(m, d, *state[: len(names)])
     for k, name in enumerate(names):
         x = state[k]
+        args: list[object]
         for bad in (x[:-1], np.append(x, 0.0), list(x[:-1]), x.reshape(1, -1), np.float64(1.0)):
             args = [*state[: len(names)]]
             args[k] = bad
