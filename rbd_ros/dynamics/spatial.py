@@ -263,12 +263,6 @@ def _row_linear(mf, i, o, x):
 
 
 @njit(cache=True)
-def _row(mf, i, o, x):
-    return (mf[i, o] * x[0] + mf[i, o + 1] * x[1] + mf[i, o + 2] * x[2] + mf[i, o + 3] * x[3]
-            + mf[i, o + 4] * x[4] + mf[i, o + 5] * x[5])
-
-
-@njit(cache=True)
 def mat_mul6(A, x):
     """A x for a 6x6 array A."""
     return (A[0, 0] * x[0] + A[0, 1] * x[1] + A[0, 2] * x[2] + A[0, 3] * x[3] + A[0, 4] * x[4]
