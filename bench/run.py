@@ -44,6 +44,7 @@ from rbd_ros.dynamics import (  # noqa: E402
     rnea,
     rnea_batch,
 )
+from rbd_ros.dynamics.configuration import quat_matrix  # noqa: E402
 from rbd_ros.dynamics.spatial import JOINT_FREE  # noqa: E402
 
 ROBOTS = {  # label -> (URDF, free flyer)
@@ -107,10 +108,7 @@ def dynibo_calls(m: Model, path: str, q: np.ndarray, v: np.ndarray, a: np.ndarra
     T = np.zeros((n, n))  # ours v = T (dynibo's)
     T[J, np.arange(k, n)] = 1.0
     if k:
-        x, y, z, w = q[3:7]
-        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                      [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        R = quat_matrix(q[3:7])
         T[:3, 3:6] = T[3:6, :3] = R.T
 
         def twist(lin: np.ndarray, ang: np.ndarray) -> Any:
@@ -135,7 +133,7 @@ def dynibo_calls(m: Model, path: str, q: np.ndarray, v: np.ndarray, a: np.ndarra
         "aba": lambda: robot.forward_dynamics(rest, qj, vj, taud, out=out_v),
         "crba": lambda: robot.mass_matrix(base, qj, out=out_m),
     }
-    want = {"rnea": Ti @ ours["rnea"], "crba": T.T @ ours["crba"] @ T,
+    want = {"rnea": Ti @ ours["rnea"], "crba": Ti @ ours["crba"] @ T,
             "aba": Ti @ ours["aba"]}
     if k:  # dynibo's base acceleration is the origin's classical one (world axes)
         want["aba"][3:6] += R @ np.cross(v[3:6], v[:3])
