@@ -3,6 +3,7 @@ real nodes on the bundled arm: what they print is checked against the core and t
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -23,6 +24,16 @@ HOLD = [0.3, 0.6, -0.2, -1.0, 0.4, 0.8, -0.3]
 
 def example(name: str) -> Process:
     return Process(sys.executable, "-u", str(EXAMPLES / name))
+
+
+def example_gains() -> list[float]:
+    """hold_with_gravity.py's KP, one a joint in the arm's order, read from the program."""
+    spec = importlib.util.spec_from_file_location("hold", EXAMPLES / "hold_with_gravity.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert [j.name for j in load_urdf(ARM).joints] == module.JOINTS
+    return list(module.KP)
 
 
 def test_the_service_tutorials_client_runs_against_the_node(tmp_path: Path) -> None:
@@ -96,9 +107,11 @@ def test_the_arm_is_held_by_gravity_feed_forward_and_a_push_is_reported(
     everything = "\n".join(logs)
     assert "holding" in logs[1], everything
     # held: where it started (a few steps of sag before the first command), and back there
-    # after the push (the soft wrist joints stop within their Coulomb friction / KP)
+    # after the push: a joint's PD stops it anywhere its pull is below the joint's Coulomb
+    # friction, within friction / KP of the target (0.06 rad on the soft wrist's joint5)
+    stall = np.array([j.friction for j in load_urdf(ARM).joints]) / np.array(example_gains())
     assert np.abs(held - HOLD).max() < 0.05, (held, everything)
-    assert np.abs(final - HOLD).max() < 0.05, (final, everything)
+    assert np.all(np.abs(final - HOLD) < 0.02 + stall), (final, stall, everything)
     # after the push (the controller's switching on at full gravity torque may flag briefly:
     # the observer integrates the efforts as smooth, the simulator applies them as steps)
     lines = [x for x in logs[0].splitlines() if float(x.split()[0]) >= pushed]
