@@ -5,7 +5,8 @@ import subprocess
 import sys
 from glob import glob
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.install import install
 
 PACKAGE = "rbd_ros"
@@ -30,11 +31,22 @@ class InstallAndCompile(install):
             print(f"warning: {PACKAGE}'s compiled kernels are not cached: the nodes compile "
                   "them on their first start (about 20 s)", file=sys.stderr)
 
+class BuildWithNumpy(build_ext):
+    """build_ext with numpy's C headers (the per-call entry, rbd_ros/dynamics/_entry.c), found
+    when it runs: reading the package's metadata needs no numpy."""
+
+    def finalize_options(self) -> None:
+        super().finalize_options()
+        import numpy
+
+        self.include_dirs.append(numpy.get_include())
+
+
 setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
-    package_data={PACKAGE: ["py.typed"], f"{PACKAGE}.robots": ["*.urdf"]},
+    package_data={PACKAGE: ["py.typed"], f"{PACKAGE}.dynamics": ["*.pyi"], f"{PACKAGE}.robots": ["*.urdf"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
@@ -42,12 +54,13 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/robots/*.urdf")),
     ],
+    ext_modules=[Extension(f"{PACKAGE}.dynamics._entry", [f"{PACKAGE}/dynamics/_entry.c"])],
     python_requires=">=3.10",
     install_requires=["setuptools", "numpy", "numba", "urdf-parser-py"],
     # colcon test runs pytest only when the package names it (else unittest: "Ran 0 tests")
     extras_require={"test": ["pytest"]},
     zip_safe=False,
-    cmdclass={"install": InstallAndCompile},
+    cmdclass={"install": InstallAndCompile, "build_ext": BuildWithNumpy},
     maintainer="rbd_ros developers",
     maintainer_email="rbd-ros@example.com",
     description="Live rigid-body dynamics for ROS 2 (RNEA, ABA, CRBA, floating base).",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import _entry
 from .aba_mimic import (
     group_accel,
     group_fold,
@@ -29,7 +30,7 @@ from .articulated import (
 )
 from .errors import ModelError
 from .layout import MF_S, W_A, W_C, W_F, W_U, W_V, W_X
-from .model import F64, Data, Direct, Model, group_view, map_views, plain, sizes_fit, work_vectors
+from .model import F64, NO_FEXT, Data, Model, group_view, map_views, work_vectors
 from .rnea import expand, friction_torque, joint_motion
 from .spatial import (
     JOINT_FREE,
@@ -141,20 +142,6 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
     return -1
 
 
-@njit(cache=True)
-def aba_one(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv, out):
-    """ABA into ``out``; -1, the body whose joint is singular, or -2 if the sizes of ``q``,
-    ``v`` and ``tau`` do not fit the model."""
-    if not sizes_fit(maps, q, v, tau):
-        return -2
-    err = aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv)
-    vfull = map_views(maps, lin)[2]
-    qdd = work_vectors(maps, wv)[2]
-    for r in range(vfull.shape[0]):
-        out[r] = qdd[vfull[r]]
-    return err
-
-
 @njit(cache=True, parallel=True, nogil=True)
 def aba_many(mi, mf, maps, lin, Q, V, T, fric, W0, M60, wv0, out):
     vfull = map_views(maps, lin)[2]
@@ -199,20 +186,13 @@ def aba(
     friction from the applied torque. With a free-flyer root, ``tau[:6]`` is a wrench applied to
     the base (zero for an unactuated base) and the result's first six entries are the base's
     acceleration ``[linear; angular]`` in the base frame (Pinocchio's convention)."""
-    if not plain(q, v, tau):
-        q, v, tau = model.check_state(q, v, tau, "tau")
-    fext = model.check_fext(f_ext)
-    out = np.empty(model.nv)  # allocated here: see rnea
-    err = _ABA.call(model.mi, model.mf, model.maps, model.lin, q, v, tau, fext,
-                    bool(friction), data.W, data.M6, data.wv, out)
-    if err >= 0:
-        raise _singular(model, err, q, v, tau)
-    if err == -2:
-        model.check_state(q, v, tau, "tau")  # raises, naming the one of the wrong size
-    return out
-
-
-_ABA = Direct(aba_one)
+    fext = NO_FEXT if f_ext is None else model.check_fext(f_ext)
+    qdd = _entry.aba(data.entry, model, q, v, tau, fext, friction)
+    if qdd is None:
+        qdd = data.again(_entry.aba, model, q, v, tau, fext, friction)
+        if qdd is None:
+            raise _singular(model, data.entry.status, q, v, tau)
+    return qdd
 
 
 def aba_batch(model: Model, q: F64, v: F64, tau: F64, friction: bool = False,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .layout import MAPS_NQ, MF_I, MF_MASS, MF_MC, MF_S, W_O, W_OS
-from .model import F64, Data, Direct, Model, map_views, mimic_scratch, plain, work_vectors
+from . import _entry
+from .layout import MF_I, MF_MASS, MF_MC, MF_S, W_O, W_OS
+from .model import F64, Data, Model, map_views, mimic_scratch, work_vectors
 from .spatial import (
     JOINT_FREE,
     dot6,
@@ -209,15 +210,6 @@ def _reduce(H, vsrc, vfull, vmul, mimic_rows, Hr):
                 Hr[vsrc[b], A] += x
 
 
-@njit(cache=True)
-def crba_one(mi, mf, maps, lin, q, W, M6, wv, H):
-    """:func:`crba_core` at one ``q``, if its size fits the model (else False)."""
-    if q.shape[0] != maps[MAPS_NQ]:
-        return False
-    crba_core(mi, mf, maps, lin, q, W, M6, wv, H)
-    return True
-
-
 @njit(cache=True, parallel=True, nogil=True)
 def crba_many(mi, mf, maps, lin, Q, W0, M60, wv0, out):
     B = Q.shape[0]
@@ -231,15 +223,8 @@ def crba_many(mi, mf, maps, lin, Q, W0, M60, wv0, out):
 
 def crba(model: Model, data: Data, q: F64) -> F64:
     """Joint-space mass matrix ``M(q)`` (nv x nv, reduced coordinates, symmetric)."""
-    if not plain(q, q, q):
-        q = model.check_vector(q, model.nq, "q")
-    H = np.empty((model.nv, model.nv))  # allocated here: see rnea
-    if not _CRBA.call(model.mi, model.mf, model.maps, model.lin, q, data.W, data.M6, data.wv, H):
-        model.check_vector(q, model.nq, "q")  # raises: the wrong size
-    return H
-
-
-_CRBA = Direct(crba_one)
+    H = _entry.crba(data.entry, model, q)
+    return data.again(_entry.crba, model, q) if H is None else H
 
 
 def crba_batch(model: Model, q: F64, out: F64 | None = None) -> F64:

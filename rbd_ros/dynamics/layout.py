@@ -7,6 +7,12 @@ A motion vector is ``[omega; v]`` and a force ``[n; f]``: the angular part first
 (``Io`` about the body's origin, ``c`` its centre of mass).
 """
 
+#: one row of ``Model.mi`` per body: its parent, joint type, first full q index, first full v
+#: index; one block of ``Data.M6`` per body, four 6x6 matrices (and one block of scratch after
+#: the bodies'): ABA's and CRBA's
+MI_WIDTH = 4
+M6_BODY = (4, 6, 6)
+
 LINEAR = 3  # where the linear part of a motion or force vector starts
 INERTIA_SIZE = 36  # a 6x6 spatial inertia, row-major
 

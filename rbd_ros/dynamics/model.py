@@ -25,14 +25,15 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from . import _entry
 from .errors import ModelError
 from .layout import (
     INERTIA_SIZE,
+    M6_BODY,
     MAPS_HEADER,
     MAPS_NB,
     MAPS_NMIMIC,
     MAPS_NMIMIC_BODIES,
-    MAPS_NQ,
     MAPS_NQF,
     MAPS_NV,
     MAPS_NVF,
@@ -243,7 +244,7 @@ class Model:
     def check_fext(self, f_ext: object | None) -> F64:
         """External wrenches per body, shape (nb, 6), each ``[force; torque]`` in the body frame."""
         if f_ext is None:
-            return _NO_FEXT
+            return NO_FEXT
         a = np.ascontiguousarray(f_ext, dtype=np.float64)
         if a.shape != (self.nb, 6):
             raise ModelError(
@@ -279,29 +280,8 @@ class Model:
                              "floating_base=True to use floating-base dynamics")
 
 
-_NO_FEXT = np.zeros((0, 6))
+NO_FEXT = np.zeros((0, 6))  # no external wrench: Model.check_fext(None)
 _F64 = np.dtype(np.float64)
-_CONTIGUOUS = (8,)  # a contiguous float64 vector's strides
-
-
-def plain(q: object, v: object, x: object) -> bool:
-    """Whether ``q``, ``v`` and ``x`` are contiguous float64 vectors a kernel can take as they
-    are (~0.2 us): the per-call functions' fast path, whose kernels then check the sizes
-    (:func:`sizes_fit`). Anything else goes through :meth:`Model.check_state`, which converts it
-    or says what is wrong."""
-    try:
-        return (q.dtype is _F64 and v.dtype is _F64 and x.dtype is _F64  # type: ignore[attr-defined]
-                and q.strides == v.strides == x.strides == _CONTIGUOUS)  # type: ignore[attr-defined]
-    except AttributeError:  # not arrays
-        return False
-
-
-@njit(cache=True)
-def sizes_fit(maps, q, v, x):
-    """Whether ``q`` has the model's nq entries and ``v`` and ``x`` its nv: the per-call
-    kernels' check of what :func:`plain` let through."""
-    nv = maps[MAPS_NV]
-    return q.shape[0] == maps[MAPS_NQ] and v.shape[0] == nv and x.shape[0] == nv
 
 
 def check_gravity(gravity: object) -> F64:
@@ -388,6 +368,11 @@ def mimic_scratch(maps, wv):
     return wv[o : o + nvf * nvf].reshape((nvf, nvf))
 
 
+def _shape(model: Model) -> tuple[int, ...]:
+    """What the sizes of a :class:`Data`'s arrays depend on."""
+    return model.nb, model.nq_full, model.nv_full, len(model.mimic_rows)
+
+
 class Data:
     """Preallocated work arrays for one model; one ``Data`` per thread.
 
@@ -397,11 +382,36 @@ class Data:
     :mod:`.layout`)."""
 
     def __init__(self, model: Model) -> None:
-        nb, nvf = model.nb, model.nv_full
+        from .entry import handle  # (it imports the kernels, which import this module)
+
+        nb = model.nb
         self.W = np.zeros((nb, W_WIDTH))
-        self.M6 = np.zeros((nb + 1, 4, 6, 6))  # per body IA, U^T, D^-1; the last: scratch
-        m = len(model.mimic_rows)  # with mimic joints, CRBA's full H (see mimic_scratch)
+        self.M6 = np.zeros((nb + 1, *M6_BODY))  # per body IA, U^T, D^-1; the last: scratch
+        nvf, m = model.nv_full, len(model.mimic_rows)  # mimic joints: CRBA's full H (mimic_scratch)
         self.wv = np.zeros(4 * max(model.nq_full, nvf, 1) + 2 * nvf + m + (nvf * nvf if m else 0))
+        self.model = model
+        self.entry = handle(model, self)  # the per-call rnea, aba and crba's (see .entry)
+
+    def again(self, function: Any, model: Model, *args: Any) -> Any:
+        """``function`` (``_entry.rnea``, ``aba`` or ``crba``) called again after it returned
+        None, with ``args`` after the handle and the model: the inputs checked as :class:`Model`
+        checks them (converted, or the error that says what is wrong raised). None again: the
+        kernel's status, in ``self.entry.status``."""
+        if self.model is not model:  # another model of the same shape (with_gravity) is fine
+            if _shape(self.model) != _shape(model):
+                raise ModelError(f"this Data was made for model '{self.model.name}', which is "
+                                 f"not the shape of '{model.name}': make one with Data(model) "
+                                 "for each model")
+            from .entry import handle
+
+            self.model, self.entry = model, handle(model, self)
+        if function is _entry.crba:
+            args = (model.check_vector(args[0], model.nq, "q"),)
+        else:
+            q, v, x, fext, friction = args  # fext: checked already (Model.check_fext)
+            x_name = "a" if function is _entry.rnea else "tau"
+            args = (*model.check_state(q, v, x, x_name), fext, friction)
+        return function(self.entry, model, *args)
 
     @property
     def Xup(self) -> F64:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from . import _entry
 from .layout import LINEAR, MF_COULOMB, MF_DAMPING, MF_S, W_A, W_F, W_V, W_X
-from .model import F64, Data, Direct, Model, map_views, plain, sizes_fit, work_vectors
+from .model import F64, NO_FEXT, Data, Model, map_views, work_vectors
 from .spatial import (
     JOINT_FREE,
     add6,
@@ -85,15 +86,6 @@ def rnea_core(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau):
         store(W, i, W_A, ab)
         store(W, i, W_F, fb)
     backward(mi, mf, W, vf, fric, tf, vsrc, vmul, tau)
-
-
-@njit(cache=True)
-def rnea_one(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau):
-    """:func:`rnea_core` on one state, if its sizes fit the model (else False)."""
-    if not sizes_fit(maps, q, v, a):
-        return False
-    rnea_core(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau)
-    return True
 
 
 @njit(cache=True, inline="always")
@@ -188,18 +180,9 @@ def rnea(
     expressed in the body frame. ``friction``: add the URDF's viscous + Coulomb joint friction.
     With a free-flyer root, ``tau[:6]`` is the wrench ``[force; torque]`` (base frame) that the
     base needs: the reaction the environment must supply."""
-    if not plain(q, v, a):
-        q, v, a = model.check_state(q, v, a, "a")
-    fext = model.check_fext(f_ext)
-    # the result allocated here: a compiled function returning an array costs ~0.5 us more
-    tau = np.empty(model.nv)
-    if not _RNEA.call(model.mi, model.mf, model.maps, model.lin, q, v, a, fext,
-                      bool(friction), data.W, data.wv, tau):
-        model.check_state(q, v, a, "a")  # raises, naming the one of the wrong size
-    return tau
-
-
-_RNEA = Direct(rnea_one)
+    fext = NO_FEXT if f_ext is None else model.check_fext(f_ext)
+    tau = _entry.rnea(data.entry, model, q, v, a, fext, friction)
+    return data.again(_entry.rnea, model, q, v, a, fext, friction) if tau is None else tau
 
 
 def gravity(model: Model, data: Data, q: F64) -> F64:

@@ -23,7 +23,17 @@ from urdf_parser_py import urdf as up
 from urdf_parser_py.xml_reflection import core as xml_core
 
 from .errors import URDFError
-from .layout import INERTIA_SIZE, MF_COULOMB, MF_DAMPING, MF_E, MF_I, MF_R, MF_S, MF_WIDTH
+from .layout import (
+    INERTIA_SIZE,
+    MF_COULOMB,
+    MF_DAMPING,
+    MF_E,
+    MF_I,
+    MF_R,
+    MF_S,
+    MF_WIDTH,
+    MI_WIDTH,
+)
 from .model import F64, I64, Frame, Joint, Model
 from .spatial import (
     JOINT_FREE,
@@ -415,7 +425,7 @@ class _Builder:
                     vsrc[fv + k], vmul[fv + k] = rv + k, 1.0
                     vfull[rv + k] = fv + k
             joints.append(self._joint_info(name, kind, rq, rv, dq, dv, mimic))
-        mi = np.zeros((nb, 4), dtype=np.int64)
+        mi = np.zeros((nb, MI_WIDTH), dtype=np.int64)
         mi[:, 0] = self.parent
         mi[:, 1] = self.jtype
         mi[:, 2:] = qv

@@ -241,9 +241,10 @@ def test_wrong_sizes_say_expected_and_actual() -> None:
 
 @pytest.mark.parametrize("algo", ["rnea", "aba", "crba"])
 def test_every_input_of_a_per_call_function_is_checked_on_the_fast_path_too(algo: str) -> None:
-    """The per-call functions take contiguous float64 vectors as they are and leave their sizes
-    to the kernel: a wrong size there raises the same error as a list does, any other array
-    (strided, int, float32, big-endian) gives the answer of its float64 copy."""
+    """The per-call functions' C entry takes C-contiguous native float64 vectors of the model's
+    sizes as they are and hands anything else back to Python: a wrong size raises the same
+    error as a list of that size does, any other array (strided, read-only, int, float32,
+    big-endian, Fortran) gives the answer of its float64 copy."""
     m = load_urdf(ARM)
     d = Data(m)
     rng = np.random.default_rng(3)
@@ -264,14 +265,50 @@ def test_every_input_of_a_per_call_function_is_checked_on_the_fast_path_too(algo
                 fn(m, d, *args)
         strided = np.empty(2 * x.size)
         strided[::2] = x
+        frozen = x.copy()
+        frozen.setflags(write=False)
         for same in (strided[::2], x.astype(np.longdouble), list(x),
-                     x.astype(">f8"), np.asfortranarray(x)):
+                     x.astype(">f8"), np.asfortranarray(x), frozen):
             args = [*state[: len(names)]]
             args[k] = same
             np.testing.assert_array_equal(fn(m, d, *args), want)
         args = [*state[: len(names)]]
         args[k] = x.astype(np.float32)
         np.testing.assert_allclose(fn(m, d, *args), want, rtol=1e-5, atol=1e-5)
+
+
+def test_external_wrenches_in_any_array_form_give_the_same_answer() -> None:
+    """f_ext as a list, Fortran-ordered, big-endian or float32: the answer of its float64 copy."""
+    m = load_urdf(ARM)
+    d = Data(m)
+    rng = np.random.default_rng(8)
+    q, v, x = m.neutral() + rng.uniform(-1, 1, m.nq), rng.standard_normal(m.nv), np.ones(m.nv)
+    f = rng.standard_normal((m.nb, 6))
+    for fn in (rnea, aba):
+        want = fn(m, d, q, v, x, f_ext=f)
+        assert not np.allclose(want, fn(m, d, q, v, x))  # the wrenches count
+        for same in (f.tolist(), np.asfortranarray(f), f.astype(">f8")):
+            np.testing.assert_array_equal(fn(m, d, q, v, x, f_ext=same), want)
+
+
+def test_a_data_serves_models_of_its_shape_only() -> None:
+    """A Data made for one model answers for another of the same shape (the same robot under
+    other gravity) as that model's own Data does; for a model of another shape it says so
+    rather than reading past its arrays."""
+    m = load_urdf(ARM)
+    d = Data(m)
+    moon = m.with_gravity([0.0, 0.0, -1.62])
+    q, z = m.neutral() + 0.3, np.zeros(m.nv)
+    np.testing.assert_array_equal(gravity(moon, d, q), gravity(moon, Data(moon), q))
+    np.testing.assert_array_equal(aba(moon, d, q, z, z), aba(moon, Data(moon), q, z, z))
+    np.testing.assert_array_equal(gravity(m, d, q), gravity(m, Data(m), q))  # and back
+    assert not np.allclose(gravity(moon, d, q), gravity(m, d, q))
+    other = load_urdf(QUADRUPED)
+    z = np.zeros(other.nv)
+    for fn, args in ((rnea, (z, z)), (aba, (z, z)), (crba, ())):
+        with pytest.raises(ModelError, match=r"this Data was made for model 'arm7', which is "
+                                             r"not the shape of '.*': make one with Data\(model\)"):
+            fn(other, d, other.neutral(), *args)
 
 
 @pytest.mark.parametrize("name,m", models())

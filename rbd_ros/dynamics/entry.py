@@ -1,0 +1,91 @@
+"""The per-call entry of :func:`~rbd_ros.dynamics.rnea`, :func:`~rbd_ros.dynamics.aba` and
+:func:`~rbd_ros.dynamics.crba`: the kernels compiled as C functions (numba cfuncs), called from
+a small CPython extension (``_entry.c``) through a handle made once per :class:`Data`.
+
+Through numba's own entry point a call costs ~45 ns an array argument (a dozen: the model's,
+the data's, the state's) plus its dispatch, more than the algorithm on a small arm. The
+extension checks the vectors with numpy's C API (a C-contiguous float64 vector of the model's
+size in native byte order), allocates the result and calls the kernel: ~0.2 us in all.
+
+Each function returns None when it did not compute: an input it cannot take as it is, a model
+that is not the handle's, or a kernel status (:attr:`Handle.status`: ABA's singular joint).
+The Python functions then check their inputs as :class:`Model` does (converting them, or raising
+the error that says what to fix) and call again: :meth:`Data.again`.
+"""
+
+from __future__ import annotations
+
+from numba import cfunc, njit, types
+from numba.np.numpy_support import carray
+
+from . import _entry
+from .aba import aba_core
+from .crba import crba_core
+from .errors import ModelError
+from .layout import M6_BODY, MAPS_NQ, MAPS_NV, MF_WIDTH, MI_WIDTH, W_WIDTH
+from .model import Data, Model, map_views, work_vectors
+from .rnea import rnea_core
+
+OK = -1  # a kernel's status when it computed (ABA's, else: the body whose joint is singular)
+
+_I64 = types.CPointer(types.int64)  # type: ignore[no-untyped-call]
+_F64 = types.CPointer(types.float64)  # type: ignore[no-untyped-call]
+_N = types.int64
+#: what _entry.c calls: the model (mi, mf, maps, lin), the state (q, v, x), the external wrenches
+#: and their rows (0 or nb), friction, the data (W, M6, wv), the result, and the sizes nb,
+#: len(maps), len(lin), len(wv); returns OK or the kernel's status
+KERNEL = _N(_I64, _F64, _I64, _F64, _F64, _F64, _F64, _F64, _N, _N, _F64, _F64, _F64, _F64, _N, _N,
+            _N, _N)
+
+
+@njit(cache=True, inline="always")
+def _arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv):
+    """The model's and the data's arrays from their pointers, as :class:`Model` and
+    :class:`Data` hold them."""
+    return (carray(mi, (nb, MI_WIDTH)), carray(mf, (nb, MF_WIDTH)), carray(maps, (nmaps,)),
+            carray(lin, (nlin,)), carray(W, (nb, W_WIDTH)), carray(M6, (nb + 1, *M6_BODY)),
+            carray(wv, (nwv,)))
+
+
+@njit(cache=True, inline="always")
+def _state(maps, q, v, x, fext, nfext):
+    nq, nv = maps[MAPS_NQ], maps[MAPS_NV]
+    return carray(q, (nq,)), carray(v, (nv,)), carray(x, (nv,)), carray(fext, (nfext, 6))
+
+
+@cfunc(KERNEL, cache=True)
+def _rnea(mi, mf, maps, lin, q, v, a, fext, nfext, fric, W, M6, wv, out, nb, nmaps, nlin, nwv):
+    mi, mf, maps, lin, W, M6, wv = _arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv)
+    q, v, a, fext = _state(maps, q, v, a, fext, nfext)
+    rnea_core(mi, mf, maps, lin, q, v, a, fext, fric != 0, W, wv, carray(out, v.shape))
+    return OK
+
+
+@cfunc(KERNEL, cache=True)
+def _aba(mi, mf, maps, lin, q, v, tau, fext, nfext, fric, W, M6, wv, out, nb, nmaps, nlin, nwv):
+    mi, mf, maps, lin, W, M6, wv = _arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv)
+    q, v, tau, fext = _state(maps, q, v, tau, fext, nfext)
+    status = aba_core(mi, mf, maps, lin, q, v, tau, fext, fric != 0, W, M6, wv)
+    vfull, qdd, qdd_out = map_views(maps, lin)[2], work_vectors(maps, wv)[2], carray(out, v.shape)
+    for r in range(vfull.shape[0]):
+        qdd_out[r] = qdd[vfull[r]]
+    return status
+
+
+@cfunc(KERNEL, cache=True)
+def _crba(mi, mf, maps, lin, q, v, x, fext, nfext, fric, W, M6, wv, out, nb, nmaps, nlin, nwv):
+    mi, mf, maps, lin, W, M6, wv = _arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv)
+    nv = maps[MAPS_NV]
+    crba_core(mi, mf, maps, lin, carray(q, (maps[MAPS_NQ],)), W, M6, wv, carray(out, (nv, nv)))
+    return OK
+
+
+def handle(model: Model, data: Data) -> _entry.Handle:
+    """The handle of ``data``'s arrays and ``model``'s, for which ``data`` was made."""
+    nb = model.nb
+    for name, array, shape in (("mi", model.mi, (nb, MI_WIDTH)), ("mf", model.mf, (nb, MF_WIDTH)),
+                               ("W", data.W, (nb, W_WIDTH)), ("M6", data.M6, (nb + 1, *M6_BODY))):
+        if array.shape != shape:
+            raise ModelError(f"{name} has shape {array.shape}, the layout says {shape}")
+    return _entry.handle(model, model.mi, model.mf, model.maps, model.lin, data.W, data.M6,
+                         data.wv, model.nq, model.nv, _rnea.address, _aba.address, _crba.address)
