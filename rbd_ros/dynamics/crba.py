@@ -7,7 +7,7 @@ from numba import njit, prange
 
 from . import _entry
 from .layout import MF_I, MF_MASS, MF_MC, MF_S, W_O, W_OS
-from .model import F64, Data, Model, map_views, mimic_scratch, work_vectors
+from .model import F64, Data, Model, map_views, mimic_scratch, vpos_view, work_vectors
 from .spatial import (
     JOINT_FREE,
     dot6,
@@ -167,10 +167,22 @@ def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
             for r in range(4):
                 for c in range(4 if r == 0 else 3):
                     M6[p, 0, r, c] += M6[i, 0, r, c]
-    mimic = mimic_rows.shape[0] > 0
-    H = mimic_scratch(maps, wv) if mimic else Hr  # full coordinates
+    if mimic_rows.shape[0]:  # H in full coordinates, then reduced
+        H = mimic_scratch(maps, wv)
+        P = vpos_view(maps)
+        _fill(mi, W, M6, H, P)
+        _reduce(H, vsrc, vmul, mimic_rows, P, Hr)
+    else:
+        _fill(mi, W, M6, Hr, None)
+
+
+@njit(cache=True)
+def _fill(mi, W, M6, H, P):
+    """``H[i, j] = S_j . (I^c_i S_i)`` for each body ``i`` and ancestor ``j``, at the rows and
+    columns ``P`` says (full coordinates in :func:`_reduce`'s order; None: as they are, compiled
+    without the lookup)."""
     H[:, :] = 0.0  # pairs on different branches stay zero
-    for i in range(nb):
+    for i in range(mi.shape[0]):
         vi = mi[i, 3]
         free = mi[i, 1] == JOINT_FREE
         for c in range(6 if free else 1):
@@ -178,35 +190,44 @@ def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
                 f = _force(M6, i, _motion_out(load12(W, i, W_O), _unit(free_axis(c))))
             else:
                 f = _force(M6, i, load6(W, i, W_OS))
-            a = vi + c
+            a = _at(P, vi + c)
             j = i
             while j >= 0:  # H[i, j] along the path to the root
                 vj = mi[j, 3]
                 if mi[j, 1] == JOINT_FREE:
                     fj = _force_in(load12(W, j, W_O), f)
                     for l in range(6 if j != i else c + 1):
-                        H[a, vj + l] = H[vj + l, a] = fj[free_axis(l)]
+                        b = _at(P, vj + l)
+                        H[a, b] = H[b, a] = fj[free_axis(l)]
                 else:
-                    H[a, vj] = H[vj, a] = dot6(f, load6(W, j, W_OS))
+                    b = _at(P, vj)
+                    H[a, b] = H[b, a] = dot6(f, load6(W, j, W_OS))
                 j = mi[j, 0]
-    if mimic:
-        _reduce(H, vsrc, vfull, vmul, mimic_rows, Hr)
+
+
+@njit(cache=True, inline="always")
+def _at(P, k):
+    return k if P is None else P[k]
 
 
 @njit(cache=True)
-def _reduce(H, vsrc, vfull, vmul, mimic_rows, Hr):
-    """``Hr = G^T H G``: the independent coordinates' block gathered, then each mimic
-    coordinate's row and column folded onto its source's (``G``: one entry a row, ``vmul``
+def _reduce(H, vsrc, vmul, mimic_rows, P, Hr):
+    """``Hr = G^T H G``, H in full coordinates with the rows and columns in the order ``P``
+    (``Model`` vpos) says: the independent coordinates' block first, which is copied, then each
+    mimic coordinate's row and column folded onto its source's (``G``: one entry a row, ``vmul``
     in column ``vsrc``)."""
-    for A in range(Hr.shape[0]):
-        for B in range(Hr.shape[0]):
-            Hr[A, B] = H[vfull[A], vfull[B]]
-    for a in mimic_rows:
+    nv = Hr.shape[0]
+    Hr[:, :] = H[:nv, :nv]
+    for k in range(mimic_rows.shape[0]):
+        a = mimic_rows[k]
         A = vsrc[a]
         for b in range(H.shape[0]):
-            x = vmul[a] * vmul[b] * H[a, b]
+            h = H[nv + k, P[b]]
+            if h == 0.0:  # b on another branch than a (most of the row)
+                continue
+            x = vmul[a] * vmul[b] * h
             Hr[A, vsrc[b]] += x
-            if vfull[vsrc[b]] == b:  # b independent: (b, a) is not visited as a row
+            if P[b] < nv:  # b independent: (b, a) is not visited as a row
                 Hr[vsrc[b], A] += x
 
 

@@ -112,9 +112,13 @@ class Model:
     def __post_init__(self) -> None:
         header = [self.nq_full, self.nv_full, self.nv, len(self.mimic_rows),
                   len(self.mimic_bodies), self.mi.shape[0], self.nq]  # see layout.MAPS_*
+        # where each full coordinate's row sits in CRBA's full H: the independent ones at their
+        # reduced index, the mimic ones after them (see crba_core)
+        vpos = self.vsrc.copy()
+        vpos[self.mimic_rows] = self.nv + np.arange(len(self.mimic_rows))
         maps = np.concatenate([np.array(header), self.qsrc, self.vsrc, self.vfull,
                                self.mimic_rows, self.mimic_bodies, np.arange(self.mi.shape[0]),
-                               self.mimic_group])
+                               self.mimic_group, vpos])
         lin = np.concatenate([self.gravity, self.qlin[:, 0], self.qlin[:, 1], self.vmul])
         object.__setattr__(self, "maps", maps.astype(np.int64))
         object.__setattr__(self, "lin", lin.astype(np.float64))
@@ -340,13 +344,25 @@ def map_views(maps, lin):
     return qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul
 
 
+@njit(cache=True, inline="always")
+def _after_bodies(maps):
+    """Where ``mimic_group`` starts in ``maps``: after the maps :func:`map_views` reads."""
+    return (MAPS_HEADER + maps[MAPS_NQF] + maps[MAPS_NVF] + maps[MAPS_NV] + maps[MAPS_NMIMIC]
+            + maps[MAPS_NMIMIC_BODIES] + maps[MAPS_NB])
+
+
 @njit(cache=True)
 def group_view(maps):
     """The model's ``mimic_group`` codes, packed after ``all_bodies`` in ``maps``."""
-    nb = maps[MAPS_NB]
-    o = (MAPS_HEADER + maps[MAPS_NQF] + maps[MAPS_NVF] + maps[MAPS_NV] + maps[MAPS_NMIMIC]
-         + maps[MAPS_NMIMIC_BODIES] + nb)
-    return maps[o : o + nb]
+    o = _after_bodies(maps)
+    return maps[o : o + maps[MAPS_NB]]
+
+
+@njit(cache=True, inline="always")
+def vpos_view(maps):
+    """Where each full coordinate's row sits in CRBA's full H (after ``mimic_group``)."""
+    o = _after_bodies(maps) + maps[MAPS_NB]
+    return maps[o : o + maps[MAPS_NVF]]
 
 
 @njit(cache=True, inline="always")
