@@ -217,7 +217,9 @@ def _reduce(H, vsrc, vmul, mimic_rows, P, Hr):
     mimic coordinate's row and column folded onto its source's (``G``: one entry a row, ``vmul``
     in column ``vsrc``)."""
     nv = Hr.shape[0]
-    Hr[:, :] = H[:nv, :nv]
+    for A in range(nv):  # (numba's slice assignment of a strided block is 3x slower)
+        for B in range(nv):
+            Hr[A, B] = H[A, B]
     for k in range(mimic_rows.shape[0]):
         a = mimic_rows[k]
         A = vsrc[a]
