@@ -408,6 +408,17 @@ class Data:
         self.model = model
         self.entry = handle(model, self)  # the per-call rnea, aba and crba's (see .entry)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy or a pickle (another process) without the handle, whose pointers are this
+        object's arrays': :meth:`__setstate__` makes the copy's own."""
+        return {k: v for k, v in self.__dict__.items() if k != "entry"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        from .entry import handle
+
+        self.__dict__.update(state)
+        self.entry = handle(self.model, self)
+
     def again(self, function: Any, model: Model, *args: Any) -> Any:
         """``function`` (``_entry.rnea``, ``aba`` or ``crba``) called again after it returned
         None, with ``args`` after the handle and the model: the inputs checked as :class:`Model`

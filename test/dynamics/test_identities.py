@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 from collections.abc import Callable
 
 import numpy as np
@@ -309,6 +311,23 @@ def test_a_data_serves_models_of_its_shape_only() -> None:
         with pytest.raises(ModelError, match=r"this Data was made for model 'arm7', which is "
                                              r"not the shape of '.*': make one with Data\(model\)"):
             fn(other, d, other.neutral(), *args)
+
+
+def test_a_data_copied_or_pickled_works_on_its_own_arrays() -> None:
+    """copy.deepcopy and pickle (a Data sent to another process) give a Data whose calls
+    answer as the original's and write into its own arrays, not the original's."""
+    m = load_urdf(ARM)
+    d = Data(m)
+    rng = np.random.default_rng(4)
+    q, v, a = m.neutral() + rng.uniform(-1, 1, m.nq), rng.standard_normal(m.nv), np.ones(m.nv)
+    want = rnea(m, d, q, v, a)
+    before = d.W.copy()
+    for other in (copy.deepcopy(d), pickle.loads(pickle.dumps(d))):
+        assert other.W is not d.W
+        np.testing.assert_array_equal(rnea(other.model, other, q, v, a), want)
+        np.testing.assert_array_equal(rnea(other.model, other, 2 * q, v, a),
+                                      rnea(m, Data(m), 2 * q, v, a))
+        np.testing.assert_array_equal(d.W, before)  # the original's arrays untouched
 
 
 @pytest.mark.parametrize("name,m", models())
