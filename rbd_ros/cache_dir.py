@@ -10,6 +10,7 @@ when it first saves.)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
@@ -40,12 +41,35 @@ def cache_folder(package: Path = PACKAGE) -> Path | None:
     return None
 
 
+def drop_stale_kernels(package: Path = PACKAGE) -> bool:
+    """Delete the kernels cached beside the modules of ``package`` when a source file of it is
+    newer than any of them; True if it did.
+
+    numba keys a kernel's cache by the time stamp of the file that defines it, but the machine
+    code it keeps holds the helpers the kernel calls from other files (the per-call entry's, in
+    ``dynamics/entry.py``, all of RNEA, ABA and CRBA): after an edit of ``rnea.py`` in a
+    developer's tree, or a ``colcon build --symlink-install``'s, it would load the old RNEA. An
+    install writes its sources before it fills the cache, so its cache stays. (~1 ms.)"""
+    sources = [f.stat().st_mtime for f in package.rglob("*.py")]
+    cached = [f for f in package.rglob("__pycache__/*.nb[ic]")]
+    try:
+        stale = bool(sources and cached) and min(f.stat().st_mtime for f in cached) < max(sources)
+    except OSError:  # another process dropping them too
+        return False
+    for f in cached if stale else []:
+        with contextlib.suppress(OSError):
+            f.unlink()
+    return stale
+
+
 def use_writable_cache() -> None:
-    """Point numba at a writable cache if the package folder is not one."""
+    """Point numba at a writable cache if the package folder is not one (and drop stale
+    kernels there if it is: :func:`drop_stale_kernels`)."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     folder = cache_folder()
     if folder is None:
+        drop_stale_kernels()
         return
     os.environ["NUMBA_CACHE_DIR"] = str(folder)
     config = sys.modules.get("numba.core.config")

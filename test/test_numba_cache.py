@@ -14,7 +14,7 @@ from nav_msgs.msg import Odometry
 from rosutil import SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 
-from rbd_ros.cache_dir import cache_folder
+from rbd_ros.cache_dir import cache_folder, drop_stale_kernels
 from rbd_ros.dynamics import load_urdf
 from rbd_ros.robots import ARM, QUADRUPED
 
@@ -33,6 +33,29 @@ def test_a_read_only_package_folder_moves_the_cache_to_the_user_cache(
     (tmp_path / "cache").mkdir(mode=0o500)  # and where it could not, the temporary folder
     if os.geteuid() != 0:  # (root writes anywhere)
         assert cache_folder(package) == Path(tempfile.gettempdir()) / f"rbd_ros-numba-{os.getuid()}"
+
+
+def test_kernels_cached_before_a_source_was_edited_are_dropped(tmp_path: Path) -> None:
+    """A kernel's cached machine code holds the helpers it calls from other files, which
+    numba's own check (the defining file's time stamp) misses: every cached kernel goes when any
+    source is newer than one of them, none while the cache is newer than every source."""
+    package = tmp_path / "pkg"
+    (package / "dynamics" / "__pycache__").mkdir(parents=True)
+    sources = [package / "__init__.py", package / "dynamics" / "rnea.py",
+               package / "dynamics" / "entry.py"]
+    cached = [package / "dynamics" / "__pycache__" / n
+              for n in ("entry._rnea-56.py311.nbi", "entry._rnea-56.py311.1.nbc")]
+    for f in sources + cached:
+        f.write_text("")
+    for f in sources:
+        os.utime(f, (1000.0, 1000.0))  # installed, then the cache filled
+    for f in cached:
+        os.utime(f, (2000.0, 2000.0))
+    assert not drop_stale_kernels(package) and all(f.exists() for f in cached)
+    os.utime(sources[1], (3000.0, 3000.0))  # rnea.py edited: entry's kernel holds the old RNEA
+    assert drop_stale_kernels(package)
+    assert not any(f.exists() for f in cached) and all(f.exists() for f in sources)
+    assert not drop_stale_kernels(package)  # nothing left to drop
 
 
 @pytest.mark.long
