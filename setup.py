@@ -29,7 +29,8 @@ class InstallAndCompile(install):
                               cwd=self.install_lib, check=False)
         if done.returncode:
             print(f"warning: {PACKAGE}'s compiled kernels are not cached: the nodes compile "
-                  "them on their first start (about 20 s)", file=sys.stderr)
+                  "them on their first start (about half a minute)", file=sys.stderr)
+
 
 class BuildWithNumpy(build_ext):
     """build_ext with numpy's C headers (the per-call entry, rbd_ros/dynamics/_entry.c), found

@@ -51,7 +51,7 @@ def drop_stale_kernels(package: Path = PACKAGE) -> bool:
     developer's tree, or a ``colcon build --symlink-install``'s, it would load the old RNEA. An
     install writes its sources before it fills the cache, so its cache stays. (~1 ms.)"""
     sources = [f.stat().st_mtime for f in package.rglob("*.py")]
-    cached = [f for f in package.rglob("__pycache__/*.nb[ic]")]
+    cached = list(package.rglob("__pycache__/*.nb[ic]"))
     try:
         stale = bool(sources and cached) and min(f.stat().st_mtime for f in cached) < max(sources)
     except OSError:  # another process dropping them too

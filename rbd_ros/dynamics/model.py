@@ -398,15 +398,19 @@ class Data:
     :mod:`.layout`)."""
 
     def __init__(self, model: Model) -> None:
-        from .entry import handle  # (it imports the kernels, which import this module)
-
         nb = model.nb
         self.W = np.zeros((nb, W_WIDTH))
         self.M6 = np.zeros((nb + 1, *M6_BODY))  # per body IA, U^T, D^-1; the last: scratch
         nvf, m = model.nv_full, len(model.mimic_rows)  # mimic joints: CRBA's full H (mimic_scratch)
         self.wv = np.zeros(4 * max(model.nq_full, nvf, 1) + 2 * nvf + m + (nvf * nvf if m else 0))
-        self.model = model
-        self.entry = handle(model, self)  # the per-call rnea, aba and crba's (see .entry)
+        self._bind(model)
+
+    def _bind(self, model: Model) -> None:
+        """Serve ``model``: the handle of its arrays and these for the per-call rnea, aba and
+        crba (see :mod:`.entry`)."""
+        from .entry import handle  # (it imports the kernels, which import this module)
+
+        self.model, self.entry = model, handle(model, self)
 
     def __getstate__(self) -> dict[str, Any]:
         """A copy or a pickle (another process) without the handle, whose pointers are this
@@ -414,10 +418,8 @@ class Data:
         return {k: v for k, v in self.__dict__.items() if k != "entry"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        from .entry import handle
-
         self.__dict__.update(state)
-        self.entry = handle(self.model, self)
+        self._bind(self.model)
 
     def again(self, function: Any, model: Model, *args: Any) -> Any:
         """``function`` (``_entry.rnea``, ``aba`` or ``crba``) called again after it returned
@@ -429,9 +431,7 @@ class Data:
                 raise ModelError(f"this Data was made for model '{self.model.name}', which is "
                                  f"not the shape of '{model.name}': make one with Data(model) "
                                  "for each model")
-            from .entry import handle
-
-            self.model, self.entry = model, handle(model, self)
+            self._bind(model)
         if function is _entry.crba:
             args = (model.check_vector(args[0], model.nq, "q"),)
         else:
