@@ -16,6 +16,8 @@ the error that says what to fix) and call again: :meth:`Data.again`.
 from __future__ import annotations
 
 from numba import cfunc, njit, types
+from numba.core.extending import intrinsic
+from numba.core.imputils import impl_ret_borrowed
 from numba.np.numpy_support import carray
 
 from . import _entry
@@ -38,13 +40,25 @@ KERNEL = _N(_I64, _F64, _I64, _F64, _F64, _F64, _F64, _F64, _N, _N, _F64, _F64, 
             _N, _N)
 
 
+@intrinsic
+def _read_only(typingctx, array):
+    """``array`` typed read-only, as numba types a :class:`Model`'s arrays (their flags say
+    so): the algorithms called with them are then the ones compiled for the batches, not a
+    second copy for writable arrays (20 s more when the cache is filled)."""
+
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, signature.return_type, args[0])  # type: ignore[no-untyped-call]
+
+    return array.copy(readonly=True)(array), codegen
+
+
 @njit(cache=True, inline="always")
 def _arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv):
     """The model's and the data's arrays from their pointers, as :class:`Model` and
     :class:`Data` hold them."""
-    return (carray(mi, (nb, MI_WIDTH)), carray(mf, (nb, MF_WIDTH)), carray(maps, (nmaps,)),
-            carray(lin, (nlin,)), carray(W, (nb, W_WIDTH)), carray(M6, (nb + 1, *M6_BODY)),
-            carray(wv, (nwv,)))
+    return (_read_only(carray(mi, (nb, MI_WIDTH))), _read_only(carray(mf, (nb, MF_WIDTH))),
+            _read_only(carray(maps, (nmaps,))), _read_only(carray(lin, (nlin,))),
+            carray(W, (nb, W_WIDTH)), carray(M6, (nb + 1, *M6_BODY)), carray(wv, (nwv,)))
 
 
 @njit(cache=True, inline="always")
