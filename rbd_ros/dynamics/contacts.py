@@ -284,9 +284,11 @@ def _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenche
 @njit(cache=True)
 def _equalities(scratch, nb, n):
     """The QP's equality rows ``A`` (6 x n) and the wrench the contacts must give (``need``),
-    where :func:`_split` carves them from ``scratch``, after the placements (nb x 12)."""
+    where :func:`_split` carves them from ``scratch``, after the placements (nb x 12); and
+    where the rest of ``scratch`` starts."""
     o = nb * 12
-    return scratch[o : o + 6 * n].reshape(6, n), scratch[o + 6 * n : o + 6 * n + 6]
+    end = o + 6 * n + 6
+    return scratch[o : o + 6 * n].reshape(6, n), scratch[o + 6 * n : end], end
 
 
 @njit(cache=True)
@@ -303,8 +305,7 @@ def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal
     ``A`` and ``need`` back when the QP fails. Returns the QP's status."""
     nb, n, k = mi.shape[0], G.shape[0], size.shape[0]
     X = scratch[: nb * 12].reshape(nb, 12)
-    A, need = _equalities(scratch, nb, n)
-    o = nb * 12 + 6 * n + 6
+    A, need, o = _equalities(scratch, nb, n)
     w, lam = scratch[o : o + n], scratch[o + n : o + n + C0.shape[0]]
     o += n + C0.shape[0]
     R = scratch[o : o + 9 * k].reshape(k, 3, 3)
@@ -357,7 +358,7 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
                          P.link_p, P.G, P.C, P.b, scratch, base, tau, com, cw, wrenches, forces,
                          points, cop)
     if status != OPTIMAL:
-        A, need = _equalities(scratch, nb, n)
+        A, need, _ = _equalities(scratch, nb, n)
         return Reaction(False, _why_not(contacts, P.cones, A, P.rows, P.lower, need, mu),
                         base[:6], np.zeros(6), com, tau=np.zeros(model.nv - 6))
     # one row a link, by construction: zip's strict check would cost ~0.9 us each
