@@ -14,6 +14,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from .bag.errors import BagError, OutputError, missing_extra
 from .dynamics import Data, RbdError, gravity, load_urdf
+from .dynamics.observer import DEFAULT_GAIN
 from .robots import ARM, QUADRUPED
 
 BUNDLED = {"arm": ARM, "quadruped": QUADRUPED}
@@ -55,6 +56,7 @@ def _analyze(args: argparse.Namespace) -> int:
     opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
                    command_topic=args.command_topic, command_joints=args.command_joints,
                    filter=args.filter, friction=args.friction, progress=not args.quiet,
+                   observer_gain=args.observer_gain,
                    outputs=Options.outputs + ("csv",) * args.csv,
                    rename=tuple(args.rename), hold=_held(args.hold))
     work = find_recordings([Path(b) for b in args.bags])
@@ -93,6 +95,16 @@ def _held(items: list[str]) -> dict[str, float]:
         return NameMap.parse_held(items)
     except ValueError as e:
         raise BagError(str(e)) from None
+
+
+def _positive(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        x = float("nan")
+    if not x > 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"a positive number is needed, got {text!r}")
+    return x
 
 
 def _identify(args: argparse.Namespace) -> int:
@@ -157,6 +169,9 @@ def parser() -> argparse.ArgumentParser:
     an.add_argument("--filter", choices=("central", "backward"), default="central",
                     help="accelerations by zero-phase central or causal backward differences")
     an.add_argument("--friction", action="store_true", help="model the URDF's joint friction")
+    an.add_argument("--observer-gain", type=_positive, default=DEFAULT_GAIN, metavar="K",
+                    help="1/s: the dynamics node's observer_gain, for the collision_thresholds "
+                         "the summary gives (default %(default)g, the node's)")
     an.add_argument("--csv", action="store_true",
                     help="also write the table as analysis.csv (text: about 1 KB and 5 us per "
                          "joint state; analysis.parquet holds the same table)")

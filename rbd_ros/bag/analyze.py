@@ -3,7 +3,10 @@
 For every joint state: gravity torques, the inverse-dynamics torque of the measured motion,
 the external torques ``model torque - measured effort`` (the torque the environment applies
 at each joint, the sign of every external torque in rbd_ros), and, when commanded efforts are
-recorded, the accelerations they should have produced (ABA).
+recorded, the accelerations they should have produced (ABA). The dynamics node's momentum
+observer runs over the recording too, as the node would (at its gain, from the recorded
+velocities or, without them, the positions' differences): each joint's largest residual, and
+``collision_thresholds`` for the node from it, when the recording is of free motion.
 
 Accelerations (and velocities, when the recording has none) are estimated from the stamps by
 differences: ``central`` (zero-phase: each sample uses its two neighbours; the default) or
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,11 +31,12 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..dynamics.model import F64
+from ..dynamics.model import F64, Model
+from ..dynamics.observer import DEFAULT_GAIN, ResidualPeaks
 from .errors import OutputError
 from .outputs import one_numba_thread, output_set
 from .recording import Reading, open_recording
-from .stream import Stream, Summary, chunks
+from .stream import Observed, Stream, Summary, chunks
 from .writers import WriterProcess, Writers, preload_pyplot
 
 PLOT_BUCKETS = 2_000  # the plots show each series' min and max in this many spans of time
@@ -41,6 +46,7 @@ PLOT_BUCKETS = 2_000  # the plots show each series' min and max in this many spa
 class Options(Reading):
     filter: str = "central"  # or "backward"
     friction: bool = False
+    observer_gain: float = DEFAULT_GAIN  # 1/s, as the dynamics node's observer_gain
     outputs: tuple[str, ...] = ("mcap", "parquet", "png")  # and "csv"
     progress: bool = True
 
@@ -55,11 +61,18 @@ def _progress(done: int, total: int, start: float) -> None:
 
 class Emit:
     """Where computed blocks go in an analysis: the summary's statistics, the plots' envelope,
-    the external torques, and the writers (a process of their own)."""
+    the external torques, the observer's peaks, and the writers (a process of their own)."""
 
-    def __init__(self, names: list[str], summary: Summary, total: int, out_dir: Path,
+    def __init__(self, model: Model, summary: Summary, total: int, out_dir: Path,
                  opts: Options, process: WriterProcess | None = None) -> None:
+        names = model.state_joint_names
         self.names, self.summary, self.total, self.opts = names, summary, total, opts
+        self.peaks = ResidualPeaks(model, opts.observer_gain, opts.friction)
+        # the observer goes through the blocks in order on a thread of its own (it releases
+        # the GIL), a block behind the rest
+        self.observing = ThreadPoolExecutor(1, thread_name_prefix="rbd-observer")
+        self.observed: Future[None] | None = None
+        self.held = np.array([names.index(n) for n in opts.hold], dtype=np.int64)
         self.stride = max(1, total // PLOT_BUCKETS)
         self.plot: list[F64] = []
         # no outputs (a summary only): no writer process either
@@ -84,12 +97,25 @@ class Emit:
                         envelope[:, 1:])
         for j in np.flatnonzero(at >= 0):
             self.summary.worst[j] = (float(worst[j]), float(t[at[j]]))
+        effort = cols["tau_measured"]
+        if self.held.size:  # as the node: a held joint has no motor, no effort
+            effort = effort.copy()
+            effort[:, self.held] = 0.0
+        self._observed()
+        self.observed = self.observing.submit(self.peaks.add, cols["ns"], cols["q"], cols["v"],
+                                              cols["differenced"], effort)
         self.summary.messages += n
         if self.writers is not None:
             self.writers.write(cols)
         self.plot.append(envelope)
         if self.opts.progress:
             _progress(self.summary.messages, self.total, self.start)
+
+    def _observed(self) -> None:
+        """The observer's last block done (its error raised here)."""
+        if self.observed is not None:
+            self.observed.result()
+            self.observed = None
 
     def finish(self, out_dir: Path) -> Summary:
         """The files closed, the plots drawn, and the summary written."""
@@ -98,11 +124,18 @@ class Emit:
         png = "png" in self.opts.outputs and self.plot
         if self.writers is not None:
             self.writers.close(np.vstack(self.plot) if png else None)
+        self._observed()
         self.summary.seconds = time.monotonic() - self.start
+        if self.peaks.states:
+            self.summary.observer = Observed(self.opts.observer_gain, self.peaks.states,
+                                             self.peaks.peak, self.peaks.peak_ns,
+                                             self.opts.command_joints or self.names,
+                                             list(self.opts.hold))
         (out_dir / "summary.txt").write_text(self.summary.text() + "\n")
         return self.summary
 
     def abort(self) -> None:
+        self.observing.shutdown(cancel_futures=True)
         if self.writers is not None:
             self.writers.abort()
 
@@ -155,7 +188,7 @@ def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
         rec = open_recording(paths, opts)
         names = rec.model.state_joint_names
         summary = Summary.of(names, rec.warnings)
-        emit = Emit(names, summary, rec.states, out_dir, opts, process)
+        emit = Emit(rec.model, summary, rec.states, out_dir, opts, process)
         stream = Stream(rec.model, opts, rec.blocks, summary, emit)
         damage = None
         try:

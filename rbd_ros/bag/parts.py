@@ -27,7 +27,8 @@ from .stream import Stream, Summary, chunks
 SPLIT_FROM = 600_000  # joint states: shorter recordings are analysed whole
 #: what a part computes per block, in this order in its file (the external torques are the
 #: reduction's)
-PART_COLUMNS = ("ns", "q", "v", "a", "tau_measured", "tau_model", "gravity", "qdd_predicted")
+PART_COLUMNS = ("ns", "q", "v", "a", "tau_measured", "tau_model", "gravity", "qdd_predicted",
+                "differenced")
 
 
 @dataclass
@@ -153,7 +154,7 @@ def reduce_parts(paths: list[Path], out_dir: Path, opts: Options, parts: list[Pa
             emit = None
             try:
                 summary = Summary.of(rec.model.state_joint_names, rec.warnings)
-                emit = Emit(summary.joints, summary, rec.states, partial, opts)
+                emit = Emit(rec.model, summary, rec.states, partial, opts)
                 emit.start -= max(p.summary.seconds for p in parts)  # the time said: theirs too
                 summary.start_ns = parts[0].summary.start_ns
                 first = 0

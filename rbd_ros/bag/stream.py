@@ -20,13 +20,56 @@ from numpy.typing import NDArray
 
 from ..dynamics import Model, aba_batch, rnea_batch
 from ..dynamics.model import F64
+from ..dynamics.observer import THRESHOLD_MARGIN
 from .decode import decode, decode_arrays, without
 from .readers import Batch, batches
 from .recording import COMMAND_ARRAY, Blocks, Reading, Recording, columns, ffill, joint_values
 
 #: a computed block: ``ns`` and, per joint state and joint, ``q``, ``v``, ``a``,
-#: ``tau_measured``, ``tau_model``, ``gravity``, ``qdd_predicted``
+#: ``tau_measured``, ``tau_model``, ``gravity``, ``qdd_predicted``; ``differenced`` per joint
+#: state: its velocities were not recorded (``v`` holds the positions' differences)
 Sink = Callable[[int, dict[str, Any]], None]
+
+
+@dataclass
+class Observed:
+    """The dynamics node's momentum observer over a recording: each joint's largest residual
+    (``~/external_torques``) and when, and the collision thresholds they give."""
+
+    gain: float  # 1/s
+    states: int  # joint states it took
+    peak: F64  # N m (N), per joint in the model's order
+    at_ns: NDArray[np.int64]  # the stamp of each peak
+    order: list[str]  # the thresholds' joint order: the node's ``joints``
+    held: list[str]  # joints without effort: no residual
+
+    def thresholds(self, names: list[str]) -> list[float]:
+        """``collision_thresholds`` in ``order``: each joint's peak times the margin, rounded
+        up to 3 significant digits; a held joint (its residual is NaN, never flagged) the
+        largest of the others."""
+        out = {}
+        for name, p in zip(names, self.peak, strict=True):
+            x = THRESHOLD_MARGIN * p
+            step = 10.0 ** (math.floor(math.log10(x)) - 2) if x > 0 else 1e-3
+            out[name] = math.ceil(x / step) * step
+        top = max([out[n] for n in names if n not in self.held], default=1.0)
+        return [float(f"{top if n in self.held else out[n]:.3g}") for n in self.order]
+
+    def lines(self, names: list[str], start: float) -> list[str]:
+        held = f"; held joints {', '.join(self.held)} have no effort: the largest of the " \
+            "others for them" if self.held else ""
+        rows = [f"observer residual (the dynamics node's ~/external_torques at observer_gain "
+                f"{self.gain:g}/s) over {self.states} joint states:",
+                f"{'joint':<24} {'peak':>13} {'at (s from start)':>18}"]
+        rows += [f"{n:<24} {p:13.4f} {1e-9 * t - start:18.4f}"
+                 for n, p, t in zip(names, self.peak, self.at_ns, strict=True)
+                 if n not in self.held]
+        values = ", ".join(f"{x:g}" for x in self.thresholds(names))
+        rows.append(f"collision_thresholds: [{values}]")
+        rows.append(f"  ({THRESHOLD_MARGIN:g} x each peak, in the order {', '.join(self.order)}"
+                    f"{held}: for the dynamics node's parameters at observer_gain "
+                    f"{self.gain:g}, if this recording is of free motion, without contacts)")
+        return rows
 
 
 @dataclass
@@ -41,6 +84,7 @@ class Summary:
     skipped: list[tuple[int, int]] = field(default_factory=list)  # unreadable: (#, recorded ns)
     bad_commands: int = 0  # unreadable command messages
     start_ns: int | None = None  # the first joint state's stamp
+    observer: Observed | None = None  # None: no joint state gave the observer a residual
 
     @classmethod
     def of(cls, joints: list[str], warnings: list[str]) -> Summary:
@@ -57,6 +101,11 @@ class Summary:
         start = 1e-9 * (self.start_ns or 0)
         for name, rms, (w, t) in zip(self.joints, self.rms(), self.worst, strict=True):
             lines.append(f"{name:<24} {rms:13.4f} {w:10.4f} {t - start:18.4f} {t:20.4f}")
+        if self.observer is not None:
+            lines += self.observer.lines(self.joints, start)
+        else:
+            lines.append("no collision_thresholds: no joint state had every joint's position "
+                         "and effort (the observer needs both)")
         if self.skipped:
             where = ", ".join(f"#{k} (recorded at {ns * 1e-9:.3f} s)"
                               for k, ns in self.skipped[:10])
@@ -170,7 +219,8 @@ class Stream:
                 v = np.where(missing_v, differentiate(ns, q, self.opts.filter), v)
             a = differentiate(ns, v, self.opts.filter)
             sl = slice(self.kept, end)
-            self.compute(b, ns[sl], q[sl], v[sl], a[sl], rows["e"][sl], rows["u"][sl])
+            self.compute(b, ns[sl], q[sl], v[sl], a[sl], rows["e"][sl], rows["u"][sl],
+                         missing_v[sl].any(axis=1))
             self.emitted = (b, before + end - self.kept)
             first = max(end - 2, 0)
             rows = {k: x[first:] for k, x in rows.items()}
@@ -178,7 +228,7 @@ class Stream:
         self.carry = rows
 
     def compute(self, block: int, ns: NDArray[np.int64], q: F64, v: F64, a: F64, e: F64,
-                u: F64) -> None:
+                u: F64, differenced: NDArray[np.bool_]) -> None:
         if block < self.region[0]:
             return  # a part's look-back
         if block >= self.region[1]:
@@ -201,7 +251,8 @@ class Stream:
             _rows(rnea_batch, m, tau, has_qva, q, v, a, fric)
         _rows(aba_batch, m, qdd, has_qv & np.isfinite(u).all(axis=1), q, v, u, fric)
         self.sink(block, {"ns": ns, "q": q, "v": v, "a": a, "tau_measured": e,
-                          "tau_model": tau, "gravity": g, "qdd_predicted": qdd})
+                          "tau_model": tau, "gravity": g, "qdd_predicted": qdd,
+                          "differenced": differenced})
 
     def finish(self) -> None:
         """The joint states still carried: computed to the end."""

@@ -48,6 +48,101 @@ def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
 
 _STEP = Direct(observer_step)
 
+DEFAULT_GAIN = 50.0  # 1/s: the dynamics node's observer_gain unless set
+#: collision thresholds from a recording of free motion: its residual's peak times this
+THRESHOLD_MARGIN = 1.5
+
+#: a recording's joint states further apart than this restart the observer (its integral would
+#: span what happened between them), as the dynamics node does
+GAP_S = 0.5
+
+
+@njit(cache=True, nogil=True)
+def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, gain, gap_ns, S,
+                  last, clock, peak, peak_ns):
+    """The observer over recorded states, as the dynamics node runs it on each: ``ns`` the
+    stamps (int ns), ``differenced`` per state: its velocities are not recorded, so the state
+    is taken at the midpoint after the one before (:meth:`MomentumObserver.update`). A state
+    with a non-finite input is passed over; one at the last one's stamp too (pieces of one
+    state); a stamp further than ``gap_ns`` on, or back, restarts the observer. Each joint's
+    largest residual magnitude and its stamp go into ``peak`` and ``peak_ns``. Kept between
+    calls: ``S`` (the observer's), ``last`` (the last state's positions and efforts), ``clock``
+    (its stamp, how many states taken since the start, the last step in ns, whether
+    differenced). Returns how many states the observer took."""
+    nv = q.shape[1]
+    qm, vm, em = np.empty(nv), np.empty(nv), np.empty(nv)
+    stepped = 0
+    for k in range(ns.shape[0]):
+        diff = 1 if differenced[k] else 0
+        usable = True
+        for j in range(nv):
+            if not (np.isfinite(q[k, j]) and np.isfinite(tau[k, j])
+                    and (diff or np.isfinite(v[k, j]))):
+                usable = False
+        if not usable:
+            continue
+        t, taken = ns[k], clock[1]
+        step = t - clock[0]
+        if taken > 0 and step == 0:
+            continue
+        if taken > 0 and (step < 0 or step > gap_ns or diff != clock[3]):
+            taken = 0
+        if taken == 0:
+            S[:] = 0.0
+        clock[0], clock[1], clock[3] = t, taken + 1, diff
+        if diff and taken == 0:  # a first state without velocities only starts the observer
+            last[0], last[1] = q[k], tau[k]
+            continue
+        if diff:
+            h = 1e-9 * step
+            for j in range(nv):
+                qm[j] = 0.5 * (q[k, j] + last[0, j])
+                vm[j] = (q[k, j] - last[0, j]) / h
+                em[j] = 0.5 * (tau[k, j] + last[1, j])
+            # the midpoints are half the last step and half this one apart
+            dt = -1.0 if taken == 1 else 0.5e-9 * (clock[2] + step)
+        else:
+            qm[:], vm[:], em[:] = q[k], v[k], tau[k]
+            dt = -1.0 if taken == 0 else 1e-9 * step
+        observer_step(mi, mf, maps, lin, qm, vm, em, fric, W, wv, gain, dt, S)
+        last[0], last[1], clock[2] = q[k], tau[k], step
+        stepped += 1
+        for j in range(nv):
+            if abs(S[3, j]) > peak[j]:
+                peak[j], peak_ns[j] = abs(S[3, j]), t
+    return stepped
+
+
+class ResidualPeaks:
+    """Each joint's largest observer residual over a recording, given in blocks in time order
+    (:func:`observer_over`): over free motion, the level a collision threshold must clear."""
+
+    def __init__(self, model: Model, gain: float, friction: bool = False) -> None:
+        if model.nq != model.nv:
+            raise ModelError("residual peaks over a recording need a model whose positions are "
+                             "its velocities' integrals (no free flyer)")
+        self.model, self.data, self.friction = model, Data(model), bool(friction)
+        self.gain = np.full(model.nv, float(gain))
+        if not np.all(self.gain > 0):
+            raise ModelError("the observer's gain must be positive")
+        self._state = np.zeros((6, model.nv))
+        self._last = np.zeros((2, model.nv))
+        self._clock = np.zeros(4, dtype=np.int64)
+        self.peak = np.zeros(model.nv)  # N m (N)
+        self.peak_ns = np.zeros(model.nv, dtype=np.int64)  # where each was (0: none)
+        self.states = 0  # states the observer took (a first one without velocities: none)
+
+    def add(self, ns: np.ndarray, q: F64, v: F64, differenced: np.ndarray, tau: F64) -> None:
+        """A block of states: stamps (int ns), positions, velocities, whether each state's
+        velocities are not recorded (then differenced here, as the node does), efforts."""
+        m, f64 = self.model, np.float64
+        self.states += observer_over(
+            m.mi, m.mf, m.maps, m.lin, np.ascontiguousarray(ns, dtype=np.int64),
+            np.ascontiguousarray(q, dtype=f64), np.ascontiguousarray(v, dtype=f64),
+            np.ascontiguousarray(differenced, dtype=np.bool_), np.ascontiguousarray(tau, dtype=f64),
+            self.friction, self.data.W, self.data.wv, self.gain, round(GAP_S * 1e9), self._state,
+            self._last, self._clock, self.peak, self.peak_ns)
+
 
 def external_torques(model: Model, data: Data, q: F64, v: F64, a: F64, effort: F64,
                      friction: bool = False) -> F64:

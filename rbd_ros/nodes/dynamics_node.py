@@ -21,7 +21,7 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
   velocities (or, without them, the positions' differences) and efforts: no acceleration, each
   joint's residual following its external torque through a first-order lag of time constant
   ``1 / observer_gain``. It restarts from zero after a gap in the stamps (over
-  ``OBSERVER_GAP_S``), when they go back, and when the model or a parameter it uses changes.
+  ``observer.GAP_S``, 0.5 s), when they go back, and when the model or a parameter it uses changes.
 - out ``~/external_torques_from_acceleration`` (sensor_msgs/JointState, effort): the same
   quantity as the model's torque at the measured motion minus the measured effort, the
   acceleration differenced from the velocities: no lag, but the differences' noise
@@ -59,6 +59,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
 from ..dynamics.model import check_gravity
 from ..dynamics.observer import (
+    DEFAULT_GAIN,
+    GAP_S,
     CollisionDetector,
     MomentumObserver,
     external_torques,
@@ -73,7 +75,6 @@ from .messages import float_values, trajectory_points, wrench_array
 from .trajectory import Trajectory
 
 QOS_CHOICES = ("sensor_data", "reliable")
-OBSERVER_GAP_S = 0.5  # joint states further apart restart the observer
 COLLISION_HEARTBEAT_NS = 1_000_000_000
 
 
@@ -140,7 +141,7 @@ class DynamicsNode(NodeBase):
             type=ParameterType.PARAMETER_BOOL,
             description="add the URDF's joint friction to every torque the node computes (and "
                         "remove it from the measured efforts in external_torques)"))
-        d("observer_gain", 50.0, ParameterDescriptor(
+        d("observer_gain", DEFAULT_GAIN, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.01, 1e4),
             description="1/s: bandwidth of the momentum observer behind external_torques"))
         d("collision_thresholds", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
@@ -417,11 +418,11 @@ class DynamicsNode(NodeBase):
         if ns == live.observed_ns:  # pieces of one state from several drivers share a stamp
             residual = observer.residual
         else:
-            if live.observed_ns == 0 or not 0 < gap <= OBSERVER_GAP_S:
+            if live.observed_ns == 0 or not 0 < gap <= GAP_S:
                 if live.observed_ns:
                     self.warn("observer_restart", f"external_torques restarts from zero: the "
                               f"joint states' stamps {'jumped by' if gap > 0 else 'went back'} "
-                              f"{abs(gap):.3f} s (it integrates over at most {OBSERVER_GAP_S} s)")
+                              f"{abs(gap):.3f} s (it integrates over at most {GAP_S} s)")
                 observer.reset()
                 live.t0_ns = ns
             live.observed_ns = ns

@@ -1,0 +1,117 @@
+"""Collision thresholds from a recording of free motion: ``analyze`` runs the dynamics node's
+momentum observer over the recorded joint states. Its peaks are those of the observer taken
+state by state as the node takes it (:class:`MomentumObserver`: the recorded velocities, or the
+positions' differences at the midpoint, restarted after a gap in the stamps); and the
+thresholds printed from one run of the simulated arm flag nothing on another run of free
+motion with other noise, and flag a push on a run with one."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from armsim import DT, fifth_link_wrench, simulate
+from recordings import write_joint_states
+
+from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.dynamics import load_urdf
+from rbd_ros.dynamics.observer import (
+    DEFAULT_GAIN,
+    GAP_S,
+    THRESHOLD_MARGIN,
+    CollisionDetector,
+    MomentumObserver,
+)
+from rbd_ros.robots import ARM
+
+NOISE = (1e-5, 2e-3, 0.05)  # rad, rad/s, N m: an encoder, a driver's velocity, a current sensor
+START_NS = 10**18 // 1000 * 1000  # stamps as a robot's clock gives them: far from zero
+
+
+def run(seed: int, push: bool = False, seconds: float = 3.0
+        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(stamps ns, q, v, effort) of the simulated arm as a driver would publish them, with the
+    fifth link pushed from 1.5 s to 1.8 s if ``push``."""
+    states = list(simulate(fifth_link_wrench(), seconds, on=(1.5, 1.8) if push else (0.0, 0.0)))
+    rng = np.random.default_rng(seed)
+    q, v, e = (np.array([s[k] for s in states]) for k in (1, 2, 3))
+    ns = START_NS + np.round(np.array([s[0] for s in states]) / DT).astype(np.int64) * 10**6
+    return (ns, q + NOISE[0] * rng.standard_normal(q.shape),
+            v + NOISE[1] * rng.standard_normal(v.shape), e + NOISE[2] * rng.standard_normal(e.shape))
+
+
+def node_residuals(ns: np.ndarray, q: np.ndarray, v: np.ndarray | None, e: np.ndarray,
+                   gain: float) -> np.ndarray:
+    """The residual at each state as the dynamics node computes it: restarted when the stamps
+    jump by more than GAP_S; without velocities, the backward difference of the positions."""
+    observer = MomentumObserver(load_urdf(ARM), gain)
+    out, t0 = [], ns[0]
+    for k in range(len(ns)):
+        if k and (ns[k] - ns[k - 1]) * 1e-9 > GAP_S:
+            observer.reset()
+            t0 = ns[k]
+        if v is None:
+            vk = (q[k] - q[k - 1]) / ((ns[k] - ns[k - 1]) * 1e-9) if k else np.zeros(7)
+            out.append(observer.update((ns[k] - t0) * 1e-9, q[k], vk, e[k], differenced=True))
+        else:
+            out.append(observer.update((ns[k] - t0) * 1e-9, q[k], v[k], e[k]))
+    return np.abs(np.array(out))
+
+
+def thresholds_printed(text: str) -> np.ndarray:
+    line = re.search(r"^collision_thresholds: \[(.*)\]$", text, re.M)
+    assert line is not None, text
+    return np.array([float(x) for x in line.group(1).split(",")])
+
+
+@pytest.mark.parametrize("velocities", [True, False])
+def test_the_peaks_are_the_node_observers(tmp_path: Path, velocities: bool) -> None:
+    ns, q, v, e = run(1)
+    ns[1500:] += 10**9  # a second's gap: the node's observer starts again after it
+    bag = write_joint_states(tmp_path / "rec", ns.tolist(), q, v if velocities else None, e)
+    summary = analyze([bag], tmp_path / "out", Options(progress=False, outputs=()))
+    observed = summary.observer
+    assert observed is not None and observed.gain == DEFAULT_GAIN
+    want = node_residuals(ns, q, v if velocities else None, e, DEFAULT_GAIN)
+    np.testing.assert_allclose(observed.peak, want.max(axis=0), rtol=1e-9)
+    np.testing.assert_array_equal(observed.at_ns, ns[want.argmax(axis=0)])
+    # every state taken; without velocities, the first after each start only starts it
+    assert observed.states == len(ns) - (0 if velocities else 2)
+    printed = thresholds_printed((tmp_path / "out" / "summary.txt").read_text())
+    assert np.all(printed >= THRESHOLD_MARGIN * observed.peak)
+    np.testing.assert_allclose(printed, THRESHOLD_MARGIN * observed.peak, rtol=1e-2)
+
+
+def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
+    """From the printed line, at a gain other than the default, after 10 s of free motion: another
+    run of free motion (its own noise) raises no flag; a 0.3 s push on the fifth link raises one within 20 ms."""
+    gain = 80.0
+    ns, q, v, e = run(1, seconds=10.0)  # longer than the runs: its peaks are the noise's tail
+    bag = write_joint_states(tmp_path / "calibration", ns.tolist(), q, v, e)
+    out = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--out",
+                          str(tmp_path / "out"), "--observer-gain", "80", "--quiet"],
+                         capture_output=True, text=True, check=True).stdout
+    thresholds = thresholds_printed(out)
+    assert "at observer_gain 80" in out
+    for seed, push in ((2, False), (3, True)):
+        ns, q, v, e = run(seed, push)
+        detector = CollisionDetector(thresholds, 0.5)
+        flagged = np.array([detector.update(r) or detector.flags.any()
+                            for r in node_residuals(ns, q, v, e, gain)])
+        t = (ns - ns[0]) * 1e-9
+        if not push:
+            assert not flagged.any()
+        else:
+            assert not flagged[t < 1.5].any()
+            assert flagged[(t >= 1.5 + 0.02) & (t < 1.8)].all()
+
+
+def test_a_gain_that_is_not_positive_is_refused() -> None:
+    for bad in ("0", "-5", "nan", "fast"):
+        p = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", "x.mcap",
+                            "--observer-gain", bad], capture_output=True, text=True)
+        assert p.returncode == 2 and "a positive number is needed" in p.stderr
