@@ -5,7 +5,9 @@
 ``dp/dt = tau + C^T v - g + tau_ext``, so ``dr/dt = K (tau_ext - r)``: each joint's residual
 follows its external torque through a first-order lag of time constant ``1/K``, from positions
 and velocities alone (no acceleration, no differentiation of velocities). The integral is taken
-by the trapezoid rule between successive states.
+by the trapezoid rule between successive states. Without measured velocities, each joint's is
+the slope of a cubic fitted to its last positions (``WINDOW_S``): the residual's noise then
+stays near that of measured velocities, and the residual is half the window old.
 
 External torques have one sign everywhere in rbd_ros: ``tau_ext`` is the torque the
 environment applies at the joints, ``M(q) a + h(q, v) = tau + tau_ext`` with ``tau`` the
@@ -18,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .configuration import integrate
 from .errors import ModelError
 from .model import F64, Data, Direct, Model
 from .momentum import observer_terms_core
@@ -46,66 +47,125 @@ def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
         S[2, i] = drive
 
 
-_STEP = Direct(observer_step)
-
 DEFAULT_GAIN = 50.0  # 1/s: the dynamics node's observer_gain unless set
 #: collision thresholds from a recording of free motion: its residual's peak times this
 THRESHOLD_MARGIN = 1.5
-
-#: a recording's joint states further apart than this restart the observer (its integral would
-#: span what happened between them), as the dynamics node does
+#: states further apart than this restart the observer (its integral would span what happened
+#: between them), in the dynamics node and over a recording
 GAP_S = 0.5
+#: without measured velocities, each joint's is the slope of a cubic fitted to its positions over
+#: this span back from the newest state (at least the last two states): twelve states at 1 kHz
+#: (the slope's noise a seventh of one difference's), six at 500 Hz, one difference at 100 Hz
+WINDOW_S = 0.0115
+HISTORY = 64  # states kept for the fit at most
+#: what ``observer_over``'s ``clock`` holds: the last state's stamp, the states taken since the
+#: start, whether they are differenced, the ring's next slot and how many it holds, the start's
+#: stamp
+LAST, TAKEN, MODE, SLOT, FILL, START = range(6)
 
 
 @njit(cache=True, nogil=True)
-def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, gain, gap_ns, S,
-                  last, clock, peak, peak_ns):
-    """The observer over recorded states, as the dynamics node runs it on each: ``ns`` the
-    stamps (int ns), ``differenced`` per state: its velocities are not recorded, so the state
-    is taken at the midpoint after the one before (:meth:`MomentumObserver.update`). A state
-    with a non-finite input is passed over; one at the last one's stamp too (pieces of one
-    state); a stamp further than ``gap_ns`` on, or back, restarts the observer. Each joint's
-    largest residual magnitude and its stamp go into ``peak`` and ``peak_ns``. Kept between
-    calls: ``S`` (the observer's), ``last`` (the last state's positions and efforts), ``clock``
-    (its stamp, how many states taken since the start, the last step in ns, whether
-    differenced). Returns how many states the observer took."""
-    nv = q.shape[1]
-    qm, vm, em = np.empty(nv), np.empty(nv), np.empty(nv)
+def _fit(hist_ns, hist_q, hist_e, newest, n, start, base_q, q, v, e):
+    """The ``n`` states up to ``newest`` in the ring at their mean time ``tc`` (returned, s after
+    ``start``): ``q`` and ``v`` (from ``base_q`` on) the value and slope there of a cubic fitted
+    to each coordinate's positions by least squares (a lower degree for fewer than four
+    states), ``e`` the efforts interpolated to ``tc``. A cubic's slope at the centre of its
+    window has no bias from the motion's jerk, where a line's grows with the window squared."""
+    size = hist_ns.shape[0]
+    rows = np.empty(n, dtype=np.int64)
+    t = np.empty(n)
+    for i in range(n):  # oldest first
+        rows[i] = (newest - n + 1 + i + size) % size
+        t[i] = 1e-9 * (hist_ns[rows[i]] - start)
+    tc = t.mean()
+    half = np.abs(t - tc).max()
+    degree = min(3, n - 1)
+    A = np.empty((n, degree + 1))
+    for i in range(n):
+        x = (t[i] - tc) / half  # within [-1, 1]: the normal equations stay well conditioned
+        for p in range(degree + 1):
+            A[i, p] = x**p
+    unit = np.zeros((degree + 1, 2))
+    unit[0, 0] = 1.0
+    unit[1, 1] = 1.0
+    w = A @ np.linalg.solve(A.T @ A, unit)  # per state: its weight in the value and the slope
+    q[base_q:] = 0.0
+    v[:] = 0.0
+    for i in range(n):
+        for j in range(v.shape[0]):
+            x = hist_q[rows[i], base_q + j]
+            q[base_q + j] += w[i, 0] * x
+            v[j] += w[i, 1] * x / half
+    for i in range(n - 1):  # the efforts between the two states around tc
+        if t[i + 1] >= tc:
+            f = (tc - t[i]) / (t[i + 1] - t[i])
+            e[:] = (1.0 - f) * hist_e[rows[i]] + f * hist_e[rows[i + 1]]
+            break
+    return tc
+
+
+@njit(cache=True, nogil=True)
+def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, gain, gap_ns,
+                  S, hist_ns, hist_q, hist_e, clock, when, peak, peak_ns):
+    """The observer over states ``ns`` (int ns stamps), in order, as the dynamics node runs it.
+
+    ``differenced`` per state: its velocities are not measured. The state the observer takes
+    is then that of the states within ``WINDOW_S`` back (at least two) at their mean time
+    (:func:`_fit`; a free flyer's pose and twist as given: the newest). The residual is then
+    half the window old.
+
+    A state with a non-finite input is passed over; one at the last one's stamp too (pieces of
+    one state); a stamp further than ``gap_ns`` on, or back, or a change between measured and
+    differenced velocities restarts the observer. Each joint's largest residual magnitude and
+    its stamp go into ``peak`` and ``peak_ns``. Kept between calls: ``S`` (the observer's
+    state), the last states for the fit (``hist_*``, a ring), ``clock`` (by ``LAST`` ...
+    ``START``) and ``when`` (the last step's time, s from the start). Returns how many
+    states gave a residual."""
+    nq, nv = q.shape[1], tau.shape[1]
+    base_q = 7 if nq != nv else 0  # a free flyer's coordinates come first
+    base_v = 6 if nq != nv else 0
+    size = hist_ns.shape[0]
+    window = np.int64(round(WINDOW_S * 1e9))
+    qm, vm, em = np.empty(nq), np.empty(nv), np.empty(nv)
     stepped = 0
     for k in range(ns.shape[0]):
         diff = 1 if differenced[k] else 0
         usable = True
-        for j in range(nv):
-            if not (np.isfinite(q[k, j]) and np.isfinite(tau[k, j])
-                    and (diff or np.isfinite(v[k, j]))):
+        for j in range(nq):
+            if not np.isfinite(q[k, j]):
+                usable = False
+        for j in range(nv):  # a differenced joint's velocity is not used
+            if not (np.isfinite(tau[k, j]) and (np.isfinite(v[k, j]) or (diff and j >= base_v))):
                 usable = False
         if not usable:
             continue
-        t, taken = ns[k], clock[1]
-        step = t - clock[0]
-        if taken > 0 and step == 0:
+        t, taken = ns[k], clock[TAKEN]
+        if taken > 0 and t == clock[LAST]:
             continue
-        if taken > 0 and (step < 0 or step > gap_ns or diff != clock[3]):
+        if taken > 0 and (t < clock[LAST] or t - clock[LAST] > gap_ns or diff != clock[MODE]):
             taken = 0
         if taken == 0:
             S[:] = 0.0
-        clock[0], clock[1], clock[3] = t, taken + 1, diff
-        if diff and taken == 0:  # a first state without velocities only starts the observer
-            last[0], last[1] = q[k], tau[k]
-            continue
+            clock[MODE], clock[FILL], clock[START] = diff, 0, t
+            when[0] = -1.0  # no step yet
+        clock[LAST], clock[TAKEN] = t, taken + 1
         if diff:
-            h = 1e-9 * step
-            for j in range(nv):
-                qm[j] = 0.5 * (q[k, j] + last[0, j])
-                vm[j] = (q[k, j] - last[0, j]) / h
-                em[j] = 0.5 * (tau[k, j] + last[1, j])
-            # the midpoints are half the last step and half this one apart
-            dt = -1.0 if taken == 1 else 0.5e-9 * (clock[2] + step)
+            h = clock[SLOT]
+            hist_ns[h], hist_q[h], hist_e[h] = t, q[k], tau[k]
+            clock[SLOT], clock[FILL] = (h + 1) % size, min(clock[FILL] + 1, size)
+            n = 2  # the states within the window, and the one before this at least
+            while n < clock[FILL] and t - hist_ns[(h - n + size) % size] <= window:
+                n += 1
+            if n >= clock[FILL] and n < size:
+                continue  # the first states only fill the window: it spans WINDOW_S first
+            tc = _fit(hist_ns, hist_q, hist_e, h, n, clock[START], base_q, qm, vm[base_v:], em)
+            qm[:base_q], vm[:base_v] = q[k, :base_q], v[k, :base_v]
         else:
             qm[:], vm[:], em[:] = q[k], v[k], tau[k]
-            dt = -1.0 if taken == 0 else 1e-9 * step
-        observer_step(mi, mf, maps, lin, qm, vm, em, fric, W, wv, gain, dt, S)
-        last[0], last[1], clock[2] = q[k], tau[k], step
+            tc = 1e-9 * (t - clock[START])
+        observer_step(mi, mf, maps, lin, qm, vm, em, fric, W, wv, gain,
+                      -1.0 if when[0] < 0.0 else tc - when[0], S)
+        when[0] = tc
         stepped += 1
         for j in range(nv):
             if abs(S[3, j]) > peak[j]:
@@ -113,35 +173,56 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
     return stepped
 
 
-class ResidualPeaks:
+_OVER = Direct(observer_over)
+
+
+class _Run:
+    """What :func:`observer_over` keeps between calls, for one model."""
+
+    def __init__(self, model: Model, gain: float | F64, friction: bool) -> None:
+        self.model, self.data, self.friction = model, Data(model), bool(friction)
+        self.gain = np.broadcast_to(np.asarray(gain, dtype=np.float64), (model.nv,)).copy()
+        if not np.all(self.gain > 0):
+            raise ModelError("the observer's gain must be positive")
+        self.state = np.zeros((6, model.nv))
+        self.hist_ns = np.zeros(HISTORY, dtype=np.int64)
+        self.hist_q = np.zeros((HISTORY, model.nq))
+        self.hist_e = np.zeros((HISTORY, model.nv))
+        self.clock = np.zeros(START + 1, dtype=np.int64)
+        self.when = np.zeros(1)
+        self.peak = np.zeros(model.nv)  # N m (N)
+        self.peak_ns = np.zeros(model.nv, dtype=np.int64)  # where each was (0: none)
+        m = model  # the arguments around a call's states (the arrays change in place only)
+        self._model = (m.mi, m.mf, m.maps, m.lin)
+        self._kept = (self.friction, self.data.W, self.data.wv, self.gain, round(GAP_S * 1e9),
+                      self.state, self.hist_ns, self.hist_q, self.hist_e, self.clock, self.when,
+                      self.peak, self.peak_ns)
+
+    def args(self, ns: np.ndarray, q: F64, v: F64, differenced: np.ndarray, tau: F64
+             ) -> tuple[object, ...]:
+        return (*self._model, ns, q, v, differenced, tau, *self._kept)
+
+    def restart(self) -> None:
+        self.state[:] = 0.0
+        self.clock[:] = 0
+
+
+class ResidualPeaks(_Run):
     """Each joint's largest observer residual over a recording, given in blocks in time order
     (:func:`observer_over`): over free motion, the level a collision threshold must clear."""
 
     def __init__(self, model: Model, gain: float, friction: bool = False) -> None:
-        if model.nq != model.nv:
-            raise ModelError("residual peaks over a recording need a model whose positions are "
-                             "its velocities' integrals (no free flyer)")
-        self.model, self.data, self.friction = model, Data(model), bool(friction)
-        self.gain = np.full(model.nv, float(gain))
-        if not np.all(self.gain > 0):
-            raise ModelError("the observer's gain must be positive")
-        self._state = np.zeros((6, model.nv))
-        self._last = np.zeros((2, model.nv))
-        self._clock = np.zeros(4, dtype=np.int64)
-        self.peak = np.zeros(model.nv)  # N m (N)
-        self.peak_ns = np.zeros(model.nv, dtype=np.int64)  # where each was (0: none)
-        self.states = 0  # states the observer took (a first one without velocities: none)
+        super().__init__(model, gain, friction)
+        self.states = 0  # states that gave a residual
 
     def add(self, ns: np.ndarray, q: F64, v: F64, differenced: np.ndarray, tau: F64) -> None:
         """A block of states: stamps (int ns), positions, velocities, whether each state's
-        velocities are not recorded (then differenced here, as the node does), efforts."""
-        m, f64 = self.model, np.float64
-        self.states += observer_over(
-            m.mi, m.mf, m.maps, m.lin, np.ascontiguousarray(ns, dtype=np.int64),
-            np.ascontiguousarray(q, dtype=f64), np.ascontiguousarray(v, dtype=f64),
-            np.ascontiguousarray(differenced, dtype=np.bool_), np.ascontiguousarray(tau, dtype=f64),
-            self.friction, self.data.W, self.data.wv, self.gain, round(GAP_S * 1e9), self._state,
-            self._last, self._clock, self.peak, self.peak_ns)
+        velocities are not measured (then fitted to the positions, as the node does), efforts."""
+        f64 = np.float64
+        self.states += observer_over(*self.args(
+            np.ascontiguousarray(ns, dtype=np.int64), np.ascontiguousarray(q, dtype=f64),
+            np.ascontiguousarray(v, dtype=f64), np.ascontiguousarray(differenced, dtype=np.bool_),
+            np.ascontiguousarray(tau, dtype=f64)))
 
 
 def external_torques(model: Model, data: Data, q: F64, v: F64, a: F64, effort: F64,
@@ -154,7 +235,7 @@ def external_torques(model: Model, data: Data, q: F64, v: F64, a: F64, effort: F
     return rnea(model, data, q, v, a, friction=friction) - effort
 
 
-class MomentumObserver:
+class MomentumObserver(_Run):
     """The residual of one robot, state after state (the module's docstring): the external
     joint torques, each through a first-order lag of time constant 1 / K."""
 
@@ -162,51 +243,34 @@ class MomentumObserver:
         """``gain``: K, per joint or one for all (1/s; the residual's bandwidth).
         ``friction``: the efforts given to :meth:`update` include the URDF's joint friction,
         which is then not external: removed from them."""
-        self.model, self.data, self.friction = model, Data(model), bool(friction)
-        self.gain = np.broadcast_to(np.asarray(gain, dtype=np.float64), (model.nv,)).copy()
-        if not np.all(self.gain > 0):
-            raise ModelError("the observer's gain must be positive")
-        self._state = np.zeros((6, model.nv))
-        self.reset()
+        super().__init__(model, gain, friction)
+        self._ns = np.zeros(1, dtype=np.int64)
+        self._flag = np.zeros(1, dtype=np.bool_)
 
     @property
     def residual(self) -> F64:
         """The last residual (a copy)."""
-        r: F64 = self._state[3].copy()
+        r: F64 = self.state[3].copy()
         return r
 
     def reset(self) -> None:
         """Start again: the next state is the new p(0), its residual zero."""
-        self._state[:] = 0.0
-        self._last_t: float | None = None  # time of the last state the observer took
-        self._given: tuple[float, F64] | None = None  # the last state's own time and efforts
+        self.restart()
 
     def update(self, t: float, q: F64, v: F64, tau: F64, differenced: bool = False) -> F64:
         """The residual (external joint torques) at time ``t`` (s) with the applied torques
-        ``tau`` (the measured efforts). ``t`` must increase from call to call.
+        ``tau`` (the measured efforts). ``t`` must increase from call to call (a state at the
+        last one's time is passed over; one further than ``GAP_S`` on, or back, restarts).
 
-        ``differenced``: ``v`` is the backward difference of the positions over the step
-        since the last call (joint states without velocities). Such a difference is the
-        velocity of the step's midpoint, to second order, and a lagging one at ``t``: at 1 kHz
-        it would put ``K M a / 2000`` into the residual while the robot accelerates. The state
-        is then taken at the midpoint (positions and efforts halfway), and so is the residual:
-        half a step old. A first state so given only starts the observer: its residual is
-        zero, and p(0) is taken at the midpoint after it."""
+        ``differenced``: the joint velocities in ``v`` are not measured (joint states without
+        velocities) and are not used: each joint's is fitted to its last positions
+        (:func:`observer_over`), and the residual is that of the fit's mean time, half the
+        window old. A first state so given only starts the observer: its residual is zero."""
         m = self.model
         q, v, tau = m.check_state(q, v, tau, "tau")
-        if differenced:
-            before, self._given = self._given, (t, tau)
-            if before is None:
-                # the first state's velocity is no difference over one step (there was none,
-                # or it spans what made the observer start again): it starts at the next one
-                return self.residual
-            h = 0.5 * (t - before[0])
-            q = q - h * v if m.nq == m.nv else integrate(m, q, v, -h)
-            tau, t = 0.5 * (tau + before[1]), t - h
-        dt = -1.0 if self._last_t is None else t - self._last_t
-        self._last_t = t
-        _STEP.call(m.mi, m.mf, m.maps, m.lin, q, v, tau, self.friction, self.data.W,
-                   self.data.wv, self.gain, float(dt), self._state)
+        self._ns[0] = round(t * 1e9)
+        self._flag[0] = differenced
+        _OVER.call(*self.args(self._ns, q[None], v[None], self._flag, tau[None]))
         return self.residual
 
 

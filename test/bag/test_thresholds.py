@@ -1,7 +1,7 @@
 """Collision thresholds from a recording of free motion: ``analyze`` runs the dynamics node's
 momentum observer over the recorded joint states. Its peaks are those of the observer taken
 state by state as the node takes it (:class:`MomentumObserver`: the recorded velocities, or the
-positions' differences at the midpoint, restarted after a gap in the stamps); and the
+positions' fit, restarted after a gap in the stamps); and the
 thresholds printed from one run of the simulated arm flag nothing on another run of free
 motion with other noise, and flag a push on a run with one."""
 
@@ -23,6 +23,7 @@ from rbd_ros.dynamics.observer import (
     DEFAULT_GAIN,
     GAP_S,
     THRESHOLD_MARGIN,
+    WINDOW_S,
     CollisionDetector,
     MomentumObserver,
 )
@@ -47,7 +48,8 @@ def run(seed: int, push: bool = False, seconds: float = 3.0
 def node_residuals(ns: np.ndarray, q: np.ndarray, v: np.ndarray | None, e: np.ndarray,
                    gain: float) -> np.ndarray:
     """The residual at each state as the dynamics node computes it: restarted when the stamps
-    jump by more than GAP_S; without velocities, the backward difference of the positions."""
+    jump by more than GAP_S; without velocities, given the backward difference of the
+    positions, as the node's joint states have it (the observer fits its own)."""
     observer = MomentumObserver(load_urdf(ARM), gain)
     out, t0 = [], ns[0]
     for k in range(len(ns)):
@@ -79,8 +81,10 @@ def test_the_peaks_are_the_node_observers(tmp_path: Path, velocities: bool) -> N
     want = node_residuals(ns, q, v if velocities else None, e, DEFAULT_GAIN)
     np.testing.assert_allclose(observed.peak, want.max(axis=0), rtol=1e-9)
     np.testing.assert_array_equal(observed.at_ns, ns[want.argmax(axis=0)])
-    # every state taken; without velocities, the first after each start only starts it
-    assert observed.states == len(ns) - (0 if velocities else 2)
+    # every state gives a residual; without velocities, but those that fill the positions'
+    # window after each of the two starts (its span, at 1 kHz)
+    fill = 0 if velocities else int(WINDOW_S / DT) + 1
+    assert observed.states == len(ns) - 2 * fill
     printed = thresholds_printed((tmp_path / "out" / "summary.txt").read_text())
     assert np.all(printed >= THRESHOLD_MARGIN * observed.peak)
     np.testing.assert_allclose(printed, THRESHOLD_MARGIN * observed.peak, rtol=1e-2)
