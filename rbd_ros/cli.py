@@ -110,11 +110,18 @@ def _positive(text: str) -> float:
 def _identify(args: argparse.Namespace) -> int:
     from .identify.run import Options, identify
 
-    report = identify([Path(b) for b in args.bags], args.out, Options(
-        urdf=args.urdf, joint_states_topic=args.joint_states_topic, rename=tuple(args.rename),
-        cutoff=args.cutoff, holdout=args.holdout, drive=args.drive,
-        ignore_efforts=tuple(args.ignore_efforts)),
-        [Path(b) for b in args.validate] if args.validate else None)
+    opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
+                   rename=tuple(args.rename), cutoff=args.cutoff, holdout=args.holdout,
+                   drive=args.drive, ignore_efforts=tuple(args.ignore_efforts))
+    bags = [Path(b) for b in args.bags]
+    validate = [Path(b) for b in args.validate] if args.validate else None
+    if args.payload:
+        from .identify.payload import identify_payload
+
+        print(identify_payload(bags, args.out, opts, args.payload, validate)[1])
+        print(f"written: {args.out / 'report.txt'}")
+        return 0
+    report = identify(bags, args.out, opts, validate)
     print(report.text)
     print(f"written: {args.out / 'identified.urdf'}, report.txt, torques.png")
     return 0
@@ -208,6 +215,10 @@ def parser() -> argparse.ArgumentParser:
                      help="joints whose recorded efforts are not torques (not measured, a "
                           "unit nobody knows): their motion is used, their efforts are not. "
                           "Joints recorded without efforts are left out by themselves")
+    idf.add_argument("--payload", metavar="LINK",
+                     help="fit only a payload held by LINK (mass, centre of mass, inertia, in "
+                          "LINK's frame), everything else at the URDF's values (give "
+                          "identify's identified.urdf with --urdf)")
     idf.set_defaults(func=_identify)
     rp = sub.add_parser("replay", help="publish a recording into the live ROS graph with its "
                                        "original timing")

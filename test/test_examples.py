@@ -289,7 +289,8 @@ def test_each_offline_command_runs_on_a_recording(page: str, words: list[str],
     import subprocess
 
     places = {"my_recording/": recordings / "run1", "~/bags/run1": recordings / "run1",
-              "exciting_bag/": recordings / "run1", "~/bags": recordings}
+              "exciting_bag/": recordings / "run1", "carrying_bag/": recordings / "run1",
+              "~/bags": recordings}
     argv = words[1:]
     for k, w in enumerate(argv):
         if w in places:
