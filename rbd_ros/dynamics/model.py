@@ -17,7 +17,7 @@ linear and the angular velocity expressed in the base frame (Pinocchio's convent
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -185,6 +185,28 @@ class Model:
     def with_gravity(self, gravity: F64 | list[float]) -> Model:
         return dataclasses.replace(self, gravity=check_gravity(gravity))
 
+    def with_payload(self, link: str, payload: Sequence[float]) -> Model:
+        """This model carrying a rigid payload fixed to ``link``: ``payload`` is its mass (kg),
+        centre of mass x, y, z (m, in the link's frame) and inertia about it ixx, ixy, ixz,
+        iyy, iyz, izz (kg m^2, link axes), as ``rbd-ros identify --payload`` gives them.
+        ModelError saying why when the link has no body to carry it or no rigid body has
+        these parameters."""
+        from .spatial import spatial_inertia
+
+        mass, com, inertia = payload_parts(payload)
+        frame = self.frames.get(link)
+        if frame is None:
+            raise ModelError(f"model '{self.name}' has no link '{link}'; links: "
+                             f"{sorted(self.frames)}")
+        if frame.body < 0:
+            raise ModelError(f"link '{link}' is fixed to the world: a payload there moves "
+                             "nothing")
+        R, p = frame.rotation, frame.translation  # the link in its body's frame
+        mf = self.mf.copy()
+        mf[frame.body, MF_I : MF_I + INERTIA_SIZE] += spatial_inertia(
+            mass, R @ com + p, R @ inertia @ R.T).reshape(-1)
+        return dataclasses.replace(self, mf=mf)
+
     def neutral(self) -> F64:
         """Zero joint positions (identity orientation for a free flyer and every floating joint),
         mimic joints excluded."""
@@ -286,6 +308,25 @@ class Model:
 
 NO_FEXT = np.zeros((0, 6))  # no external wrench: Model.check_fext(None)
 _F64 = np.dtype(np.float64)
+
+
+def payload_parts(payload: Sequence[float]) -> tuple[float, F64, F64]:
+    """A payload's 10 numbers (:meth:`Model.with_payload`) as its mass, centre of mass and
+    3x3 inertia about it; ModelError saying why when they are not a rigid body's."""
+    from .spatial import rigid_body_problem
+
+    values = np.asarray(payload, dtype=np.float64)
+    if values.shape != (10,):
+        raise ModelError("a payload is 10 numbers (mass, centre of mass x y z, inertia ixx ixy "
+                         f"ixz iyy iyz izz), got {values.size}")
+    xx, xy, xz, yy, yz, zz = values[4:]
+    inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    why = rigid_body_problem(float(values[0]), inertia)
+    if not np.all(np.isfinite(values[1:4])):
+        why = "its centre of mass must be finite"
+    if why:
+        raise ModelError(f"the payload is not a rigid body: {why}")
+    return float(values[0]), values[1:4], inertia
 
 
 def check_gravity(gravity: object) -> F64:

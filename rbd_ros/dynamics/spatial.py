@@ -62,6 +62,24 @@ def spatial_inertia(mass: float, com: F64, inertia_com: F64) -> F64:
     return out
 
 
+def rigid_body_problem(mass: float, inertia_com: F64) -> str | None:
+    """Why no rigid body has ``mass`` and this rotational inertia about its centre of mass, or
+    None: a positive mass, principal moments not negative and none above the sum of the
+    others."""
+    if not (np.isfinite(mass) and np.all(np.isfinite(inertia_com))):
+        return "its mass and inertia must be finite numbers"
+    if not mass > 0:
+        return f"its mass is {mass:.4g} kg"
+    moments = np.linalg.eigvalsh(inertia_com)
+    tol = 1e-9 * max(float(moments[-1]), 1e-12)
+    said = ", ".join(f"{m:.3g}" for m in moments)
+    if moments[0] < -tol:
+        return f"its inertia about the centre of mass has a negative principal moment ({said})"
+    if moments[2] > moments[0] + moments[1] + tol:
+        return f"its principal moments ({said}) break the triangle inequality"
+    return None
+
+
 def plucker(E: F64, r: F64) -> F64:
     """6x6 motion transform of rotation ``E`` and translation ``r`` (see module docstring)."""
     X = np.zeros((6, 6))

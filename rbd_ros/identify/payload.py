@@ -11,6 +11,7 @@ and thinned as ``identify``'s (:func:`.run.prepare`), so it assumes them indepen
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from ..bag.outputs import output_set
 from ..dynamics import Model, rnea_batch
 from ..dynamics.model import F64
 from ..dynamics.regressor import regressor_batch
+from ..dynamics.spatial import rigid_body_problem
 from .run import BLOCK, Options, Samples, measured_joints, prepare, read
 
 INERTIA_ENTRIES = (("xx", 0, 0), ("xy", 0, 1), ("xz", 0, 2), ("yy", 1, 1), ("yz", 1, 2),
@@ -41,15 +43,23 @@ class Payload:
 
     def not_physical(self) -> str | None:
         """Why no rigid body has these parameters, or None."""
-        if not self.mass > 0:
-            return f"its mass is {self.mass:.4g} kg"
-        moments = np.linalg.eigvalsh(self.inertia)
-        if moments[0] < -1e-9 * max(moments[-1], 1e-12):
-            return f"its inertia about the centre of mass has a negative moment ({moments[0]:.3g})"
-        if moments[2] > moments[0] + moments[1] + 1e-9 * moments[2]:
-            return ("its principal moments break the triangle inequality "
-                    f"({', '.join(f'{m:.3g}' for m in moments)})")
-        return None
+        return rigid_body_problem(self.mass, self.inertia)
+
+    def physical(self) -> Payload:
+        """This payload, its inertia's principal moments moved to the nearest a rigid body has
+        (none negative, none above the sum of the others) if they are not, for a mass no
+        larger than zero too (then 1 g)."""
+        moments, axes = np.linalg.eigh(self.inertia)
+        moments = np.maximum(moments, 0.0)
+        over = moments[2] - moments[0] - moments[1]
+        if over > 0:  # the least change that closes the triangle: a third of it to each
+            moments += np.array([1.0, 1.0, -1.0]) * over / 3
+        return dataclasses.replace(self, mass=max(self.mass, 1e-3),
+                                   inertia=axes @ np.diag(moments) @ axes.T)
+
+    def values(self) -> list[float]:
+        """The dynamics node's ``payload`` parameter: mass, centre of mass, inertia entries."""
+        return [self.mass, *self.com, *(self.inertia[i, j] for _, i, j in INERTIA_ENTRIES)]
 
 
 def payload_columns(model: Model, link: str) -> tuple[int, F64, F64]:
@@ -154,6 +164,12 @@ def identify_payload(paths: list[Path], out_dir: Path, opts: Options, link: str,
         "",
         "held-out torque RMS (N m) without the payload and with it:",
         *(f"  {n:<24} {b:9.4f} {a:9.4f}" for n, b, a in zip(names, before, after, strict=True)),
+        "",
+        "for the dynamics node's parameters" + (
+            " (the inertia made physical: its principal moments moved to the nearest that a "
+            "rigid body can have)" if why else "") + ":",
+        f"  payload_link: {link}",
+        "  payload: [" + ", ".join(f"{x:.6g}" for x in payload.physical().values()) + "]",
     ])
     with output_set(out_dir, ".rbd-identify-outputs") as tmp:
         (tmp / "report.txt").write_text(text + "\n")

@@ -57,7 +57,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
-from ..dynamics.model import check_gravity
+from ..dynamics.model import check_gravity, payload_parts
 from ..dynamics.observer import (
     DEFAULT_GAIN,
     GAP_S,
@@ -117,6 +117,7 @@ class DynamicsNode(NodeBase):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("rbd_dynamics", **kwargs)
         self.live: Live | None = None
+        self.bare: Model | None = None  # the model in use without its payload
         self.urdf = ""  # the URDF of the model in use
         d = self.declare_parameter
         d("robot_description", "", ParameterDescriptor(
@@ -131,6 +132,15 @@ class DynamicsNode(NodeBase):
         d("gravity", [0.0, 0.0, -9.81], ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY,
             description="gravity in the root frame, m/s^2"))
+        d("payload_link", "", ParameterDescriptor(
+            type=ParameterType.PARAMETER_STRING,
+            description="the link that holds `payload`; empty: no payload"))
+        d("payload", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+            description="a held tool or object on `payload_link`: mass (kg), centre of mass x y z "
+                        "(m, link frame), inertia about it ixx ixy ixz iyy iyz izz (kg m^2, "
+                        "link axes), as `rbd-ros identify --payload` prints it; every torque "
+                        "and the observer include it; unset or empty: none"))
         d("publish_rate", 0.0, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1e4),
             description="Hz; 0 publishes once per joint-state message"))
@@ -195,6 +205,44 @@ class DynamicsNode(NodeBase):
             reason = self._invalid(Parameter(name, value=self.param(name)))
             if reason:
                 raise ValueError(f"parameter {name}: {reason}")
+        reason = self._payload_invalid({})
+        if reason:
+            raise ValueError(reason)
+
+    def _payload_invalid(self, changed: dict[str, Any]) -> str:
+        """Why ``payload_link`` and ``payload`` (``changed`` ones set) cannot be carried by the
+        model in use, or ''. Without a model yet, only the payload itself is checked."""
+        link, values = self._payload(changed)
+        if not values:
+            return ""
+        try:
+            if self.bare is None or not link:
+                payload_parts(values)
+            else:
+                self.bare.with_payload(link, values)
+        except RbdError as e:
+            return str(e)
+        return ""
+
+    def _payload(self, changed: dict[str, Any]) -> tuple[str, list[float]]:
+        """``payload_link`` and ``payload``, those in ``changed`` as they are being set."""
+        return (changed.get("payload_link", self.param("payload_link")) or "",
+                list(changed.get("payload", self.param("payload")) or []))
+
+    def _carrying(self, bare: Model, changed: dict[str, Any] | None = None) -> Model:
+        """``bare`` with the payload of the parameters (``changed`` ones being set), if any; a
+        payload it cannot carry (a link it lacks) is left off, said in an error."""
+        link, values = self._payload(changed or {})
+        if values and not link:
+            self.get_logger().warning("a payload is set but no payload_link: it is carried once "
+                                      "payload_link names the link that holds it")
+        if not (link and values):
+            return bare
+        try:
+            return bare.with_payload(link, values)
+        except RbdError as e:
+            self.get_logger().error(f"no payload: {e}; set payload_link and payload again")
+            return bare
 
     def _invalid(self, p: Parameter[Any]) -> str:
         """Why parameter ``p`` cannot be set, or '' if it can (ranges: their descriptors)."""
@@ -225,6 +273,10 @@ class DynamicsNode(NodeBase):
             reason = self._invalid(p)
             if reason:
                 return SetParametersResult(successful=False, reason=reason)
+        payload = {p.name: p.value for p in params if p.name in ("payload", "payload_link")}
+        reason = self._payload_invalid(payload) if payload else ""
+        if reason:
+            return SetParametersResult(successful=False, reason=reason)
         for p in params:
             if p.name == "robot_description" and p.value and p.value != self.urdf:
                 try:
@@ -232,14 +284,17 @@ class DynamicsNode(NodeBase):
                                   from_parameter=True)
                 except RbdError as e:
                     return SetParametersResult(successful=False, reason=f"rejected URDF: {e}")
-            elif p.name == "gravity" and self.live is not None:
-                self._swap(self.live.model.with_gravity(list(p.value)), None)
+            elif p.name == "gravity" and self.bare is not None:
+                self.bare = self.bare.with_gravity(list(p.value))
+                self._swap(self._carrying(self.bare), None)
             elif p.name == "joints" and self.live is not None:
                 self._swap(self.live.model, list(p.value or []))
             elif p.name == "publish_rate":
                 self._set_rate(p.value)
             elif p.name == "friction":
                 self.friction = bool(p.value)
+        if payload and self.bare is not None:
+            self._swap(self._carrying(self.bare, payload), None)
         observer = {"friction", "observer_gain", "collision_thresholds", "collision_release"}
         if self.live is not None and observer & {p.name for p in params}:
             self._observe_with(self.live, {p.name: p.value for p in params})
@@ -279,7 +334,8 @@ class DynamicsNode(NodeBase):
             with self.core_log():
                 model = load_urdf_string(urdf, floating_base=self.param("floating_base"))
             model = model.with_gravity(list(self.param("gravity")))
-            self._swap(model, self._command_order(model))
+            self._swap(self._carrying(model), self._command_order(model))
+            self.bare = model  # without the payload
         except (RbdError, InputError) as e:
             if from_parameter:
                 raise

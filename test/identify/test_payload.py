@@ -1,62 +1,30 @@
 """``rbd-ros identify --payload``: the bundled arm carrying a known payload on its last link (a
 box, its centre of mass off the flange), 20 s of exciting motion, efforts computed by Pinocchio
 from the arm with the payload, plus the URDF's joint friction and effort noise; the recording
-names the arm without it. Mass within 2 %, centre of mass within 5 mm."""
+names the arm without it. Mass within 2 %, centre of mass within 5 mm. And the model carrying a
+payload (what the dynamics node's ``payload`` parameter gives) against Pinocchio on the URDF
+with the payload as a link of its own."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
+import pinocchio as pin
 import pytest
+from payloads import COM, MASS, inertia_in_link7, payload_values, with_payload
 from test_identify import NAMES, efforts, exciting, write
 
 from rbd_ros.bag.errors import BagError
-from rbd_ros.dynamics import load_urdf
+from rbd_ros.dynamics import Data, ModelError, load_urdf, rnea
 from rbd_ros.identify.payload import INERTIA_ENTRIES, identify_payload
 from rbd_ros.identify.run import Options
 from rbd_ros.robots import ARM
 
-MASS = 1.7  # kg
-COM = np.array([0.02, -0.015, 0.06])  # m, in link7's frame
-BOX = (0.08, 0.06, 0.12)  # m: its inertia is a solid box's
-RPY = (0.3, -0.2, 0.5)  # its principal axes in link7's
 NOISE = 0.3  # N m
-
-
-def with_payload() -> str:
-    """The arm's URDF with the payload fixed to link7."""
-    root = ET.fromstring(ARM.read_text())
-    a, b, c = BOX
-    inertia = {"ixx": MASS * (b * b + c * c) / 12, "iyy": MASS * (a * a + c * c) / 12,
-               "izz": MASS * (a * a + b * b) / 12, "ixy": 0.0, "ixz": 0.0, "iyz": 0.0}
-    # (the box's own axes, turned by RPY from link7's)
-    link = ET.SubElement(root, "link", name="payload")
-    inertial = ET.SubElement(link, "inertial")
-    ET.SubElement(inertial, "origin", xyz=" ".join(str(float(x)) for x in COM), rpy=" ".join(map(str, RPY)))
-    ET.SubElement(inertial, "mass", value=repr(MASS))
-    ET.SubElement(inertial, "inertia", {k: repr(v) for k, v in inertia.items()})
-    joint = ET.SubElement(root, "joint", name="payload_mount", type="fixed")
-    ET.SubElement(joint, "parent", link="link7")
-    ET.SubElement(joint, "child", link="payload")
-    return ET.tostring(root, encoding="unicode")
-
-
-def inertia_in_link7() -> np.ndarray:
-    """The box's inertia about its centre in link7's axes (its frame turned by RPY)."""
-    r, p, y = RPY
-    Rx = np.array([[1, 0, 0], [0, np.cos(r), -np.sin(r)], [0, np.sin(r), np.cos(r)]])
-    Ry = np.array([[np.cos(p), 0, np.sin(p)], [0, 1, 0], [-np.sin(p), 0, np.cos(p)]])
-    Rz = np.array([[np.cos(y), -np.sin(y), 0], [np.sin(y), np.cos(y), 0], [0, 0, 1]])
-    R = Rz @ Ry @ Rx
-    a, b, c = BOX
-    box = MASS / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
-    out: np.ndarray = R @ box @ R.T
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +54,11 @@ def test_the_payload_is_found(carried: Path, tmp_path: Path) -> None:
                     if line.startswith("  joint")])
     assert np.all(rms[:, 1] < NOISE * 1.2) and rms[:, 0].max() > 3 * NOISE, text
     assert (tmp_path / "report.txt").read_text() == text + "\n"
+    # the parameters it gives for the node: a payload the node takes
+    link = re.search(r"^  payload_link: (\w+)$", text, re.M)
+    values = re.search(r"^  payload: \[(.*)\]$", text, re.M)
+    assert link and values, text
+    load_urdf(ARM).with_payload(link.group(1), [float(x) for x in values.group(1).split(",")])
 
 
 def test_the_command_line_and_a_link_that_is_not_there(carried: Path, tmp_path: Path) -> None:
@@ -97,3 +70,24 @@ def test_the_command_line_and_a_link_that_is_not_there(carried: Path, tmp_path: 
         identify_payload([carried], tmp_path / "no", Options(), "gripper")
     with pytest.raises(BagError, match="fixed to the world"):
         identify_payload([carried], tmp_path / "no", Options(), "world")
+
+
+def test_a_model_carrying_the_payload_is_pinocchios_arm_with_it() -> None:
+    carrying = load_urdf(ARM).with_payload("link7", payload_values())
+    pm = pin.buildModelFromXML(with_payload())
+    pd = pm.createData()
+    assert [pm.names[i] for i in range(1, pm.njoints)] == NAMES  # same coordinates
+    rng = np.random.default_rng(2)
+    for q, v, a in rng.normal(size=(20, 3, 7)):
+        np.testing.assert_allclose(rnea(carrying, Data(carrying), q, v, a),
+                                   pin.rnea(pm, pd, q, v, a), atol=1e-10)
+    arm, good = load_urdf(ARM), payload_values()
+    for link, values, said in (
+            ("link7", good[:9], "10 numbers"),
+            ("link7", [-1.0, *good[1:]], "its mass is -1 kg"),
+            ("link7", [*good[:4], 1.0, 0.0, 0.0, 1.0, 0.0, 3.0], "triangle inequality"),
+            ("link7", [*good[:4], -1.0, 0.0, 0.0, 1.0, 0.0, 1.0], "negative principal moment"),
+            ("gripper", good, "no link 'gripper'"),
+            ("world", good, "fixed to the world")):
+        with pytest.raises(ModelError, match=said):
+            arm.with_payload(link, values)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pinocchio as pin
 import pytest
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Wrench
+from payloads import payload_values, with_payload
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
@@ -576,3 +579,44 @@ def test_a_double_ctrl_c_ends_the_node_quietly(ros: None) -> None:
     node.proc.send_signal(signal.SIGINT)
     out = node.proc.communicate(timeout=30)[0]
     assert node.proc.returncode == 0 and "Traceback" not in out, out
+
+
+def test_a_payload_set_at_runtime_is_in_every_torque(node: NodeProcess, probe: Probe) -> None:
+    """``payload_link`` and ``payload`` set while the node runs: its gravity torques are
+    Pinocchio's for the URDF with the payload as a link of its own (the payload set first is
+    carried once its link is); a payload that is not a rigid body's, or on a link the model
+    lacks, is refused with the reason and changes nothing; an empty one takes it off."""
+    pm = pin.buildModelFromXML(with_payload())
+    req = GravityTorques.Request(joint_names=NAMES, positions=list(Q))
+
+    def answer() -> np.ndarray:
+        res = probe.call(GravityTorques, f"{NODE}/gravity_torques", req)
+        assert res.success, res.message
+        return np.array(res.efforts)
+
+    def set_params(**values: Any) -> list[Any]:
+        params = [ParameterMsg(name=k, value=ParameterValue(
+            type=ParameterType.PARAMETER_STRING, string_value=v) if isinstance(v, str)
+            else ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=v))
+            for k, v in values.items()]
+        return list(probe.call(SetParameters, f"{NODE}/set_parameters",
+                               SetParameters.Request(parameters=params)).results)
+
+    bare = answer()
+    assert set_params(payload=payload_values())[0].successful  # carried once its link is set
+    np.testing.assert_allclose(answer(), bare, atol=1e-12)
+    assert set_params(payload_link="link7")[0].successful
+    carried = answer()
+    np.testing.assert_allclose(carried, pin.computeGeneralizedGravity(pm, pm.createData(), Q),
+                               atol=1e-9)
+    assert np.abs(carried - bare).max() > 1.0  # 1.7 kg at the wrist
+    for values, said in (([*payload_values()[:4], 1.0, 0.0, 0.0, 1.0, 0.0, 3.0],
+                          "triangle inequality"), (payload_values()[:9], "10 numbers")):
+        result = set_params(payload=values)[0]
+        assert not result.successful and said in result.reason, result.reason
+        np.testing.assert_allclose(answer(), carried, atol=1e-12)  # the last good one stays
+    result = set_params(payload_link="gripper")[0]
+    assert not result.successful and "no link 'gripper'" in result.reason
+    assert set_params(payload=[])[0].successful
+    np.testing.assert_allclose(answer(), bare, atol=1e-12)
+    assert node.alive()
