@@ -31,6 +31,7 @@ import pinocchio as pin  # noqa: E402
 from bag_throughput import bag_throughput  # noqa: E402
 from latency import first_answer, floating_latency, latency  # noqa: E402
 from observer import main as observer_detection  # noqa: E402
+from payload import payload_accuracy  # noqa: E402
 from pinref import PinRef, random_state, robot_path  # noqa: E402
 
 from rbd_ros.dynamics import (  # noqa: E402
@@ -328,6 +329,7 @@ def main() -> int:
     print("\n# Collision detection (bench/observer.py)")
     sys.argv = [sys.argv[0], "--seconds", "20" if args.quick else "60"]
     observer_detection()
+    payload_accuracy((5.0, 20.0) if args.quick else (5.0, 10.0, 20.0, 40.0))
     print(f"\n(done in {time.time() - t0:.0f} s)")
     return 0
 
