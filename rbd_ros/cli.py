@@ -127,6 +127,35 @@ def _identify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _excite(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .identify.excite import Limits, excite, limits_used, trajectory_yaml
+
+    model = load_urdf(BUNDLED.get(args.urdf, args.urdf))
+    print(f"optimising {args.harmonics} harmonics of a {args.period:g} s period for "
+          f"{model.name} (about a minute)...", flush=True)
+    found = excite(model, args.period, args.harmonics, args.acceleration, args.seed)
+    names = [model.state_joint_names[r] for r in range(model.nv)]
+    dense = np.arange(0.0, args.period, 1e-3)
+    used = limits_used(model, Limits.of(model, args.acceleration), found.trajectory, dense)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "trajectory.yaml"
+    path.write_text(trajectory_yaml(
+        names, found.trajectory, args.rate, args.periods, 3.0,
+        f"trajectory_msgs/JointTrajectory: rbd-ros excite {args.urdf}, {args.periods} x "
+        f"{args.period:g} s, condition number {found.condition:.1f}"))
+    print(f"condition number of the base regressor over a period: {found.condition:.1f} "
+          f"(a plain multi-sine in the same limits: {found.multisine_condition:.1f})")
+    print(f"{'joint':<24} {'position':>9} {'velocity':>9} {'accel.':>9} {'effort':>9}  "
+          "(largest fraction of each limit, every 1 ms)")
+    for n, u in zip(names, used.T, strict=True):
+        print(f"{n:<24} " + " ".join(f"{x:9.2f}" for x in u))
+    print(f"written: {path} ({args.periods} periods at {args.rate:g} Hz, the first point 3 s "
+          "in)")
+    return 0
+
+
 def _replay(args: argparse.Namespace) -> int:
     from .bag.replay import Playback, replay
 
@@ -220,6 +249,20 @@ def parser() -> argparse.ArgumentParser:
                           "LINK's frame), everything else at the URDF's values (give "
                           "identify's identified.urdf with --urdf)")
     idf.set_defaults(func=_identify)
+    ex = sub.add_parser("excite", help="an exciting trajectory for identify: a Fourier series "
+                                       "optimised for the regressor's conditioning, within the "
+                                       "joint limits")
+    ex.add_argument("urdf", nargs="?", default="arm", help="URDF file, or 'arm' (bundled)")
+    ex.add_argument("--out", type=Path, default=Path("rbd_excite"), help="output folder")
+    ex.add_argument("--period", type=_positive, default=10.0, metavar="S")
+    ex.add_argument("--harmonics", type=int, default=5)
+    ex.add_argument("--acceleration", type=_positive, default=5.0, metavar="RAD_S2",
+                    help="largest joint acceleration (URDFs give none)")
+    ex.add_argument("--periods", type=int, default=3, help="periods written (run, average)")
+    ex.add_argument("--rate", type=_positive, default=100.0, metavar="HZ",
+                    help="points a second in the written trajectory")
+    ex.add_argument("--seed", type=int, default=0, help="of the multi-sine it starts from")
+    ex.set_defaults(func=_excite)
     rp = sub.add_parser("replay", help="publish a recording into the live ROS graph with its "
                                        "original timing")
     rp.add_argument("bags", nargs="+", help="bag folders or files (read as one recording)")
