@@ -194,18 +194,30 @@ class Model:
         from .spatial import spatial_inertia
 
         mass, com, inertia = payload_parts(payload)
-        frame = self.frames.get(link)
-        if frame is None:
-            raise ModelError(f"model '{self.name}' has no link '{link}'; links: "
-                             f"{sorted(self.frames)}")
-        if frame.body < 0:
-            raise ModelError(f"link '{link}' is fixed to the world: a payload there moves "
-                             "nothing")
+        frame = self.carrier(link)
         R, p = frame.rotation, frame.translation  # the link in its body's frame
         mf = self.mf.copy()
         mf[frame.body, MF_I : MF_I + INERTIA_SIZE] += spatial_inertia(
             mass, R @ com + p, R @ inertia @ R.T).reshape(-1)
         return dataclasses.replace(self, mf=mf)
+
+    def frame(self, link: str) -> Frame:
+        """The frame of ``link``; ModelError naming the links if the model has none of that
+        name."""
+        frame = self.frames.get(link)
+        if frame is None:
+            raise ModelError(f"model '{self.name}' has no link '{link}'; links: "
+                             f"{sorted(self.frames)}")
+        return frame
+
+    def carrier(self, link: str) -> Frame:
+        """The frame of ``link``, which must move to carry a payload: ModelError if the model
+        has no such link or it is fixed to the world."""
+        frame = self.frame(link)
+        if frame.body < 0:
+            raise ModelError(f"link '{link}' is fixed to the world: a payload there moves "
+                             "nothing")
+        return frame
 
     def neutral(self) -> F64:
         """Zero joint positions (identity orientation for a free flyer and every floating joint),
@@ -286,10 +298,7 @@ class Model:
         A wrench on a link fixed to the world moves nothing and is dropped."""
         f = np.zeros((self.nb, 6))
         for link, w in wrenches.items():
-            frame = self.frames.get(link)
-            if frame is None:
-                raise ModelError(f"model '{self.name}' has no link '{link}'; links: "
-                                 f"{sorted(self.frames)}")
+            frame = self.frame(link)
             w = np.asarray(w, dtype=np.float64)
             if w.shape != (6,) or not np.all(np.isfinite(w)):
                 raise ModelError(f"the wrench on link '{link}' must be 6 finite numbers")

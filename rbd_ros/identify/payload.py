@@ -19,7 +19,7 @@ import numpy as np
 
 from ..bag.errors import BagError
 from ..bag.outputs import output_set
-from ..dynamics import Model, rnea_batch
+from ..dynamics import Model, ModelError, rnea_batch
 from ..dynamics.model import F64
 from ..dynamics.regressor import regressor_batch
 from ..dynamics.spatial import rigid_body_problem
@@ -64,13 +64,10 @@ class Payload:
 
 def payload_columns(model: Model, link: str) -> tuple[int, F64, F64]:
     """The body ``link`` is part of, and the link's axes and origin in that body's frame."""
-    frame = model.frames.get(link)
-    if frame is None:
-        raise BagError(f"--payload {link}: the model has no such link; links: "
-                       f"{', '.join(sorted(model.frames))}")
-    if frame.body < 0:
-        raise BagError(f"--payload {link}: the link is fixed to the world: a payload there "
-                       "moves nothing")
+    try:
+        frame = model.carrier(link)
+    except ModelError as e:
+        raise BagError(f"--payload {link}: {e}") from None
     return frame.body, frame.rotation, frame.translation
 
 

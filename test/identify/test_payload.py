@@ -66,7 +66,7 @@ def test_the_command_line_and_a_link_that_is_not_there(carried: Path, tmp_path: 
                           "--payload", "link7", "--out", str(tmp_path)],
                          capture_output=True, text=True, check=True).stdout
     assert "payload on link7" in out and re.search(r"mass +1\.7\d* kg", out), out
-    with pytest.raises(BagError, match=r"no such link; links: .*link7"):
+    with pytest.raises(BagError, match=r"no link 'gripper'; links: .*link7"):
         identify_payload([carried], tmp_path / "no", Options(), "gripper")
     with pytest.raises(BagError, match="fixed to the world"):
         identify_payload([carried], tmp_path / "no", Options(), "world")
