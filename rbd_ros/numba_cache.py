@@ -26,6 +26,7 @@ def load_node_kernels(floating_base: bool = True) -> None:
     import numpy as np
 
     from .dynamics import Data, aba, crba, load_urdf, rnea
+    from .dynamics.contact_estimation import ContactEstimator
     from .dynamics.contacts import Contact, solve
     from .dynamics.floating import forward_dynamics, inverse_dynamics
     from .dynamics.observer import MomentumObserver
@@ -50,6 +51,7 @@ def load_node_kernels(floating_base: bool = True) -> None:
     solve(robot, d, q, v, v, [sole], 0.7)
     forward_dynamics(robot, d, q, v, v[6:])
     inverse_dynamics(robot, d, q, v, v[6:])
+    ContactEstimator(robot, [*feet[1:], sole]).update(0.0, q, v, v[6:])
     _loaded = 2
 
 

@@ -7,7 +7,12 @@ Inputs (relative names): ``joint_states`` (sensor_msgs/JointState), ``odom``
 the angular acceleration is taken as zero), ``desired_accelerations``
 (trajectory_msgs/JointTrajectory, one point: joint accelerations; zero until one arrives),
 ``active_contacts`` (rbd_ros_interfaces/ActiveContacts; until one arrives every contact link
-is in contact; an empty list: flight) and ``robot_description``. Without an IMU the base
+is in contact; an empty list: flight) and ``robot_description``. With ``estimate_contacts``
+the node finds which contact links touch from the measured joint efforts instead (a
+floating-base momentum observer, rbd_ros/dynamics/contact_estimation.py), ignores
+``active_contacts``, and publishes its estimate on ``~/estimated_contacts`` (ActiveContacts)
+and each link's estimated force on ``~/contact/<link>/estimated_force`` (WrenchStamped, world
+axes, at the contact point). Without an IMU the base
 acceleration is zero: the reaction of the robot's current posture and velocities.
 
 Each joint state is paired with the odometry (and, once an IMU has spoken, the IMU) of its own
@@ -53,6 +58,12 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, load_urdf_string
 from ..dynamics.configuration import interpolate_base
+from ..dynamics.contact_estimation import (
+    DEFAULT_GAIN,
+    DEFAULT_RELEASE,
+    DEFAULT_THRESHOLD,
+    ContactEstimator,
+)
 from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics, inverse_dynamics
 from ..joint_names import NameMap
@@ -102,8 +113,11 @@ class Live:
     """Everything that depends on the model and the contact set; replaced whole."""
 
     def __init__(self, model: Model, contacts: list[Contact], mu: float, names: NameMap,
-                 timeout: float, world: str) -> None:
+                 timeout: float, world: str, estimator: dict[str, float] | None) -> None:
         check_contacts(model, contacts, mu)
+        #: which contacts touch, from the efforts (None: from the active_contacts topic)
+        self.estimator = None if estimator is None else \
+            ContactEstimator(model, contacts, **estimator)
         self.model, self.contacts, self.mu = model, contacts, mu
         self.timeout, self.max_age, self.world = timeout, int(timeout * 1e9), world
         self.data = Data(model)
@@ -145,6 +159,20 @@ class FloatingBaseNode(NodeBase):
             description=(
                 "s: how long a joint state waits for the odometry (and IMU) of its stamp, and "
                 "how far from its stamp the nearest one may be when none brackets it")))
+        d("estimate_contacts", False, ParameterDescriptor(
+            type=ParameterType.PARAMETER_BOOL,
+            description=("estimate which contact links touch from the joint efforts (and "
+                         "ignore the active_contacts topic)")))
+        d("contact_threshold", DEFAULT_THRESHOLD, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1.0),
+            description=("estimate_contacts: a link touches once its estimated normal force "
+                         "exceeds this fraction of the robot's weight")))
+        d("contact_release", DEFAULT_RELEASE, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1.0),
+            description="estimate_contacts: ...and lets go below this fraction of the threshold"))
+        d("contact_observer_gain", DEFAULT_GAIN, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1e5),
+            description="estimate_contacts: the momentum observer's gain, 1/s (its lag: 1/gain)"))
         self._declare_contacts(list(self.param("contact_links") or []))
         self.declare_joint_names()
         self.live: Live | None = None
@@ -169,6 +197,8 @@ class FloatingBaseNode(NodeBase):
         self.pub_flight_joints = self.quiet_publisher(JointTrajectory,
                                                       "~/flight/joint_accelerations")
         self.pub_contact: dict[str, tuple[Any, Any]] = {}
+        self.pub_estimated = self.quiet_publisher(ActiveContacts, "~/estimated_contacts")
+        self.pub_estimated_force: dict[str, Any] = {}
         self.create_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
         # a joint state whose odometry never comes is answered (or refused) all the same
         self.create_timer(0.02, lambda: self._drain(time.monotonic()))
@@ -206,8 +236,17 @@ class FloatingBaseNode(NodeBase):
             model = load_urdf_string(urdf, floating_base=True).with_gravity(gravity)
         contacts, mu = self._contacts(overrides)
         world = str(overrides.get("world_frame", self.param("world_frame")))
+
+        def value(name: str) -> Any:
+            return overrides.get(name, self.param(name))
+
+        estimator = None
+        if value("estimate_contacts"):
+            estimator = {"gain": float(value("contact_observer_gain")),
+                         "threshold": float(value("contact_threshold")),
+                         "release": float(value("contact_release"))}
         try:
-            return Live(model, contacts, mu, self.name_map(), timeout, world)
+            return Live(model, contacts, mu, self.name_map(), timeout, world, estimator)
         except InputError as e:
             raise RbdError(str(e)) from None
 
@@ -220,6 +259,9 @@ class FloatingBaseNode(NodeBase):
                 self.pub_contact[c.link] = (
                     self.quiet_publisher(WrenchStamped, f"{base}/wrench"),
                     self.quiet_publisher(PointStamped, f"{base}/center_of_pressure"))
+            if c.link not in self.pub_estimated_force:
+                self.pub_estimated_force[c.link] = self.quiet_publisher(
+                    WrenchStamped, f"~/contact/{c.link}/estimated_force")
         self.settle()
         self.release_early()
 
@@ -241,7 +283,8 @@ class FloatingBaseNode(NodeBase):
             del changes["robot_description"]
         urdf = changes.get("robot_description") or self.urdf
         keys = {"robot_description", "contact_links", "friction_coefficient", "gravity",
-                "input_timeout", "world_frame"}
+                "input_timeout", "world_frame", "estimate_contacts", "contact_threshold",
+                "contact_release", "contact_observer_gain"}
         if not (keys & changes.keys() or any(k.startswith("contacts.") for k in changes)):
             return SetParametersResult(successful=True)
         try:
@@ -302,6 +345,10 @@ class FloatingBaseNode(NodeBase):
         live.qdd[np.array(idx) - 6] = acc
 
     def _on_active(self, live: Live, msg: ActiveContacts) -> None:
+        if live.estimator is not None:
+            self.warn("active_ignored", "ignored active_contacts: estimate_contacts is true, "
+                                        "so the node finds the contacts from the efforts")
+            return
         known = {c.link for c in live.contacts}
         unknown = [x for x in msg.links if x not in known]
         if unknown:
@@ -346,6 +393,8 @@ class FloatingBaseNode(NodeBase):
     def _publish(self, live: Live, p: Pending, specific_force: np.ndarray | None,
                  note: str) -> None:
         m = live.model
+        if live.estimator is not None and not self._estimate(live, p):
+            return
         contacts = [c for c in live.contacts if c.link in live.active]
         if not contacts:  # flight: base and joints move under the measured efforts
             missing = [n for n, i in zip(live.names, live.v_index, strict=True)
@@ -374,6 +423,27 @@ class FloatingBaseNode(NodeBase):
             return
         self._publish_reaction(live, p.stamp, r)
         self.pub_status.publish(String(data="ok" + note))
+
+    def _estimate(self, live: Live, p: Pending) -> bool:
+        """The contacts that touch, from this state's efforts, into ``live.active``; published.
+        False (and ``~/status`` says why) when the state cannot give them."""
+        missing = [n for n, i in zip(live.names, live.v_index, strict=True)
+                   if not np.isfinite(p.effort[i])]
+        if missing:
+            self.pub_status.publish(String(data=f"cannot estimate the contacts: the joint "
+                                                f"states carry no effort for {missing}"))
+            return False
+        est = live.estimator.update(p.t * 1e-9, p.q, p.v, p.effort[6:])  # type: ignore[union-attr]
+        live.active = {link for link, on in est.touching.items() if on}
+        if self.pub_estimated.get_subscription_count():
+            msg = ActiveContacts(links=[c.link for c in live.contacts if c.link in live.active])
+            msg.header.stamp = p.stamp
+            self.pub_estimated.publish(msg)
+        for link, f in est.forces.items():
+            pub = self.pub_estimated_force[link]
+            if pub.get_subscription_count():
+                pub.publish(wrench_stamped(p.stamp, live.world, np.r_[f, 0.0, 0.0, 0.0]))
+        return True
 
     def _publish_reaction(self, live: Live, stamp: Any, r: Reaction) -> None:
         # only what someone subscribes to is built and sent: 8 messages a state at 500 Hz

@@ -1,0 +1,147 @@
+"""Which contacts of a legged robot touch, from its joint efforts alone (no foot sensors).
+
+The robot's momentum observer (:mod:`.observer`, on the floating-base model: the base rows
+unactuated) gives the external joint torques ``tau_ext``, each through a first-order lag of
+time constant ``1 / gain``. Touching contacts are what pushes on the robot, so ``tau_ext =
+sum_c J_c^T w_c``, with ``w_c`` each contact's force (a sole's: force and torque) in its
+contact frame (:mod:`.contacts`: tangents, then the normal). The joint rows of this relation
+are solved for all the contact links' wrenches at once, by least squares (square for a
+quadruped's point feet: each leg's three joints give its foot's force). The base rows are left
+out: they carry the base twist's noise times the robot's mass times the gain.
+
+A contact touches once its estimated normal force exceeds ``threshold`` (a fraction of the
+robot's weight) and lets go once it falls below ``release`` times that (hysteresis: a force
+hovering at the threshold under noise gives one touchdown, not many).
+
+External torques on the legs that are not foot forces (a knee on a step, a hand pushing the
+body) are read as foot forces: the estimate is for robots that touch the world with their
+contact links only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .contacts import Contact, _body, _geometry, _mv, _problem, check_contacts
+from .errors import ModelError
+from .kinematics import placements_kernel
+from .model import F64, Direct, Model
+from .observer import MomentumObserver
+from .rnea import fext_torques
+
+#: the contact observer's gain, 1/s: its lag is 1/gain (1 ms, a sample at 1 kHz). A contact's
+#: force is some tens of newtons against noise of a few tenths, so speed wins over smoothing
+DEFAULT_GAIN = 1000.0
+#: a contact touches above this fraction of the robot's weight...
+DEFAULT_THRESHOLD = 0.04
+#: ...and lets go below this fraction of the threshold
+DEFAULT_RELEASE = 0.5
+
+
+@njit(cache=True)
+def _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal, radius, size,
+                 X, R, p, geometry, f_ext, col, A):
+    """``A``: the joint torques (rows) each component of each contact's wrench (columns, in
+    its contact frame) applies, ``J_c^T``; ``R`` and ``p``: the contact frames in the world."""
+    placements_kernel(mi, mf, maps, lin, q, W, wv, X)
+    _geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, geometry)
+    o = 0
+    for c in range(size.shape[0]):
+        b = body[c]
+        Rb, pb = _body(X, b)
+        for j in range(size[c]):
+            f_ext[:] = 0.0
+            axis = R[c, :, j % 3]
+            if j < 3:  # a force along the axis, at the contact point
+                f = axis
+                t = np.array([(p[c, 1] - pb[1]) * f[2] - (p[c, 2] - pb[2]) * f[1],
+                              (p[c, 2] - pb[2]) * f[0] - (p[c, 0] - pb[0]) * f[2],
+                              (p[c, 0] - pb[0]) * f[1] - (p[c, 1] - pb[1]) * f[0]])
+            else:  # a sole's torque about the axis
+                f, t = np.zeros(3), axis
+            f_ext[b, :3] = _mv(Rb, f, True)
+            f_ext[b, 3:] = _mv(Rb, t, True)
+            fext_torques(mi, mf, maps, lin, W, wv, f_ext, col)
+            for r in range(col.shape[0]):
+                A[r, o + j] = -col[r]  # RNEA's torques drop by what the contact supplies
+        o += size[c]
+
+
+_MAP = Direct(_contact_map)
+
+
+@dataclass
+class ContactEstimate:
+    """One state's estimate, per contact link in the estimator's order."""
+
+    touching: dict[str, bool]
+    forces: dict[str, F64]  # the estimated force on the link, world axes, N
+    normal_forces: dict[str, float]  # its component along the contact's normal, N
+
+
+class ContactEstimator:
+    """State after state, which contacts touch and with what force (the module's docstring)."""
+
+    def __init__(self, model: Model, contacts: list[Contact], gain: float = DEFAULT_GAIN,
+                 threshold: float = DEFAULT_THRESHOLD, release: float = DEFAULT_RELEASE
+                 ) -> None:
+        """``contacts``: the links that can touch (:class:`.contacts.Contact`; their frames,
+        round feet and normals are used, not their force bounds); ``gain``: the observer's,
+        1/s; ``threshold``: a fraction of the robot's weight; ``release``: of the threshold."""
+        model.require_free_flyer()
+        if not contacts:
+            raise ModelError("contact estimation needs at least one contact link")
+        check_contacts(model, contacts, 1.0)
+        if not (np.isfinite(threshold) and threshold > 0):
+            raise ModelError(f"the contact threshold must be a positive fraction of the "
+                             f"robot's weight, got {threshold}")
+        if not 0.0 < release <= 1.0:
+            raise ModelError(f"the contact release must be in (0, 1], got {release}")
+        self.model, self.contacts = model, list(contacts)
+        self.links = [c.link for c in contacts]
+        self.observer = MomentumObserver(model, gain)
+        weight = model.total_mass * float(np.linalg.norm(model.gravity))
+        self.on, self.off = threshold * weight, threshold * release * weight
+        P = _problem(model, tuple(contacts), 1.0)
+        self._frames = (P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size)
+        self._offsets = np.r_[0, np.cumsum(P.size)[:-1]]
+        k, n = len(contacts), P.n
+        self._X, self._R, self._p = np.empty((model.nb, 12)), np.empty((k, 3, 3)), \
+            np.empty((k, 3))
+        self._geometry, self._f_ext = np.zeros((6, n)), np.zeros((model.nb, 6))
+        self._col, self.A = np.empty(model.nv), np.empty((model.nv, n))
+        self.touching = np.zeros(k, dtype=bool)
+        self._tau = np.zeros(model.nv)
+
+    def reset(self) -> None:
+        """Start again: the observer restarts, every contact is released."""
+        self.observer.reset()
+        self.touching[:] = False
+
+    def contact_map(self, q: F64) -> F64:
+        """(nv, n): each contact-frame wrench component's joint torques ``J^T``, at ``q``."""
+        m = self.model
+        _MAP.call(m.mi, m.mf, m.maps, m.lin, q, self.observer.data.W, self.observer.data.wv,
+                  *self._frames, self._X, self._R, self._p, self._geometry, self._f_ext,
+                  self._col, self.A)
+        return self.A
+
+    def update(self, t: float, q: F64, v: F64, effort: F64) -> ContactEstimate:
+        """The estimate at time ``t`` (s, increasing) from the full state (base pose and twist
+        from odometry) and the measured joint efforts (``nv - 6``, the model's joint order)."""
+        m = self.model
+        self._tau[6:] = m.check_vector(effort, m.nv - 6, "effort")
+        r = self.observer.update(t, q, v, self._tau)
+        A = self.contact_map(q)[6:]
+        w = np.linalg.lstsq(A, r[6:], rcond=None)[0]
+        forces, normal = {}, {}
+        for c, link in enumerate(self.links):
+            o = self._offsets[c]
+            fn = float(w[o + 2])
+            self.touching[c] = fn > (self.off if self.touching[c] else self.on)
+            forces[link], normal[link] = self._R[c] @ w[o : o + 3], fn
+        return ContactEstimate(dict(zip(self.links, self.touching.tolist(), strict=True)),
+                               forces, normal)

@@ -1,0 +1,138 @@
+"""The floating-base node estimating its contacts (``estimate_contacts``), in its own process
+over loopback DDS: the bundled quadruped trotting in the Pinocchio simulation of
+test/quadsim.py, its joint states (efforts with noise) and odometry published as a robot's
+driver and state estimator publish them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from quadsim import Run, simulate, trot
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import SetParameters
+from rosutil import SENSOR, NodeProcess, Probe, params_file
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from rbd_ros.robots import QUADRUPED
+from rbd_ros_interfaces.msg import ActiveContacts
+
+CONFIG = Path(__file__).resolve().parents[2] / "config" / "floating_base.yaml"
+NODE = "/rbd_floating_base"
+FEET = [f"{leg}_foot" for leg in ("LF", "RF", "LH", "RH")]
+POSTURE = {f"{x}_{j}": a for x in ("LF", "RF", "LH", "RH") for j, a in (("HFE", 0.6),
+                                                                        ("KFE", -1.2))}
+SETTLE = 0.3  # s
+START = 400  # s: the stamps of the run (after the first test's)
+
+
+@pytest.fixture(scope="module")
+def node(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
+    extra = params_file(tmp_path_factory.mktemp("p") / "estimate.yaml", "rbd_floating_base",
+                        {"robot_description": QUADRUPED.read_text(), "estimate_contacts": True})
+    proc = NodeProcess("rbd_ros.nodes.floating_base_node", "--params-file", str(CONFIG),
+                       "--params-file", str(extra))
+    yield proc
+    print(proc.stop())
+
+
+@pytest.fixture(scope="module")
+def run() -> Run:
+    return simulate(str(QUADRUPED), FEET, POSTURE, trot(FEET), 1.2)
+
+
+def stamp_of(msg: object) -> int:
+    s = msg.header.stamp  # type: ignore[attr-defined]
+    return int(s.sec) * 10**9 + int(s.nanosec)
+
+
+def publish(probe: Probe, run: Run, start: int) -> None:
+    """The run as joint states (efforts with noise of 2 % of their RMS) and odometry, stamped
+    ``start`` s on: 1 kHz of data, sent in bursts at about a third of real time."""
+    js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+    od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
+    probe.spin_until(lambda: js.get_subscription_count() > 0 and od.get_subscription_count() > 0)
+    rng = np.random.default_rng(3)
+    sigma = 0.02 * np.sqrt(np.mean(run.tau ** 2))
+    for k, t in enumerate(run.t):
+        ns = start * 10**9 + round(t * 1e9)
+        o = Odometry()
+        o.header.stamp.sec, o.header.stamp.nanosec = divmod(ns, 10**9)
+        p, q, v = o.pose.pose.position, o.pose.pose.orientation, run.v[k]
+        p.x, p.y, p.z = run.q[k, :3]
+        q.x, q.y, q.z, q.w = run.q[k, 3:7]
+        o.twist.twist.linear.x, o.twist.twist.linear.y, o.twist.twist.linear.z = v[:3]
+        o.twist.twist.angular.x, o.twist.twist.angular.y, o.twist.twist.angular.z = v[3:6]
+        msg = JointState(name=run.joints, position=run.q[k, 7:].tolist(),
+                         velocity=v[6:].tolist(),
+                         effort=(run.tau[k] + rng.normal(0, sigma, len(run.joints))).tolist())
+        msg.header.stamp = o.header.stamp
+        od.publish(o)
+        js.publish(msg)
+        if k % 5 == 4:
+            probe.spin_for(0.012)
+    probe.node.destroy_publisher(js)
+    probe.node.destroy_publisher(od)
+
+
+def test_bad_estimation_parameters_are_refused(node: NodeProcess, probe: Probe) -> None:
+    def set_param(name: str, value: ParameterValue) -> Any:
+        req = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])
+        return probe.call(SetParameters, f"{NODE}/set_parameters", req).results[0]
+
+    res = set_param("contact_threshold", ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
+                                                        double_value=0.0))
+    assert not res.successful and "fraction of the robot's weight" in res.reason
+    res = set_param("contact_links", ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY,
+                                                    string_array_value=[]))
+    assert not res.successful and "at least one contact link" in res.reason
+    status = probe.listen(String, f"{NODE}/status")
+    js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+    od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
+
+    def step() -> bool:  # no effort yet (the first state): said, the node lives on
+        o = Odometry()
+        o.header.stamp.sec = 300
+        o.pose.pose.orientation.w = 1.0
+        od.publish(o)
+        names = [f"{x}_{j}" for x in ("LF", "RF", "LH", "RH") for j in ("HAA", "HFE", "KFE")]
+        m = JointState(name=names, position=[POSTURE.get(n, 0.0) for n in names],
+                       velocity=[0.0] * len(names))
+        m.header.stamp.sec = 300
+        js.publish(m)
+        return any("no effort" in s.data for s in status)
+
+    assert probe.spin_until(step, 20.0), [s.data for s in status]
+    assert node.alive()
+
+
+def test_the_node_finds_a_trotting_quadrupeds_contacts(node: NodeProcess, probe: Probe,
+                                                       run: Run) -> None:
+    got = probe.listen(ActiveContacts, f"{NODE}/estimated_contacts", 2000)
+    force = probe.listen(WrenchStamped, f"{NODE}/contact/LF_foot/estimated_force", 2000)
+    publish(probe, run, START)
+    last = START * 10**9 + round(run.t[-1] * 1e9)
+    assert probe.spin_until(lambda: bool(got) and stamp_of(got[-1]) >= last - 10**7, 20.0), \
+        f"{len(got)} estimates, the last at {stamp_of(got[-1]) if got else None}"
+    index = {START * 10**9 + round(t * 1e9): k for k, t in enumerate(run.t)}
+    seen = [(index[stamp_of(m)], set(m.links)) for m in got if stamp_of(m) in index]
+    after = [(k, links) for k, links in seen if run.t[k] >= SETTLE]
+    assert len(after) >= 0.5 * np.sum(run.t >= SETTLE), len(after)  # best effort: most came
+    right = np.mean([[(f in links) == run.contact[k, j] for j, f in enumerate(FEET)]
+                     for k, links in after])
+    assert right >= 0.97, right
+    # the estimated force on a foot in mid-stance is its true force
+    mid = [(index[stamp_of(m)], m.wrench.force) for m in force if stamp_of(m) in index]
+    j = FEET.index("LF_foot")
+    stance = [(k, f) for k, f in mid if run.t[k] >= SETTLE and run.force[k, j, 2] > 40.0]
+    assert stance
+    err = [abs(f.z - run.force[k, j, 2]) for k, f in stance]
+    assert np.median(err) < 5.0, np.median(err)
+    assert force[-1].header.frame_id == "odom"
