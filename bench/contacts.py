@@ -27,6 +27,7 @@ from rbd_ros.dynamics.contact_estimation import DEFAULT_GAIN
 
 
 def contact_estimation(seconds: float, noise: float) -> None:
+    logging.getLogger("rbd_ros.dynamics").setLevel(logging.ERROR)  # ANYmal's CAD noise
     print(f"\n# Contact estimation: {seconds:.0f} s per gait at 1 kHz, effort noise "
           f"{noise:.0%} of the RMS (bench/contacts.py)")
     print("| robot | gait | gain 1/s | events | state right | touchdown p50 / max ms "
@@ -54,7 +55,6 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--noise", type=float, default=0.02)
     args = parser.parse_args()
-    logging.getLogger("rbd_ros.dynamics").setLevel(logging.ERROR)  # ANYmal's CAD noise, said once
     contact_estimation(args.seconds, args.noise)
 
 
