@@ -128,9 +128,11 @@ def _identify(args: argparse.Namespace) -> int:
 
 
 def _excite(args: argparse.Namespace) -> int:
+    import shutil
+
     import numpy as np
 
-    from .identify.excite import Limits, excite, limits_used, trajectory_yaml
+    from .identify.excite import Limits, excite, limits_used, trajectory_bag, trajectory_yaml
 
     model = load_urdf(BUNDLED.get(args.urdf, args.urdf))
     print(f"optimising {args.harmonics} harmonics of a {args.period:g} s period for "
@@ -151,8 +153,13 @@ def _excite(args: argparse.Namespace) -> int:
           "(largest fraction of each limit, every 1 ms)")
     for n, u in zip(names, used.T, strict=True):
         print(f"{n:<24} " + " ".join(f"{x:9.2f}" for x in u))
+    bag = args.out / "trajectory_bag"
+    if (bag / "metadata.yaml").exists():  # the last run's
+        shutil.rmtree(bag)
+    trajectory_bag(bag, names, found.trajectory, args.rate, args.periods, 3.0, args.topic)
     print(f"written: {path} ({args.periods} periods at {args.rate:g} Hz, the first point 3 s "
-          "in)")
+          f"in), and the same message on {args.topic} in {bag} (rbd-ros replay {bag} "
+          "--wait-for joint_trajectory_controller sends it)")
     return 0
 
 
@@ -262,6 +269,8 @@ def parser() -> argparse.ArgumentParser:
     ex.add_argument("--rate", type=_positive, default=100.0, metavar="HZ",
                     help="points a second in the written trajectory")
     ex.add_argument("--seed", type=int, default=0, help="of the multi-sine it starts from")
+    ex.add_argument("--topic", default="/joint_trajectory_controller/joint_trajectory",
+                    help="the recording's topic: the joint trajectory controller's")
     ex.set_defaults(func=_excite)
     rp = sub.add_parser("replay", help="publish a recording into the live ROS graph with its "
                                        "original timing")

@@ -16,8 +16,10 @@ amplitudes), then as a whole until the efforts fit; the result is checked at eve
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..dynamics import Model, ModelError, rnea_batch
 from ..dynamics.model import F64
@@ -157,24 +159,59 @@ def excite(model: Model, period: float = 10.0, harmonics: int = 5, acceleration:
                       condition(model, base, multisine, t))
 
 
-def trajectory_yaml(names: list[str], f: Fourier, rate: float, periods: int, lead: float,
-                    said: str) -> str:
-    """``f`` over ``periods`` periods as a trajectory_msgs/JointTrajectory in YAML (the
-    message's fields), a point every ``1 / rate`` s, the first ``lead`` s in (a joint
-    trajectory controller moves from where the robot is to the first point meanwhile)."""
+#: where a joint trajectory controller named as in ros2_control's examples listens
+TOPIC = "/joint_trajectory_controller/joint_trajectory"
+
+
+def trajectory_points(f: Fourier, rate: float, periods: int, lead: float
+                      ) -> tuple[NDArray[np.int64], F64, F64, F64]:
+    """``f`` over ``periods`` periods, a point every ``1 / rate`` s: each point's time from
+    the start (int ns; the first ``lead`` s in, while a joint trajectory controller moves from
+    where the robot is to the first point), positions, velocities, accelerations."""
     t = np.arange(0.0, periods * f.period + 0.5 / rate, 1.0 / rate)
     q, v, a = f.sample(t)
+    return np.round((t + lead) * 1e9).astype(np.int64), q, v, a
+
+
+def trajectory_yaml(names: list[str], f: Fourier, rate: float, periods: int, lead: float,
+                    said: str) -> str:
+    """:func:`trajectory_points` as a trajectory_msgs/JointTrajectory in YAML (the message's
+    fields), ``said`` in a comment on top."""
+    ns, q, v, a = trajectory_points(f, rate, periods, lead)
 
     def row(x: F64) -> str:
         return "[" + ", ".join(f"{y:.6f}" for y in x) + "]"
 
     lines = [f"# {said}", f"joint_names: [{', '.join(names)}]", "points:"]
-    for k, tk in enumerate(t):
-        ns = round((tk + lead) * 1e9)
+    for k, n in enumerate(ns.tolist()):
         lines += [f"- positions: {row(q[k])}", f"  velocities: {row(v[k])}",
                   f"  accelerations: {row(a[k])}",
-                  f"  time_from_start: {{sec: {ns // 10**9}, nanosec: {ns % 10**9}}}"]
+                  f"  time_from_start: {{sec: {n // 10**9}, nanosec: {n % 10**9}}}"]
     return "\n".join(lines) + "\n"
+
+
+def trajectory_bag(path: Path, names: list[str], f: Fourier, rate: float, periods: int,
+                   lead: float, topic: str = TOPIC) -> None:
+    """:func:`trajectory_points` as one trajectory_msgs/JointTrajectory message (stamp zero:
+    start on arrival) on ``topic`` in a rosbag2 recording at ``path`` (a new folder), for
+    ``rbd-ros replay`` or ``ros2 bag play`` to send to a joint trajectory controller."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    T = ts.types
+    ns, q, v, a = trajectory_points(f, rate, periods, lead)
+    points = [T["trajectory_msgs/msg/JointTrajectoryPoint"](
+        positions=q[k], velocities=v[k], accelerations=a[k], effort=np.zeros(0),
+        time_from_start=T["builtin_interfaces/msg/Duration"](sec=n // 10**9, nanosec=n % 10**9))
+        for k, n in enumerate(ns.tolist())]
+    header = T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=0, nanosec=0),
+                                      frame_id="")
+    kind = "trajectory_msgs/msg/JointTrajectory"
+    msg = T[kind](header=header, joint_names=names, points=points)
+    with Writer(path, version=8) as writer:
+        connection = writer.add_connection(topic, kind, typestore=ts)
+        writer.write(connection, 0, ts.serialize_cdr(msg, kind))
 
 
 def limits_used(model: Model, lim: Limits, f: Fourier, t: F64) -> F64:

@@ -7,12 +7,15 @@ exact torques."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 from rclpy.duration import Duration
+from rosutil import Probe
 from test_identify import NAMES, built_arm, efforts, exciting, write
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -23,6 +26,7 @@ from rbd_ros.identify.excite import (
     Limits,
     excite,
     limits_used,
+    trajectory_bag,
     trajectory_yaml,
 )
 from rbd_ros.identify.run import Options, identify
@@ -64,6 +68,30 @@ def test_the_yaml_is_a_joint_trajectory(found: Excitation) -> None:
     np.testing.assert_allclose([p.positions for p in msg.points], q, atol=1e-6)
     np.testing.assert_allclose([p.velocities for p in msg.points], v, atol=1e-6)
     np.testing.assert_allclose(msg.points[-1].positions, msg.points[0].positions, atol=1e-6)
+
+
+def test_the_recording_replays_as_that_joint_trajectory(found: Excitation, tmp_path: Path,
+                                                        probe: Probe) -> None:
+    """What a joint trajectory controller would receive from ``rbd-ros replay``: the YAML's
+    message, read by rclpy from the replayed bytes."""
+    bag = tmp_path / "trajectory_bag"
+    trajectory_bag(bag, NAMES, found.trajectory, 100.0, 2, 3.0, "/arm_controller/joint_trajectory")
+    got = probe.listen(JointTrajectory, "/arm_controller/joint_trajectory")
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag), "--wait-for",
+                        "probe", "--wait-timeout", "60"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert probe.spin_until(lambda: bool(got), 10.0)
+    msg = got[0]
+    assert msg.joint_names == NAMES and msg.header.stamp.sec == 0
+    want = yaml.safe_load(trajectory_yaml(NAMES, found.trajectory, 100.0, 2, 3.0, "test"))
+    assert len(msg.points) == len(want["points"]) == 2 * 1000 + 1
+    for p, w in zip(msg.points[::250], want["points"][::250], strict=True):
+        np.testing.assert_allclose(p.positions, w["positions"], atol=1e-6)
+        np.testing.assert_allclose(p.velocities, w["velocities"], atol=1e-6)
+        np.testing.assert_allclose(p.accelerations, w["accelerations"], atol=1e-6)
+        assert (p.time_from_start.sec, p.time_from_start.nanosec) == \
+            (w["time_from_start"]["sec"], w["time_from_start"]["nanosec"])
 
 
 def test_it_identifies_the_arm_better_than_a_multisine(found: Excitation, tmp_path: Path
