@@ -21,6 +21,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profi
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 SENSOR = qos_profile_sensor_data
+RESEND_S = 3.0  # s: Probe.call sends a request again after this long without an answer
 
 
 def params_file(path: Path, node: str, params: dict[str, Any]) -> Path:
@@ -92,13 +93,26 @@ class Probe:
     def spin_for(self, seconds: float) -> None:
         self.spin_until(lambda: False, seconds)
 
-    def call(self, srv_type: type, name: str, request: Any, timeout: float = 10.0) -> Any:
+    def call(self, srv_type: type, name: str, request: Any, timeout: float = 10.0,
+             retry: bool = True) -> Any:
+        """The service's response. A new client's first request can be answered before the
+        server has matched its response reader, and that response is lost (rclpy logs "failed
+        to send response"), most often on a loaded machine: so the request is sent again after
+        RESEND_S without an answer, unless ``retry`` is False (a request that must not be
+        repeated)."""
         client: Client[Any, Any] = self.node.create_client(srv_type, name)
-        assert client.wait_for_service(timeout_sec=timeout), f"service {name} did not appear"
-        future = client.call_async(request)
-        assert self.spin_until(future.done, timeout), f"service {name} did not answer"
-        self.node.destroy_client(client)
-        return future.result()
+        try:
+            assert client.wait_for_service(timeout_sec=timeout), f"service {name} did not appear"
+            deadline = time.monotonic() + timeout
+            while True:
+                future = client.call_async(request)
+                wait = deadline - time.monotonic()
+                if self.spin_until(future.done, min(RESEND_S, wait) if retry else wait):
+                    return future.result()
+                client.remove_pending_request(future)
+                assert retry and time.monotonic() < deadline, f"service {name} did not answer"
+        finally:
+            self.node.destroy_client(client)
 
     def close(self) -> None:
         self.node.destroy_node()

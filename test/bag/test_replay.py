@@ -350,17 +350,18 @@ def test_replay_pauses_resumes_and_plays_a_cut_short_mcap(tmp_path: Path, probe:
     try:
         probe.spin_for(1.5)
         assert states == []  # paused from the start
-        assert probe.call(Trigger, "/rbd_replay/resume", Trigger.Request(), 30).success
+        assert probe.call(Trigger, "/rbd_replay/resume", Trigger.Request(), 30, retry=False).success
         assert probe.spin_until(lambda: len(states) >= 60, 30.0)
-        assert probe.call(Trigger, "/rbd_replay/pause", Trigger.Request()).success
-        again = probe.call(Trigger, "/rbd_replay/pause", Trigger.Request())
+        assert probe.call(Trigger, "/rbd_replay/pause", Trigger.Request(), retry=False).success
+        again = probe.call(Trigger, "/rbd_replay/pause", Trigger.Request(), retry=False)
         assert not again.success and again.message == "paused already"
         probe.spin_for(0.3)
         held = len(states)
         probe.spin_for(1.0)
         assert len(states) == held < js  # nothing while paused
         start = time.monotonic()
-        assert probe.call(Trigger, "/rbd_replay/toggle_paused", Trigger.Request()).success
+        assert probe.call(Trigger, "/rbd_replay/toggle_paused", Trigger.Request(),
+                          retry=False).success
         assert probe.spin_until(lambda: player.poll() is not None, 30.0)
         # the rest took the recording's remaining time, not more, not less
         assert (js - held) / 100 - 0.3 < time.monotonic() - start < (js - held) / 100 + 3
