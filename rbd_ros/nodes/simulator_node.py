@@ -15,6 +15,10 @@ instead of integrating a burst of steps with one stale torque.
   loop. A controller that answers each joint state sees exactly one step of delay, whatever the
   load on the machine.
 
+Sensor noise (``position_noise``, ``velocity_noise``, ``effort_noise``: standard deviations of
+white noise, zero by default; ``noise_seed``) is added to what ``joint_states`` says, as a real
+driver's encoders and current sensors add it, never to the simulated state.
+
 External wrenches (a push, a collision, a payload) come on ``external_wrench``
 (geometry_msgs/WrenchStamped): ``header.frame_id`` names the link, and the wrench acts at that
 link's origin, expressed in its frame. It holds from the next step until another message for the
@@ -36,7 +40,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..dynamics import Data, RbdError, aba, integrate, load_urdf_string
-from .common import NodeBase, run, stamp_ns
+from .common import NodeBase, run, stamp_ns, value_range
 from .errors import InputError
 from .joint_states import JointIndex
 from .messages import float_values, wrench_array
@@ -64,6 +68,16 @@ class SimulatorNode(NodeBase):
         d("lockstep", False, ParameterDescriptor(
             type=ParameterType.PARAMETER_BOOL, read_only=True,
             description="step once per effort command instead of on a wall timer"))
+        for what, unit in (("position", "rad or m"), ("velocity", "rad/s or m/s"),
+                           ("effort", "N m or N")):
+            d(f"{what}_noise", 0.0, ParameterDescriptor(
+                type=ParameterType.PARAMETER_DOUBLE, read_only=True,
+                floating_point_range=value_range(0.0, 1e6),
+                description=f"standard deviation of the white noise on each published {what}, "
+                            f"{unit}"))
+        d("noise_seed", 0, ParameterDescriptor(
+            type=ParameterType.PARAMETER_INTEGER, read_only=True,
+            description="seed of the sensor noise (the same seed, the same noise)"))
         rate = float(self.param("rate"))
         if not (math.isfinite(rate) and 1.0 <= rate <= 100_000.0):
             raise ValueError(f"rate must be 1 to 100000 steps per second, got {rate}")
@@ -99,6 +113,9 @@ class SimulatorNode(NodeBase):
         self.resets = 0
         self.lockstep = bool(self.param("lockstep"))
         self.waiting = 0  # lockstep: republish ticks since the last step
+        self.noise = np.array([float(self.param(f"{x}_noise"))
+                               for x in ("position", "velocity", "effort")])
+        self.rng = np.random.default_rng(int(self.param("noise_seed")))
         self.pub = self.create_publisher(JointState, "joint_states", 10)
         self.msg = JointState(name=self.names)
         self.create_subscription(Float64MultiArray, "effort_commands", self._on_command, 10)
@@ -182,9 +199,11 @@ class SimulatorNode(NodeBase):
     def _publish(self) -> None:
         msg = self.msg
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(self.stamp, 1_000_000_000)
-        msg.position = self.q[self.index.q_index(np.arange(self.model.nv))].tolist()
-        msg.velocity = self.v.tolist()
-        msg.effort = self.tau.tolist()
+        q, v, e = self.q[self.index.q_index(np.arange(self.model.nv))], self.v, self.tau
+        if np.any(self.noise):
+            q, v, e = (x + self.rng.normal(0.0, s, x.shape)
+                       for x, s in zip((q, v, e), self.noise, strict=True))
+        msg.position, msg.velocity, msg.effort = q.tolist(), v.tolist(), e.tolist()
         self.pub.publish(msg)
 
 

@@ -9,25 +9,31 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
 from rclpy.duration import Duration
-from rosutil import Probe
+from recordings import write_joint_states
+from rosutil import NodeProcess, Probe, params_file
+from sensor_msgs.msg import JointState
 from test_identify import NAMES, built_arm, efforts, exciting, write
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rbd_ros.dynamics import load_urdf, rnea_batch
+from rbd_ros.dynamics import Data, crba, load_urdf, rnea, rnea_batch
 from rbd_ros.identify.excite import (
     MARGIN,
     Excitation,
+    Fourier,
     Limits,
     excite,
     limits_used,
+    plain,
     trajectory_bag,
     trajectory_yaml,
+    within,
 )
 from rbd_ros.identify.run import Options, identify
 from rbd_ros.robots import ARM
@@ -118,3 +124,90 @@ def test_it_identifies_the_arm_better_than_a_multisine(found: Excitation, tmp_pa
         error[name] = np.sqrt(np.mean((predicted - exact) ** 2, axis=0))
     # against the exact torques of states neither saw: the better conditioned, the closer
     assert error["optimised"].mean() < 0.9 * error["multisine"].mean(), error
+
+
+def with_friction(urdf: str, fv: np.ndarray, fc: np.ndarray) -> str:
+    """The URDF with each joint's viscous (``damping``) and Coulomb (``friction``) friction."""
+    root = ET.fromstring(urdf)
+    for joint in root.iter("joint"):
+        if joint.get("name") in NAMES:
+            k = NAMES.index(joint.get("name", ""))
+            ET.SubElement(joint, "dynamics", damping=repr(fv[k]), friction=repr(fc[k]))
+    return ET.tostring(root, encoding="unicode")
+
+
+def drive(probe: Probe, tmp_path: Path, name: str, urdf: str, f: Fourier, seconds: float,
+          noise: bool) -> tuple[np.ndarray, ...]:
+    """The simulator node running ``urdf`` in lockstep at RATE, driven along ``f`` by a
+    computed-torque controller on the bundled arm's URDF (gains 100/s^2 and 20/s), as a
+    joint trajectory controller with feed-forward drives a robot: stamps (ns), positions,
+    velocities and efforts as published (with ``noise``: 1e-5 rad, 2e-3 rad/s, NOISE N m)."""
+    data = Data(MODEL)
+    params = {"robot_description": urdf, "rate": RATE, "lockstep": True,
+              "initial_positions": f.sample(np.zeros(1))[0][0].tolist(),
+              "position_noise": 1e-5 * noise, "velocity_noise": 2e-3 * noise,
+              "effort_noise": NOISE * noise, "noise_seed": len(name)}
+    sim = NodeProcess("rbd_ros.nodes.simulator_node", "-r", f"__ns:=/{name}", "--params-file",
+                      str(params_file(tmp_path / f"{name}.yaml", f"/{name}/rbd_simulator",
+                                      params)))
+    command = probe.node.create_publisher(JointState, f"/{name}/effort_command_states", 10)
+    rows: dict[int, tuple[list[float], ...]] = {}
+    start: list[int] = []
+
+    def answer(msg: JointState) -> None:
+        ns = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+        start[:] = start or [ns]
+        rows.setdefault(ns, (msg.position, msg.velocity, msg.effort))
+        qd, vd, ad = (x[0] for x in f.sample(np.array([(ns - start[0]) * 1e-9])))
+        q, v = np.array(msg.position), np.array(msg.velocity)
+        M = crba(MODEL, data, q)
+        tau = M @ (ad + 100.0 * (qd - q) + 20.0 * (vd - v)) + \
+            rnea(MODEL, data, q, v, np.zeros(7), friction=True)
+        out = JointState(name=NAMES, effort=tau.tolist())
+        out.header.stamp = msg.header.stamp
+        command.publish(out)
+
+    sub = probe.node.create_subscription(JointState, f"/{name}/joint_states", answer, 10)
+    try:
+        assert probe.spin_until(lambda: len(rows) > seconds * RATE, 600.0), len(rows)
+    finally:
+        probe.node.destroy_subscription(sub)
+        probe.node.destroy_publisher(command)
+        log = sim.stop()
+    assert "reset" not in log, log
+    ns = np.array(sorted(rows))[: round(seconds * RATE)]
+    q, v, e = (np.array([rows[k][i] for k in ns]) for i in range(3))
+    return ns, q, v, e
+
+
+@pytest.mark.long
+def test_the_loop_through_the_simulator_node(found: Excitation, tmp_path: Path,
+                                             probe: Probe) -> None:
+    """The whole loop on the bundled arm: excite -> the simulator node running the arm as
+    built (inertias 0.6-1.4x, friction its URDF lacks) with sensor noise, driven along each
+    trajectory for 30 s by a computed-torque controller on the URDF -> recorded -> identify.
+    Held out on a noise-free run along a third trajectory (where efforts and the next state's
+    velocity give the exact torque of each state), both models are within the noise, and the
+    optimised trajectory's closer to the exact torques than the multi-sine's."""
+    rng = np.random.default_rng(21)
+    built = with_friction(built_arm(rng), rng.uniform(0.1, 2.0, 7), rng.uniform(0.2, 3.0, 7))
+    lim = Limits.of(MODEL, 5.0)
+    other = within(MODEL, lim, plain(MODEL, lim, 10.0, 5, np.linspace(0.0, 10.0, 400),
+                                     np.random.default_rng(7)), np.arange(0.0, 10.0, 1e-3))
+    ns, q, v, e = drive(probe, tmp_path, "unseen", built, other, 20.0, noise=False)
+    unseen = write_joint_states(tmp_path / "unseen", ns.tolist(), q, v, e, description_at=1)
+    # semi-implicit Euler: v[k+1] = v[k] + dt a[k], a[k] from the effort published with k+1
+    a, exact = np.diff(v, axis=0) * RATE, e[1:]
+    error = {}
+    for name, f in (("optimised", found.trajectory), ("multisine", found.multisine)):
+        bag = write_joint_states(tmp_path / name, *drive(probe, tmp_path, name, built, f, 30.0,
+                                                         noise=True), description_at=1)
+        report = identify([bag], tmp_path / f"out_{name}", Options(), [unseen])
+        model = load_urdf(tmp_path / f"out_{name}" / "identified.urdf")
+        predicted = rnea_batch(model, q[:-1], v[:-1], a, friction=True)
+        error[name] = np.sqrt(np.mean((predicted - exact) ** 2, axis=0))
+        assert np.all(error[name] < NOISE), (name, error[name], report.text)
+    print({k: np.round(x, 3).tolist() for k, x in error.items()})
+    # (one run gave 0.032 against 0.036 N m: the margin is narrower than offline's, the
+    # controller's tracking and the simulator's sensor noise blur the two trajectories)
+    assert error["optimised"].mean() < error["multisine"].mean(), error
