@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import pinocchio as pin  # noqa: E402
 from bag_throughput import bag_throughput  # noqa: E402
 from contacts import contact_estimation  # noqa: E402
+from excite import excitation_quality  # noqa: E402
 from latency import first_answer, floating_latency, latency  # noqa: E402
 from observer import main as observer_detection  # noqa: E402
 from payload import payload_accuracy  # noqa: E402
@@ -332,6 +333,7 @@ def main() -> int:
     observer_detection()
     payload_accuracy((5.0, 20.0) if args.quick else (5.0, 10.0, 20.0, 40.0))
     contact_estimation(2.5 if args.quick else 5.0, 0.02)
+    excitation_quality()
     print(f"\n(done in {time.time() - t0:.0f} s)")
     return 0
 

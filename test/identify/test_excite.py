@@ -137,7 +137,7 @@ def with_friction(urdf: str, fv: np.ndarray, fc: np.ndarray) -> str:
 
 
 def drive(probe: Probe, tmp_path: Path, name: str, urdf: str, f: Fourier, seconds: float,
-          noise: bool) -> tuple[np.ndarray, ...]:
+          noise: bool) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
     """The simulator node running ``urdf`` in lockstep at RATE, driven along ``f`` by a
     computed-torque controller on the bundled arm's URDF (gains 100/s^2 and 20/s), as a
     joint trajectory controller with feed-forward drives a robot: stamps (ns), positions,
@@ -175,7 +175,7 @@ def drive(probe: Probe, tmp_path: Path, name: str, urdf: str, f: Fourier, second
         probe.node.destroy_publisher(command)
         log = sim.stop()
     assert "reset" not in log, log
-    ns = np.array(sorted(rows))[: round(seconds * RATE)]
+    ns = sorted(rows)[: round(seconds * RATE)]
     q, v, e = (np.array([rows[k][i] for k in ns]) for i in range(3))
     return ns, q, v, e
 
@@ -195,13 +195,14 @@ def test_the_loop_through_the_simulator_node(found: Excitation, tmp_path: Path,
     other = within(MODEL, lim, plain(MODEL, lim, 10.0, 5, np.linspace(0.0, 10.0, 400),
                                      np.random.default_rng(7)), np.arange(0.0, 10.0, 1e-3))
     ns, q, v, e = drive(probe, tmp_path, "unseen", built, other, 20.0, noise=False)
-    unseen = write_joint_states(tmp_path / "unseen", ns.tolist(), q, v, e, description_at=1)
+    unseen = write_joint_states(tmp_path / "unseen", ns, q, v, e, description_at=1)
     # semi-implicit Euler: v[k+1] = v[k] + dt a[k], a[k] from the effort published with k+1
     a, exact = np.diff(v, axis=0) * RATE, e[1:]
     error = {}
     for name, f in (("optimised", found.trajectory), ("multisine", found.multisine)):
-        bag = write_joint_states(tmp_path / name, *drive(probe, tmp_path, name, built, f, 30.0,
-                                                         noise=True), description_at=1)
+        run = drive(probe, tmp_path, name, built, f, 30.0, noise=True)
+        bag = write_joint_states(tmp_path / name, run[0], run[1], run[2], run[3],
+                                 description_at=1)
         report = identify([bag], tmp_path / f"out_{name}", Options(), [unseen])
         model = load_urdf(tmp_path / f"out_{name}" / "identified.urdf")
         predicted = rnea_batch(model, q[:-1], v[:-1], a, friction=True)
