@@ -294,7 +294,8 @@ def parser() -> argparse.ArgumentParser:
                     help="seconds to wait at most for every topic to have a subscriber")
     rp.add_argument("--wait-for", nargs="+", metavar="NODE",
                     help="start once these nodes (e.g. rbd_dynamics) subscribe to the replayed "
-                         "joint states, whatever else listens (instead of --delay)")
+                         "joint states (to every topic, in a recording without them), whatever "
+                         "else listens (instead of --delay)")
     rp.add_argument("--wait-timeout", type=float, default=60.0, metavar="S",
                     help="how long to wait for the --wait-for nodes before giving up")
     rp.add_argument("--max-gap", type=float, default=5.0,

@@ -52,7 +52,8 @@ class Playback:
     clock: float = 0.0  # --clock: /clock messages per second of wall time; 0: none
     topics: list[str] | None = None  # --topics: only these
     start_delay: float = 1.0  # --delay: wait at most this long for every topic's subscriber
-    wait_for: list[str] | None = None  # nodes that must subscribe to the joint states first
+    wait_for: list[str] | None = None  # nodes that must subscribe to the joint states (to
+    #                                    every topic, in a recording without joint states) first
     wait_timeout: float = 60.0
     max_gap: float = 5.0  # recorded pauses longer than this are skipped
     loop: bool = False  # --loop
@@ -258,7 +259,8 @@ def replay(paths: list[Path], opts: Playback) -> tuple[int, int, int]:
     """Publish the recording: (messages sent, messages in the recording's replayed topics, the
     signal that stopped it or 0). Playback starts once every topic has a subscriber, or after
     ``start_delay`` seconds, whichever comes first; with ``wait_for`` (node names), once each
-    of those nodes subscribes to every replayed JointState topic (BagError after
+    of those nodes subscribes to every replayed JointState topic, or to every replayed topic in
+    a recording without joint states (a trajectory for a controller) (BagError after
     ``wait_timeout`` s). A pause longer than ``max_gap`` recorded seconds is skipped (said on
     stderr). SIGINT and SIGTERM end it at once."""
     opts.check()
@@ -312,9 +314,9 @@ def replay(paths: list[Path], opts: Playback) -> tuple[int, int, int]:
                 if all(x is not None for x in first.values()):
                     break
         if opts.wait_for:
-            _wait_for(node, opts.wait_for, {p.topic_name: p for c in conns
-                                            if c.msgtype == JOINT_STATE
-                                            for p in [pubs[c.id]]}, opts.wait_timeout)
+            states = [c for c in conns if c.msgtype == JOINT_STATE] or conns
+            _wait_for(node, opts.wait_for, {pubs[c.id].topic_name: pubs[c.id] for c in states},
+                      opts.wait_timeout)
         else:
             deadline = time.monotonic() + opts.start_delay  # let subscribers discover us
             while time.monotonic() < deadline and \
