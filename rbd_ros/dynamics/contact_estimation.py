@@ -116,11 +116,6 @@ class ContactEstimator:
         self.touching = np.zeros(k, dtype=bool)
         self._tau = np.zeros(model.nv)
 
-    def reset(self) -> None:
-        """Start again: the observer restarts, every contact is released."""
-        self.observer.reset()
-        self.touching[:] = False
-
     def contact_map(self, q: F64) -> F64:
         """(nv, n): each contact-frame wrench component's joint torques ``J^T``, at ``q``."""
         m = self.model
@@ -135,6 +130,10 @@ class ContactEstimator:
         m = self.model
         self._tau[6:] = m.check_vector(effort, m.nv - 6, "effort")
         r = self.observer.update(t, q, v, self._tau)
+        if not np.all(np.isfinite(r)):
+            self.observer.reset()
+            raise ModelError("the contact observer's residual is not finite (a state far from "
+                             "the last one?): restarted")
         A = self.contact_map(q)[6:]
         w = np.linalg.lstsq(A, r[6:], rcond=None)[0]
         forces, normal = {}, {}

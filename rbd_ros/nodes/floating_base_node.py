@@ -433,7 +433,12 @@ class FloatingBaseNode(NodeBase):
             self.pub_status.publish(String(data=f"cannot estimate the contacts: the joint "
                                                 f"states carry no effort for {missing}"))
             return False
-        est = live.estimator.update(p.t * 1e-9, p.q, p.v, p.effort[6:])  # type: ignore[union-attr]
+        try:
+            est = live.estimator.update(p.t * 1e-9, p.q, p.v, p.effort[6:])  # type: ignore[union-attr]
+        except RbdError as e:
+            self.warn("estimate", f"cannot estimate the contacts: {e}")
+            self.pub_status.publish(String(data=f"cannot estimate the contacts: {e}"))
+            return False
         live.active = {link for link, on in est.touching.items() if on}
         if self.pub_estimated.get_subscription_count():
             msg = ActiveContacts(links=[c.link for c in live.contacts if c.link in live.active])
