@@ -15,6 +15,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from .bag.errors import BagError, OutputError, missing_extra
 from .dynamics import Data, RbdError, gravity, load_urdf
 from .dynamics.observer import DEFAULT_GAIN
+from .identify.excite import TOPIC
 from .robots import ARM, QUADRUPED
 
 BUNDLED = {"arm": ARM, "quadruped": QUADRUPED}
@@ -269,7 +270,7 @@ def parser() -> argparse.ArgumentParser:
     ex.add_argument("--rate", type=_positive, default=100.0, metavar="HZ",
                     help="points a second in the written trajectory")
     ex.add_argument("--seed", type=int, default=0, help="of the multi-sine it starts from")
-    ex.add_argument("--topic", default="/joint_trajectory_controller/joint_trajectory",
+    ex.add_argument("--topic", default=TOPIC,
                     help="the recording's topic: the joint trajectory controller's")
     ex.set_defaults(func=_excite)
     rp = sub.add_parser("replay", help="publish a recording into the live ROS graph with its "

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .contacts import Contact, _body, _geometry, _mv, _problem, check_contacts
+from .contacts import Contact, _body, _cross3, _geometry, _mv, _problem, check_contacts
 from .errors import ModelError
 from .kinematics import placements_kernel
 from .model import F64, Direct, Model
@@ -56,10 +56,7 @@ def _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal
             f_ext[:] = 0.0
             axis = R[c, :, j % 3]
             if j < 3:  # a force along the axis, at the contact point
-                f = axis
-                t = np.array([(p[c, 1] - pb[1]) * f[2] - (p[c, 2] - pb[2]) * f[1],
-                              (p[c, 2] - pb[2]) * f[0] - (p[c, 0] - pb[0]) * f[2],
-                              (p[c, 0] - pb[0]) * f[1] - (p[c, 1] - pb[1]) * f[0]])
+                f, t = axis, _cross3(p[c] - pb, axis)
             else:  # a sole's torque about the axis
                 f, t = np.zeros(3), axis
             f_ext[b, :3] = _mv(Rb, f, True)

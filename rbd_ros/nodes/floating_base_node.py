@@ -134,6 +134,11 @@ class Live:
         solve(model, self.data, model.neutral(), np.zeros(model.nv), np.zeros(model.nv),
               contacts, mu)
 
+    def without_effort(self, p: Pending) -> list[str]:
+        """The joints whose effort the joint states have not given (NaN) for ``p``."""
+        return [n for n, i in zip(self.names, self.v_index, strict=True)
+                if np.isnan(p.effort[i])]
+
 
 class FloatingBaseNode(NodeBase):
     FLOATING_BASE = True
@@ -397,8 +402,7 @@ class FloatingBaseNode(NodeBase):
             return
         contacts = [c for c in live.contacts if c.link in live.active]
         if not contacts:  # flight: base and joints move under the measured efforts
-            missing = [n for n, i in zip(live.names, live.v_index, strict=True)
-                       if np.isnan(p.effort[i])]
+            missing = live.without_effort(p)
             if missing:
                 self.pub_status.publish(String(data=f"flight, but the joint states carry no "
                                                     f"effort for {missing}"))
@@ -427,8 +431,7 @@ class FloatingBaseNode(NodeBase):
     def _estimate(self, live: Live, p: Pending) -> bool:
         """The contacts that touch, from this state's efforts, into ``live.active``; published.
         False (and ``~/status`` says why) when the state cannot give them."""
-        missing = [n for n, i in zip(live.names, live.v_index, strict=True)
-                   if not np.isfinite(p.effort[i])]
+        missing = live.without_effort(p)
         if missing:
             self.pub_status.publish(String(data=f"cannot estimate the contacts: the joint "
                                                 f"states carry no effort for {missing}"))
