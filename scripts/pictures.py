@@ -37,13 +37,16 @@ from rbd_ros.dynamics import Data, load_urdf  # noqa: E402
 from rbd_ros.dynamics.contacts import Contact, solve  # noqa: E402
 from rbd_ros.dynamics.kinematics import link_placement, placements  # noqa: E402
 from rbd_ros.dynamics.model import Model  # noqa: E402
-from rbd_ros.dynamics.observer import CollisionDetector, MomentumObserver  # noqa: E402
+from rbd_ros.dynamics.observer import (  # noqa: E402
+    DEFAULT_GAIN,
+    CollisionDetector,
+    MomentumObserver,
+)
 from rbd_ros.robots import ARM, QUADRUPED  # noqa: E402
 
 PUSH = (1.0, 1.3)  # s: when the push acts on the arm's fifth link
 NOISE = 0.05  # N m: the efforts' noise (standard deviation)
 THRESHOLD = 1.0  # N m: the collision threshold, every joint
-GAIN = 50.0  # 1/s: the dynamics node's default observer gain
 
 
 def pushed_arm() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -65,7 +68,7 @@ def analysis(out: Path, run: tuple[np.ndarray, ...]) -> int:
 
 def observer(out: Path, run: tuple[np.ndarray, ...]) -> None:
     t, q, v, effort, ext = run
-    obs = MomentumObserver(load_urdf(ARM), GAIN)
+    obs = MomentumObserver(load_urdf(ARM), DEFAULT_GAIN)
     flags = CollisionDetector(np.full(7, THRESHOLD), 0.5)
     residual, flagged = np.empty_like(ext), np.empty(len(t), dtype=bool)
     for k in range(len(t)):
@@ -88,8 +91,8 @@ def observer(out: Path, run: tuple[np.ndarray, ...]) -> None:
     ax.set_xlim(0.6, 2.0)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("external torque (N m)")
-    ax.set_title(f"Momentum observer at gain {GAIN:.0f}/s (solid) against the true external "
-                 f"torque (dashed), efforts with {NOISE} N m noise", fontsize=10)
+    ax.set_title(f"Momentum observer at gain {DEFAULT_GAIN:.0f}/s (solid) against the true "
+                 f"external torque (dashed), efforts with {NOISE} N m noise", fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "observer_push.png", dpi=90)

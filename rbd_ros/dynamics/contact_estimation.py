@@ -2,11 +2,12 @@
 
 The robot's momentum observer (:mod:`.observer`, on the floating-base model: the base rows
 unactuated) gives the external joint torques ``tau_ext``, each through a first-order lag of
-time constant ``1 / gain``. Touching contacts are what pushes on the robot, so ``tau_ext =
-sum_c J_c^T w_c``, with ``w_c`` each contact's force (a sole's: force and torque) in its
-contact frame (:mod:`.contacts`: tangents, then the normal). The joint rows of this relation
-are solved for all the contact links' wrenches at once, by least squares (square for a
-quadruped's point feet: each leg's three joints give its foot's force). The base rows are left
+time constant ``1 / gain`` (its first lag alone: at 1000/s the second filters no noise).
+Touching contacts are what pushes on the robot, so ``tau_ext = sum_c J_c^T w_c``, with
+``w_c`` each contact's force (a sole's: force and torque) in its contact frame
+(:mod:`.contacts`: tangents, then the normal). The joint rows of this relation are solved for
+all the contact links' wrenches at once, by least squares (square for a quadruped's point feet:
+each leg's three joints give its foot's force). The base rows are left
 out: they carry the base twist's noise times the robot's mass times the gain.
 
 A contact touches once its estimated normal force exceeds ``threshold`` (a fraction of the
@@ -126,7 +127,8 @@ class ContactEstimator:
         from odometry) and the measured joint efforts (``nv - 6``, the model's joint order)."""
         m = self.model
         self._tau[6:] = m.check_vector(effort, m.nv - 6, "effort")
-        r = self.observer.update(t, q, v, self._tau)
+        self.observer.update(t, q, v, self._tau)
+        r = self.observer.single_lag  # at this gain the second lag would filter nothing
         if not np.all(np.isfinite(r)):
             self.observer.reset()
             raise ModelError("the contact observer's residual is not finite (a state far from "

@@ -2,9 +2,13 @@
 
     r(t) = K (p(t) - p(0) - integral_0^t (tau + C^T v - g + r) ds),   p = M(q) v
 
-``dp/dt = tau + C^T v - g + tau_ext``, so ``dr/dt = K (tau_ext - r)``: each joint's residual
-follows its external torque through a first-order lag of time constant ``1/K``, from positions
-and velocities alone (no acceleration, no differentiation of velocities). The integral is taken
+``dp/dt = tau + C^T v - g + tau_ext``, so ``dr/dt = K (tau_ext - r)``: ``r`` follows each
+joint's external torque through a first-order lag of time constant ``1/K``, from positions and
+velocities alone (no acceleration, no differentiation of velocities). But ``r`` carries the
+velocities' noise times ``K M(q)`` unfiltered (it holds ``p`` itself), so the residual given is
+``r`` through a second lag of the same ``K``, ``dy/dt = K (r - y)``: ``y`` follows the external
+torque critically damped, ``K^2 / (s + K)^2`` (a ramp 2/K late, a step within 1 % after
+6.6/K), and the velocities' white noise is cut by about ``sqrt(K dt / 2)``. Both are integrated
 by the trapezoid rule between successive states. Without measured velocities, each joint's is
 the slope of a cubic fitted to its last positions (``WINDOW_S``): the residual's noise then
 stays near that of measured velocities, and the residual is half the window old.
@@ -30,33 +34,48 @@ from .spatial import JOINT_FREE
 @njit(cache=True)
 def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
     """One step of the observer in its state ``S`` (rows: p(0), the integral without r, the
-    last integrand without r, r, then scratch for p and C^T v - g). ``dt < 0``: the first
-    state, which only sets p(0) and the integrand."""
+    last integrand without r, r, scratch for p and C^T v - g, the residual (r through the
+    second lag), the time since the start, the states p(0) is the mean of). ``dt < 0``: the
+    first state. The states of the first 1 / K s only set p(0), as the mean of their
+    ``p - integral``: one state's velocity noise in p(0) would stay in r for 1 / K, and the
+    second lag would show it whole."""
     p, drift = S[4], S[5]
     observer_terms_core(mi, mf, maps, lin, q, v, fric, W, wv, p, drift)
     for i in range(p.shape[0]):
         drive = tau[i] + drift[i]
         if dt < 0.0:
-            S[0, i] = p[i]
+            S[0, i], S[7, i], S[8, i] = p[i], 0.0, 1.0
+        elif S[7, i] + dt < 1.0 / gain[i]:
+            S[1, i] += 0.5 * dt * (S[2, i] + drive)
+            S[7, i] += dt
+            S[8, i] += 1.0
+            S[0, i] += (p[i] - S[1, i] - S[0, i]) / S[8, i]
         else:
             # trapezoid on (drive + r); r at t is unknown: solved from r = K (p - p0 - I)
+            half = 0.5 * dt * gain[i]
             base = S[1, i] + 0.5 * dt * (S[2, i] + S[3, i] + drive)
-            r = gain[i] * (p[i] - S[0, i] - base) / (1.0 + 0.5 * dt * gain[i])
+            r = gain[i] * (p[i] - S[0, i] - base) / (1.0 + half)
             S[1, i] = base + 0.5 * dt * r
+            # the second lag, dy/dt = K (r - y), by the same trapezoid
+            S[6, i] = ((1.0 - half) * S[6, i] + half * (S[3, i] + r)) / (1.0 + half)
             S[3, i] = r
         S[2, i] = drive
 
 
-DEFAULT_GAIN = 50.0  # 1/s: the dynamics node's observer_gain unless set
+#: 1/s: the dynamics node's observer_gain unless set. On the bundled arm with typical sensor
+#: noise (bench/observer.py) a held load's residual is then within 1 % of it and a push is
+#: flagged after 6 ms (median)
+DEFAULT_GAIN = 180.0
 #: collision thresholds from a recording of free motion: its residual's peak times this
 THRESHOLD_MARGIN = 1.5
 #: states further apart than this restart the observer (its integral would span what happened
 #: between them), in the dynamics node and over a recording
 GAP_S = 0.5
 #: without measured velocities, each joint's is the slope of a cubic fitted to its positions over
-#: this span back from the newest state (at least the last two states): twelve states at 1 kHz
-#: (the slope's noise a seventh of one difference's), six at 500 Hz, one difference at 100 Hz
-WINDOW_S = 0.0115
+#: this span back from the newest state (at least the last two states): eighteen states at
+#: 1 kHz (the slope's noise a twelfth of one difference's), nine at 500 Hz, one difference at
+#: 100 Hz
+WINDOW_S = 0.0175
 HISTORY = 64  # states kept for the fit at most
 #: what ``observer_over``'s ``clock`` holds: the last state's stamp, the states taken since the
 #: start, whether they are differenced, the ring's next slot and how many it holds, the start's
@@ -168,8 +187,8 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
         when[0] = tc
         stepped += 1
         for j in range(nv):
-            if abs(S[3, j]) > peak[j]:
-                peak[j], peak_ns[j] = abs(S[3, j]), t
+            if abs(S[6, j]) > peak[j]:
+                peak[j], peak_ns[j] = abs(S[6, j]), t
     return stepped
 
 
@@ -184,7 +203,7 @@ class _Run:
         self.gain = np.broadcast_to(np.asarray(gain, dtype=np.float64), (model.nv,)).copy()
         if not np.all(self.gain > 0):
             raise ModelError("the observer's gain must be positive")
-        self.state = np.zeros((6, model.nv))
+        self.state = np.zeros((9, model.nv))
         self.hist_ns = np.zeros(HISTORY, dtype=np.int64)
         self.hist_q = np.zeros((HISTORY, model.nq))
         self.hist_e = np.zeros((HISTORY, model.nv))
@@ -237,10 +256,10 @@ def external_torques(model: Model, data: Data, q: F64, v: F64, a: F64, effort: F
 
 class MomentumObserver(_Run):
     """The residual of one robot, state after state (the module's docstring): the external
-    joint torques, each through a first-order lag of time constant 1 / K."""
+    joint torques, each through two first-order lags of time constant 1 / K."""
 
     def __init__(self, model: Model, gain: float | F64, friction: bool = False) -> None:
-        """``gain``: K, per joint or one for all (1/s; the residual's bandwidth).
+        """``gain``: K, per joint or one for all (1/s; each lag's bandwidth).
         ``friction``: the efforts given to :meth:`update` include the URDF's joint friction,
         which is then not external: removed from them."""
         super().__init__(model, gain, friction)
@@ -250,6 +269,14 @@ class MomentumObserver(_Run):
     @property
     def residual(self) -> F64:
         """The last residual (a copy)."""
+        r: F64 = self.state[6].copy()
+        return r
+
+    @property
+    def single_lag(self) -> F64:
+        """The last ``r`` (the module's docstring; a copy): the residual before its second lag,
+        one lag of 1 / K behind the external torques but with all the velocities' noise
+        times K. For gains near the sampling rate, where the second lag filters nothing."""
         r: F64 = self.state[3].copy()
         return r
 
@@ -265,7 +292,8 @@ class MomentumObserver(_Run):
         ``differenced``: the joint velocities in ``v`` are not measured (joint states without
         velocities) and are not used: each joint's is fitted to its last positions
         (:func:`observer_over`), and the residual is that of the fit's mean time, half the
-        window old. A first state so given only starts the observer: its residual is zero."""
+        window old. A first state so given only starts the observer. The residual is zero for
+        the first 1 / K s after each start (they set p(0))."""
         m = self.model
         q, v, tau = m.check_state(q, v, tau, "tau")
         self._ns[0] = round(t * 1e9)

@@ -18,9 +18,9 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
   last commanded efforts, with the positions and velocities it was computed at
 - out ``~/external_torques`` (sensor_msgs/JointState, effort): the external joint torques
   by the generalized-momentum observer (De Luca & Mattone 2005) from the measured positions,
-  velocities (or, without them, the positions' differences) and efforts: no acceleration, each
-  joint's residual following its external torque through a first-order lag of time constant
-  ``1 / observer_gain``. It restarts from zero after a gap in the stamps (over
+  velocities (or, without them, a fit to the positions) and efforts: no acceleration, each
+  joint's residual following its external torque through two first-order lags of time
+  constant ``1 / observer_gain``. It restarts from zero after a gap in the stamps (over
   ``observer.GAP_S``, 0.5 s), when they go back, and when the model or a parameter it uses changes.
 - out ``~/external_torques_from_acceleration`` (sensor_msgs/JointState, effort): the same
   quantity as the model's torque at the measured motion minus the measured effort, the
