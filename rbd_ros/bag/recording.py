@@ -20,6 +20,7 @@ from .errors import BagError
 from .readers import batches, span
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
+JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 COMMAND_ARRAY = "std_msgs/msg/Float64MultiArray"
 STRING = "std_msgs/msg/String"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BagError
-from .recording import JOINT_STATE, open_reader
+from .recording import JOINT_STATE, JOINT_TRAJECTORY, open_reader
 
 
 def message_class(msgtype: str) -> Any:
@@ -276,7 +276,8 @@ def replay(paths: list[Path], opts: Playback) -> tuple[int, int, int]:
         reader.close()
         raise BagError(f"none of {opts.topics} is in the recording; topics: "
                        f"{sorted({c.topic for c in reader.connections})}")
-    if not any(c.msgtype == JOINT_STATE for c in conns):
+    if not any(c.msgtype in (JOINT_STATE, JOINT_TRAJECTORY) for c in conns):
+        # (a trajectory, as excite records one, is for a controller: nothing to warn of)
         print("warning: no sensor_msgs/JointState among the replayed topics: a dynamics node "
               "will have nothing to answer", file=sys.stderr)
     total = sum(c.msgcount for c in conns)

@@ -198,6 +198,8 @@ def trajectory_bag(path: Path, names: list[str], f: Fourier, rate: float, period
     from rosbags.rosbag2 import Writer
     from rosbags.typesys import Stores, get_typestore
 
+    from ..bag.recording import JOINT_TRAJECTORY
+
     ts = get_typestore(Stores.ROS2_HUMBLE)
     T = ts.types
     ns, q, v, a = trajectory_points(f, rate, periods, lead)
@@ -207,11 +209,10 @@ def trajectory_bag(path: Path, names: list[str], f: Fourier, rate: float, period
         for k, n in enumerate(ns.tolist())]
     header = T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=0, nanosec=0),
                                       frame_id="")
-    kind = "trajectory_msgs/msg/JointTrajectory"
-    msg = T[kind](header=header, joint_names=names, points=points)
+    msg = T[JOINT_TRAJECTORY](header=header, joint_names=names, points=points)
     with Writer(path, version=8) as writer:
-        connection = writer.add_connection(topic, kind, typestore=ts)
-        writer.write(connection, 0, ts.serialize_cdr(msg, kind))
+        connection = writer.add_connection(topic, JOINT_TRAJECTORY, typestore=ts)
+        writer.write(connection, 0, ts.serialize_cdr(msg, JOINT_TRAJECTORY))
 
 
 def limits_used(model: Model, lim: Limits, f: Fourier, t: F64) -> F64:
