@@ -144,6 +144,32 @@ def run(label: str, urdf: Path, recording: tuple[list[Path], list[Path] | None,
           f"inverse dynamics differ by at most {agree:.1e} N m")
 
 
+def observer_levels(folder: Path, urdf: Path) -> None:
+    """The momentum observer over the Gen3's two recordings (free motion) with its URDF: each
+    joint's peak residual past the first 0.2 s (the collision threshold it would need), at the
+    default (two lags) beside the single lag it had at 50/s and a single lag at 100/s."""
+    from rbd_ros.dynamics.observer import DEFAULT_GAIN, MomentumObserver
+
+    m = load_urdf(urdf)
+    variants = (("one lag 50/s", 50.0, True), ("one lag 100/s", 100.0, True),
+                (f"two lags {DEFAULT_GAIN:g}/s", DEFAULT_GAIN, False))
+    print("\n## Kinova Gen3: observer peaks (N m, joints 1-7) over free motion, CAD URDF")
+    for k in (1, 2):
+        c = columns(folder / f"opti_traj_testing{k}.csv")
+        t = (c["Time"] - c["Time"][0]) * 1e-3
+        q, v, e = (np.column_stack([c[f"{f}{j}"] for j in range(1, 8)])
+                   for f in ("Position", "Velocity", "TorqueSm"))
+        for differenced in (False, True):
+            for label, gain, single in variants:
+                observer, peak = MomentumObserver(m, gain), np.zeros(7)
+                for i in range(len(t)):
+                    r = observer.update(t[i], q[i], v[i], e[i], differenced)
+                    if t[i] >= 0.2:
+                        peak = np.maximum(peak, np.abs(observer.single_lag if single else r))
+                print(f"trajectory {k}, {'positions only' if differenced else 'velocities':<14} "
+                      f"{label:<16} {' '.join(f'{x:6.2f}' for x in peak)}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -161,6 +187,7 @@ def main() -> int:
         if args.gen3:
             run("Kinova Gen3 (joint torque sensors)", args.gen3_urdf, gen3(args.gen3, Path(tmp)),
                 cutoff=10.0)
+            observer_levels(args.gen3, args.gen3_urdf)
     return 0
 
 
