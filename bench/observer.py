@@ -61,7 +61,7 @@ def motion(t: float, m: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The desired motion of ``m``'s joints: each a slow sine about a posture, within its limits
     (0.4 rad about the bundled arm's posture; at most a quarter of a joint's range else)."""
     n = m.nv
-    if n == len(POSTURE):
+    if m.name == "arm7":  # the bundled arm
         base, amp = POSTURE, np.full(n, 0.4)
     else:
         own = sorted((j for j in m.joints if j.nv == 1 and j.mimic is None),
