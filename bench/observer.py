@@ -46,6 +46,7 @@ from rbd_ros.dynamics import (
     rnea_batch,
 )
 from rbd_ros.dynamics.observer import DEFAULT_GAIN, CollisionDetector, MomentumObserver
+from rbd_ros.identify.excite import Limits
 from rbd_ros.robots import ARM
 
 DT = 1e-3
@@ -64,9 +65,8 @@ def motion(t: float, m: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if m.name == "arm7":  # the bundled arm
         base, amp = POSTURE, np.full(n, 0.4)
     else:
-        own = sorted((j for j in m.joints if j.nv == 1 and j.mimic is None),
-                     key=lambda j: j.idx_v)
-        lower, upper = np.array([j.lower for j in own]), np.array([j.upper for j in own])
+        lim = Limits.of(m, np.inf)  # excite's: per joint, in the velocities' order
+        lower, upper = lim.lower, lim.upper
         amp = np.minimum(0.4, (upper - lower) / 4)
         base = np.clip(0.3 * np.sin(np.arange(n) + 1.0), lower + amp, upper - amp)
     w = np.linspace(0.8, 1.6, n)

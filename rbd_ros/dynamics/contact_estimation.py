@@ -7,8 +7,8 @@ Touching contacts are what pushes on the robot, so ``tau_ext = sum_c J_c^T w_c``
 ``w_c`` each contact's force (a sole's: force and torque) in its contact frame
 (:mod:`.contacts`: tangents, then the normal). The joint rows of this relation are solved for
 all the contact links' wrenches at once, by least squares (square for a quadruped's point feet:
-each leg's three joints give its foot's force). The base rows are left
-out: they carry the base twist's noise times the robot's mass times the gain.
+each leg's three joints give its foot's force). The base rows are left out: they carry the
+base twist's noise times the robot's mass times the gain.
 
 A contact touches once its estimated normal force exceeds ``threshold`` (a fraction of the
 robot's weight) and lets go once it falls below ``release`` times that (hysteresis: a force
