@@ -76,7 +76,8 @@ def test_the_arm_is_held_by_gravity_feed_forward_and_a_push_is_reported(
     urdf = ARM.read_text()
     dyn = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params_file(
         tmp_path / "dyn.yaml", "/rbd_dynamics", {
-            "robot_description": urdf, "friction": True, "collision_thresholds": [2.0, 2.0, 2.0, 2.0, 0.5, 0.5, 0.5]})))
+            "robot_description": urdf, "friction": True, "joints": [f"joint{k}" for k in range(1, 8)],
+            "collision_thresholds": [2.0, 2.0, 2.0, 2.0, 0.5, 0.5, 0.5]})))
     hold, monitor = example("hold_with_gravity.py"), example("collision_monitor.py")
     sim = None
     states = probe.listen(JointState, "/joint_states", SENSOR)

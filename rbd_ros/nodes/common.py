@@ -23,6 +23,7 @@ from rclpy.exceptions import (
 )
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
 
 from ..joint_names import NameMap
 from .errors import InputError
@@ -78,6 +79,9 @@ class NodeBase(Node):
         load_node_kernels(self.FLOATING_BASE)
         super().__init__(name, **kwargs)
         self._last_warn: dict[str, float] = {}
+        self.problems: dict[str, str] = {}  # what stops an output now, by kind; ~/status
+        self._status_sent = (-math.inf, "")  # when (monotonic s) and what ~/status last said
+        self.pub_status: Any = None  # made by a node that reports on_change (``report``)
         self._early: deque[tuple[float, Callable[[Any], None], Any]] = deque(maxlen=50_000)
         # what a first model would otherwise pay while its joint states queue up (~0.2 s,
         # enough to overflow a sensor queue at 1 kHz): the first log line (rclpy's logger
@@ -204,6 +208,31 @@ class NodeBase(Node):
         it walks only what was made since."""
         gc.collect()
         gc.freeze()
+
+    def report(self, key: str, text: str | None, log: bool = True) -> None:
+        """Set (``text``) or clear (None) one of the node's current problems. ``~/status``
+        says them (or "ok") when one comes or goes at once, and a changed text at most once a
+        second; each new problem is also logged (throttled)."""
+        if text is None:
+            if key in self.problems:
+                del self.problems[key]
+                self.publish_status()
+            return
+        new = key not in self.problems
+        self.problems[key] = text
+        if new and log:
+            self.warn(key, text)
+        self.publish_status(force=new)
+
+    def publish_status(self, force: bool = True) -> None:
+        """``~/status`` now if ``force`` or if it changed over a second ago."""
+        text = "; ".join(self.problems.values()) or "ok"
+        now = time.monotonic()
+        sent, said = self._status_sent
+        if self.pub_status is None or text == said or (not force and now - sent < 1.0):
+            return
+        self._status_sent = (now, text)
+        self.pub_status.publish(String(data=text))
 
     def warn(self, key: str, text: str) -> None:
         """A warning at most every THROTTLE_S seconds per kind of problem."""

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -68,28 +69,38 @@ from ..dynamics.observer import (
 )
 from ..joint_names import NameMap
 from .common import LATCHED, OUTPUT_DEPTH, SENSOR, NodeBase, run, stamp_ns, value_range
+from .controllers import Controllers
 from .errors import InputError
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
-from .joint_states import JointStateMerger
+from .joint_states import JointStateMerger, format_stamp
 from .messages import float_values, trajectory_points, wrench_array
 from .trajectory import Trajectory
 
 QOS_CHOICES = ("sensor_data", "reliable")
 COLLISION_HEARTBEAT_NS = 1_000_000_000
+WATCHDOG_S = 0.02  # how often silent inputs and controllers' answers are looked at
 
 
 class Live:
     """Everything that depends on the model; replaced whole when the model changes."""
 
-    def __init__(self, model: Model, joints: Sequence[str], names: NameMap) -> None:
+    def __init__(self, model: Model, joints: Sequence[str], names: NameMap,
+                 order: Sequence[str] | None) -> None:
         self.model = model
         self.data = Data(model)
         self.merger = JointStateMerger(model, names)
         self.index = self.merger.joints
         self.names = list(self.index.names)  # output order of the JointState topics
         self.out_v = np.array([self.index.index[n] for n in self.names], dtype=np.int64)
-        self.joints = list(joints) or self.names  # order of the Float64MultiArray topics
+        self.joints = list(joints) or self.names  # order of collision_thresholds
         self.joints_v = np.array(self.index.order(self.joints), dtype=np.int64)
+        # order of the Float64MultiArray topics: `joints`, or the controller's; None: unknown,
+        # and nothing is read or published on them
+        self.order = list(order or [])
+        self.order_v = (None if order is None
+                        else np.array(self.index.order(self.order), dtype=np.int64))
+        limits = np.array([model.joint(n).effort for n in self.order], dtype=np.float64)
+        self.limits = np.where(limits > 0, limits, np.inf)  # effort 0 in a URDF: none given
         self.command = np.full(model.nv, np.nan)
         if model.has_free_flyer:
             self.command[:6] = 0.0  # an unactuated base
@@ -128,7 +139,19 @@ class DynamicsNode(NodeBase):
             description="add a free-flyer root (base at the origin, at rest)", read_only=True))
         d("joints", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
             type=ParameterType.PARAMETER_STRING_ARRAY,
-            description="order of the Float64MultiArray topics; empty: the model's joints"))
+            description="order of the Float64MultiArray topics (effort_commands, *_command) "
+                        "and of collision_thresholds; empty: the controller's `joints`, read "
+                        "from the node /C when a topic is remapped to /C/commands (else those "
+                        "topics stay silent), and the model's order for the thresholds"))
+        d("joint_state_timeout", 0.05, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.001, 60.0),
+            description="s: a joint whose last joint_states stamp is this far from the newest "
+                        "one's, or joint_states silent this long, stops every output "
+                        "computed from them (~/status says which joints) until fresh again"))
+        d("clamp_to_effort_limits", True, ParameterDescriptor(
+            type=ParameterType.PARAMETER_BOOL,
+            description="clamp the *_command outputs to the URDF's <limit effort> (each "
+                        "clamp counted on ~/status); false: send them as computed"))
         d("gravity", [0.0, 0.0, -9.81], ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY,
             description="gravity in the root frame, m/s^2"))
@@ -165,6 +188,8 @@ class DynamicsNode(NodeBase):
         self.declare_joint_names()
         self._check_startup()
         self.friction = bool(self.param("friction"))
+        self.timeout_ns = round(self.param("joint_state_timeout") * 1e9)
+        self.clamp = bool(self.param("clamp_to_effort_limits"))
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         qos_in = (SENSOR if self.param("joint_states_qos") == "sensor_data"
@@ -173,8 +198,8 @@ class DynamicsNode(NodeBase):
         self.create_subscription(JointState, "joint_states", on_live(self._on_joint_states),
                                  qos_in)
         self.quiet_subscription(String, "robot_description", self._on_description, LATCHED)
-        self.quiet_subscription(Float64MultiArray, "effort_commands",
-                                on_live(self._on_command_array), 10)
+        self.sub_commands = self.quiet_subscription(Float64MultiArray, "effort_commands",
+                                                    on_live(self._on_command_array), 10)
         self.quiet_subscription(JointState, "effort_command_states",
                                 on_live(self._on_command_states), 10)
         self.quiet_subscription(JointTrajectory, "desired_trajectory",
@@ -188,6 +213,7 @@ class DynamicsNode(NodeBase):
         self.pub_external_acc = self.quiet_publisher(JointState,
                                                      "~/external_torques_from_acceleration")
         self.pub_collision = self.quiet_publisher(DiagnosticArray, "~/collision")
+        self.pub_status = self.quiet_publisher(String, "~/status", LATCHED)
         self.create_service(InverseDynamics, "~/inverse_dynamics", self._srv_inverse)
         self.create_service(ForwardDynamics, "~/forward_dynamics", self._srv_forward)
         self.create_service(MassMatrix, "~/mass_matrix", self._srv_mass_matrix)
@@ -195,6 +221,11 @@ class DynamicsNode(NodeBase):
         self.timer: rclpy.timer.Timer | None = None
         self._set_rate(self.param("publish_rate"))
         self._last_stamp = None
+        self._arrived = 0.0  # time.monotonic() of the last joint_states message
+        self.saturations = 0  # *_command values clamped to their limits, since the start
+        self._saturated = 0.0  # time.monotonic() of the last clamp
+        self.controllers = Controllers(self, self._reorder)
+        self.create_timer(WATCHDOG_S, self._watchdog)
         if self.param("robot_description"):
             self._install(self.param("robot_description"), "the robot_description parameter",
                           from_parameter=True)
@@ -286,15 +317,19 @@ class DynamicsNode(NodeBase):
                     return SetParametersResult(successful=False, reason=f"rejected URDF: {e}")
             elif p.name == "gravity" and self.bare is not None:
                 self.bare = self.bare.with_gravity(list(p.value))
-                self._swap(self._carrying(self.bare), None)
+                self._swap(self._carrying(self.bare))
             elif p.name == "joints" and self.live is not None:
                 self._swap(self.live.model, list(p.value or []))
             elif p.name == "publish_rate":
                 self._set_rate(p.value)
             elif p.name == "friction":
                 self.friction = bool(p.value)
+            elif p.name == "joint_state_timeout":
+                self.timeout_ns = round(p.value * 1e9)
+            elif p.name == "clamp_to_effort_limits":
+                self.clamp = bool(p.value)
         if payload and self.bare is not None:
-            self._swap(self._carrying(self.bare, payload), None)
+            self._swap(self._carrying(self.bare, payload))
         observer = {"friction", "observer_gain", "collision_thresholds", "collision_release"}
         if self.live is not None and observer & {p.name for p in params}:
             self._observe_with(self.live, {p.name: p.value for p in params})
@@ -334,7 +369,7 @@ class DynamicsNode(NodeBase):
             with self.core_log():
                 model = load_urdf_string(urdf, floating_base=self.param("floating_base"))
             model = model.with_gravity(list(self.param("gravity")))
-            self._swap(self._carrying(model), self._command_order(model))
+            self._swap(self._carrying(model))
             self.bare = model  # without the payload
         except (RbdError, InputError) as e:
             if from_parameter:
@@ -353,22 +388,66 @@ class DynamicsNode(NodeBase):
                 "they are held at their neutral pose (identity), at rest")
         self.release_early()
 
-    def _command_order(self, model: Model) -> list[str]:
-        """The ``joints`` parameter if the model has all of them, else the model's order."""
-        wanted = list(self.param("joints") or [])
-        lacking = [j for j in wanted if j not in model.state_joint_names]
-        if lacking:
-            self.get_logger().warning(
-                f"the joints parameter names {lacking}, which the new model does not have: "
-                f"effort_commands and the *_command outputs now follow the model's order "
-                f"{model.state_joint_names} until joints is set again")
-            return []
-        return wanted
+    def _positional_topics(self) -> list[str]:
+        """The resolved names of the Float64MultiArray topics, in and out."""
+        return [self.pub_gravity_cmd.topic_name, self.pub_ff_cmd.topic_name,
+                self.sub_commands.topic_name]
 
-    def _swap(self, model: Model, joints: list[str] | None) -> None:
+    def _order(self, model: Model, wanted: list[str]) -> list[str] | None:
+        """The Float64MultiArray topics' joint order: ``wanted`` (the ``joints`` parameter),
+        else the joints of the controller those topics go to; None (and ``~/status`` says
+        what to set) when neither gives one the model can follow."""
+        known = set(model.state_joint_names)
+        why = ""
+        if wanted:
+            lacking = [j for j in wanted if j not in known]
+            if not lacking:
+                self.report("order", None)
+                return wanted
+            why = f"the joints parameter names {lacking}, which the model does not have"
+        else:
+            controllers = self.controllers.ask(self._positional_topics())
+            answers = {c: self.controllers.joints.get(c, "?") for c in controllers}
+            rename = self.name_map()
+            orders = {c: None if j in ("?", None) else list(rename.names(j))
+                      for c, j in answers.items()}
+            if not controllers:
+                why = ("no joint order: the joints parameter is empty and no topic goes to a "
+                       "controller's /<controller>/commands")
+            elif any(j == "?" for j in answers.values()):
+                why = (f"waiting for the joints parameter of {', '.join(controllers)} (the "
+                       f"controller of the *_command topics)")
+            elif any(j is None for j in answers.values()):
+                why = (f"{', '.join(c for c, j in answers.items() if j is None)} has no "
+                       "string-array parameter joints")
+            elif len({tuple(o) for o in orders.values() if o is not None}) > 1:
+                why = f"the controllers' joints differ: {orders}"
+            else:
+                order = next(iter(orders.values()))
+                assert order is not None
+                lacking = [j for j in order if j not in known]
+                if not lacking:
+                    self.report("order", None)
+                    return order
+                why = (f"the joints of {controllers[0]} name {lacking}, which the model does "
+                       "not have (joint_rename maps a driver's names to the model's)")
+        self.report("order", f"effort_commands and the *_command outputs are off: {why}; set "
+                             f"the joints parameter to the controller's order (the model's "
+                             f"joints: {model.state_joint_names})")
+        return None
+
+    def _reorder(self) -> None:
+        """A controller answered: the Float64MultiArray topics follow its order."""
+        if self.live is not None:
+            self._swap(self.live.model)
+
+    def _swap(self, model: Model, joints: list[str] | None = None) -> None:
+        """Make everything for ``model`` and put it in use; ``joints``: the ``joints``
+        parameter as it is being set (None: as it is)."""
         old = self.live
-        live = Live(model, joints if joints is not None else (old.joints if old else []),
-                    self.name_map())
+        wanted = list(joints if joints is not None else self.param("joints") or [])
+        order = self._order(model, wanted)
+        live = Live(model, wanted if order is not None else [], self.name_map(), order)
         if old is not None and old.model.nv == model.nv and old.names == live.names:
             live.merger = old.merger  # keep the measured state across a gravity change
             live.command, live.trajectory = old.command, old.trajectory
@@ -385,17 +464,48 @@ class DynamicsNode(NodeBase):
     def _on_joint_states(self, live: Live, msg: JointState) -> None:
         if not self.merge(live.merger, msg):
             return
+        self._arrived = time.monotonic()
         self._last_stamp = msg.header.stamp
         if self.timer is None:
             self._publish(live, msg.header.stamp)
 
     def _on_timer(self) -> None:
-        if self.live is not None and self._last_stamp is not None:
+        if self.live is not None and self._last_stamp is not None and not self._silent():
             self._publish(self.live, self._last_stamp)
 
+    def _silent(self) -> bool:
+        """Whether joint_states have been silent for over ``joint_state_timeout`` (said on
+        ``~/status``)."""
+        quiet = time.monotonic() - self._arrived
+        if self._last_stamp is None or quiet <= self.timeout_ns * 1e-9:
+            self.report("silent", None)
+            return False
+        self.report("silent", f"stale joint_states: none for {quiet:.3f} s, the last at "
+                              f"{format_stamp(stamp_ns(self._last_stamp))} (limit "
+                              f"{self.timeout_ns * 1e-6:g} ms); no output until they come")
+        return True
+
+    def _watchdog(self) -> None:
+        """Inputs that stopped, controllers to ask, saturations that ended: on ``~/status``."""
+        live = self.live
+        if live is None:
+            self.report("model", "no model yet: waiting for robot_description (the parameter "
+                                 "or the topic)", log=False)
+            return
+        self.report("model", None)
+        self._silent()
+        if live.order_v is None and not self.param("joints"):
+            self.controllers.ask(self._positional_topics())
+        if self.saturations and time.monotonic() - self._saturated > 1.0:
+            self.report("clamped", None)
+        self.publish_status(force=False)
+
     def _on_command_array(self, live: Live, msg: Float64MultiArray) -> None:
+        if live.order_v is None:
+            self.warn("bad_command", "dropped effort_commands: " + self.problems.get("order", ""))
+            return
         try:
-            live.command[live.joints_v] = float_values(msg.data, live.joints, "efforts")
+            live.command[live.order_v] = float_values(msg.data, live.order, "efforts")
         except InputError as e:
             self.warn("bad_command", f"dropped effort_commands: {e}")
 
@@ -426,9 +536,17 @@ class DynamicsNode(NodeBase):
     # ------------------------------------------------------------------ outputs
     def _publish(self, live: Live, stamp: Any) -> None:
         """Compute and publish what someone subscribes to (each output costs time at 1 kHz)."""
-        if not live.merger.ready:
+        st = live.merger
+        if not st.ready:
             return  # merge() says which joints are missing
-        m, d, st = live.model, live.data, live.merger
+        if st.stale(self.timeout_ns):
+            self.report("stale", st.stale_note(self.timeout_ns) + "; no output until they "
+                        "are fresh (a joint no publisher sends: held_joints)")
+            live.observed_ns = 0  # the observer starts afresh once they are
+            return
+        if "stale" in self.problems:
+            self.report("stale", None)
+        m, d = live.model, live.data
         fric = self.friction
         listened = _listened
         if listened(self.pub_gravity, self.pub_gravity_cmd):
@@ -528,10 +646,24 @@ class DynamicsNode(NodeBase):
             msg.header.stamp = stamp
             msg.effort = array("d", tau[live.out_v].tobytes())
             pub.publish(msg)
-        if pub_cmd is not None and pub_cmd.get_subscription_count():
+        if pub_cmd is not None and live.order_v is not None and pub_cmd.get_subscription_count():
             cmd = live.messages[id(pub_cmd)]
-            cmd.data = array("d", tau[live.joints_v].tobytes())
+            out = tau[live.order_v]
+            if self.clamp and np.any(np.abs(out) > live.limits):
+                self._clamped(live, pub_cmd, out)
+                out = np.clip(out, -live.limits, live.limits)
+            cmd.data = array("d", out.tobytes())
             pub_cmd.publish(cmd)
+
+    def _clamped(self, live: Live, pub: Any, out: np.ndarray) -> None:
+        over = np.flatnonzero(np.abs(out) > live.limits)
+        self.saturations += over.size
+        self._saturated = time.monotonic()
+        worst = int(over[np.argmax(np.abs(out[over]) / live.limits[over])])
+        name = live.order[worst]
+        self.report("clamped", f"clamped {self.saturations} efforts to the URDF's <limit "
+                               f"effort> so far; the last on {pub.topic_name}: {name} asked "
+                               f"{out[worst]:.4g}, limit {live.limits[worst]:.4g}")
 
     # ------------------------------------------------------------------ services
     def _request_state(self, live: Live, req: Any, res: Any, *fields: str

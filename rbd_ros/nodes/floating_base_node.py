@@ -366,6 +366,11 @@ class FloatingBaseNode(NodeBase):
         if not self.merge(live.merger, msg) or not live.merger.ready:
             return
         st = live.merger
+        if st.stale(live.max_age):  # a joint whose publisher died: as the dynamics node
+            note = st.stale_note(live.max_age) + "; no answer until they are fresh"
+            self.warn("stale", note)
+            self.pub_status.publish(String(data=note))
+            return
         live.pending.append(Pending(msg.header.stamp, stamp_ns(msg.header.stamp), st.q.copy(),
                                     st.v.copy(), st.effort.copy(), time.monotonic()))
         self._drain(time.monotonic())

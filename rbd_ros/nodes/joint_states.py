@@ -165,6 +165,7 @@ class JointStateMerger:
         self.effort = np.full(model.nv, np.nan)
         self.stamp = np.zeros(model.nv, dtype=np.int64)  # per joint, ns (valid where seen)
         self.seen = np.zeros(model.nv, dtype=bool)
+        self.latest = 0  # stamp of the last message merged (ns)
         self._plans: dict[tuple[str, ...], Plan] = {}
         self.differenced = False  # the last message's velocities came from its positions
         # joints with several coordinates (a free flyer, floating and planar joints) are not
@@ -182,6 +183,9 @@ class JointStateMerger:
         for name, position in self.names.held.items():
             i = self.joints.index[name]
             self.q[self.joints.q_index(i)], self.seen[i] = position, True
+        # the joints that only messages set: their ages are watched
+        self.fed = np.array(sorted(i for n, i in self.joints.index.items()
+                                   if n not in self.names.held), dtype=np.int64)
 
     @property
     def ready(self) -> bool:
@@ -189,6 +193,26 @@ class JointStateMerger:
 
     def missing(self) -> list[str]:
         return [n for n, i in self.joints.index.items() if not self.seen[i]]
+
+    def stale(self, timeout_ns: int) -> bool:
+        """Whether a joint that messages set was last set more than ``timeout_ns`` away from
+        the last message's stamp, before it or after it (a publisher that died, or one on
+        another clock)."""
+        if not self.fed.size:
+            return False
+        age = self.latest - self.stamp[self.fed]
+        return bool(age.max() > timeout_ns or -age.min() > timeout_ns)
+
+    def stale_note(self, timeout_ns: int) -> str:
+        """What ``stale`` found, for a user: the joints, their last stamps and how old."""
+        parts = []
+        for n, i in self.joints.index.items():
+            age = self.latest - int(self.stamp[i])
+            if i in self.fed and abs(age) > timeout_ns:
+                parts.append(f"{n} (last at {format_stamp(int(self.stamp[i]))}, "
+                             f"{abs(age) * 1e-6:.1f} ms {'before' if age > 0 else 'after'})")
+        return (f"stale joint_states: {', '.join(parts)} the joint state at "
+                f"{format_stamp(self.latest)} (limit {timeout_ns * 1e-6:g} ms)")
 
     def _plan(self, names: Sequence[str]) -> Plan:
         """How a message with these names maps to the model (cached: drivers repeat them)."""
@@ -248,7 +272,14 @@ class JointStateMerger:
         if eff is not None:
             self.effort[idx] = eff[ks]
         self.stamp[idx] = stamp
+        self.latest = stamp
         return update
+
+
+def format_stamp(ns: int) -> str:
+    """A stamp as seconds, to the microsecond, as ``ros2 topic echo`` shows sec and nanosec."""
+    sec, rest = divmod(ns, 1_000_000_000)
+    return f"{sec}.{rest // 1000:06d} s"
 
 
 QUATERNION_TOLERANCE = 1e-3  # |norm - 1| accepted (and normalised): float32 rounding, not more

@@ -354,11 +354,13 @@ def test_publish_rate_follows_sim_time(ros: None, probe: Probe, tmp_path: Path) 
             states.publish(joint_state(7.0))
             probe.spin_for(0.02)
         assert not grav, "published on the wall clock"
-        # half a second of simulated time over two seconds of wall time
+        # half a second of simulated time over two seconds of wall time (the driver goes on:
+        # a joint_states silence longer than joint_state_timeout stops the outputs)
         for k in range(51):
             clock.publish(Clock(clock=Time(sec=10, nanosec=k * 10_000_000)))
+            states.publish(joint_state(7.0))
             probe.spin_for(0.04)
-        probe.spin_for(0.2)
+        probe.spin_for(0.02)
         assert 25 <= len(grav) <= 80, len(grav)  # ~50; on the wall clock: ~200
         np.testing.assert_allclose(by_name(grav[-1]), gravity(MODEL, DATA, Q), atol=1e-9)
         assert grav[-1].header.stamp.sec == 7
@@ -413,13 +415,15 @@ def test_mimic_and_floating_joints_in_requests(ros: None, probe: Probe, tmp_path
 
 def test_a_new_robot_description_swaps_everything(ros: None, probe: Probe,
                                                   tmp_path: Path) -> None:
-    """A 7-joint arm swapped for a 6-joint one: the command order follows the new model (with
-    `joints` unset) and the robot_description parameter shows the model in use."""
+    """A 7-joint arm swapped for a 6-joint one: commands in `joints` order (six joints, which
+    both models have) are taken by the new model, and the robot_description parameter shows
+    the model in use."""
     from rcl_interfaces.srv import GetParameters
 
     six = ARM.read_text().replace('<joint name="joint7" type="revolute">',
                                   '<joint name="joint7" type="fixed">')
-    node = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/swap")
+    node = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/swap", "-p",
+                       f"joints:=[{', '.join(NAMES[:6])}]")
     try:
         desc = probe.node.create_publisher(String, "/swap/robot_description", LATCHED)
         desc.publish(String(data=ARM.read_text()))

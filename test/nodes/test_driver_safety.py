@@ -1,0 +1,210 @@
+"""The dynamics node beside a driver and a controller, each a real process or node over DDS:
+a joint whose publisher dies stops the outputs, the command order comes from the controller
+(never guessed), and commands are clamped to the URDF's effort limits."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from builtin_interfaces.msg import Time
+from rosutil import LATCHED, SENSOR, NodeProcess, Probe, Process, params_file
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+from rbd_ros.dynamics import Data, gravity, load_urdf, load_urdf_string
+from rbd_ros.robots import ARM
+
+NAMES = [f"joint{k}" for k in range(1, 8)]
+CONTROLLER_JOINTS = ["joint3", "joint1", "joint2", "joint7", "joint5", "joint4", "joint6"]
+MODEL = load_urdf(ARM)
+Q = np.array([0.1, 0.5, -0.2, -1.1, 0.3, 0.8, -0.4])
+G = gravity(MODEL, Data(MODEL), Q)
+RATE_S = 0.005  # the driver's period: 200 Hz
+
+
+def state(stamp_ns: int, names: Sequence[str]) -> JointState:
+    idx = [NAMES.index(n) for n in names]
+    msg = JointState(name=list(names), position=list(Q[idx]), velocity=[0.0] * len(idx),
+                     effort=[0.0] * len(idx))
+    msg.header.stamp = Time(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000)
+    return msg
+
+
+def ns(msg: JointState) -> int:
+    return int(msg.header.stamp.sec) * 1_000_000_000 + int(msg.header.stamp.nanosec)
+
+
+class Driver:
+    """An arm's driver (joints 1-6) and a gripper's (joint7), publishing separately at 200 Hz
+    with today's stamps, while the probe spins."""
+
+    def __init__(self, probe: Probe, ns_: str) -> None:
+        self.probe = probe
+        self.arm = probe.node.create_publisher(JointState, f"{ns_}/joint_states", SENSOR)
+        self.gripper = probe.node.create_publisher(JointState, f"{ns_}/joint_states", SENSOR)
+        self.last_gripper = 0
+
+    def run(self, seconds: float, gripper: bool = True) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            t = time.time_ns()
+            self.arm.publish(state(t, NAMES[:6]))
+            if gripper:
+                self.gripper.publish(state(t, NAMES[6:]))
+                self.last_gripper = t
+            self.probe.spin_for(RATE_S)
+
+
+def start(tmp_path: Path, ns_: str, urdf: str, *args: str, **params: object) -> NodeProcess:
+    p = params_file(tmp_path / f"{ns_.strip('/')}.yaml", f"{ns_}/rbd_dynamics",
+                    {"robot_description": urdf, **params})
+    return NodeProcess("rbd_ros.nodes.dynamics_node", "-r", f"__ns:={ns_}", *args,
+                       "--params-file", str(p))
+
+
+@pytest.fixture
+def controller() -> Iterator[Process]:
+    """A node named /effort_controller holding its `joints` the way ros2_control's forward
+    command controllers do, in its own process."""
+    code = ("import rclpy, sys\n"
+            "rclpy.init()\n"
+            "node = rclpy.create_node('effort_controller')\n"
+            f"node.declare_parameter('joints', {CONTROLLER_JOINTS!r})\n"
+            "try:\n    rclpy.spin(node)\nexcept KeyboardInterrupt:\n    pass\n")
+    proc = Process(sys.executable, "-c", code)
+    yield proc
+    proc.stop()
+
+
+def test_a_joint_whose_publisher_dies_stops_every_output(ros: None, probe: Probe,
+                                                         tmp_path: Path) -> None:
+    """The gripper's driver stops: within 0.1 s of its last state no output is computed, and
+    ~/status names the joint; it comes back and the outputs resume by themselves."""
+    node = start(tmp_path, "/stale", ARM.read_text(), joints=NAMES)
+    try:
+        grav = probe.listen(JointState, "/stale/rbd_dynamics/gravity_torques")
+        cmd = probe.listen(Float64MultiArray, "/stale/rbd_dynamics/gravity_command")
+        status = probe.listen(String, "/stale/rbd_dynamics/status", LATCHED)
+        driver = Driver(probe, "/stale")
+        assert probe.spin_until(lambda: driver.arm.get_subscription_count() > 0, 60)
+        driver.run(1.0)
+        assert grav and cmd, "no output while both drivers run"
+        np.testing.assert_allclose(cmd[-1].data, G, atol=1e-9)
+        grav.clear()
+        cmd.clear()
+        driver.run(0.5, gripper=False)
+        died = driver.last_gripper
+        after = [ns(m) - died for m in grav]
+        assert after and max(after) <= 100_000_000, after  # stopped within 0.1 s
+        assert len(cmd) <= len(grav)
+        assert "stale joint_states: joint7 (last at" in status[-1].data, status[-1].data
+        assert "joint1" not in status[-1].data.split("the joint state")[0]
+        count = len(grav)
+        driver.run(0.5)
+        assert len(grav) > count + 20, "the outputs did not resume"
+        assert probe.spin_until(lambda: status[-1].data == "ok", 3), status[-1].data
+        # every driver silent: the status says so within the timeout and a watchdog's tick
+        quiet = time.monotonic()
+        assert probe.spin_until(lambda: "none for" in status[-1].data, 3), status[-1].data
+        assert time.monotonic() - quiet < 0.5
+    finally:
+        print(node.stop())
+
+
+def test_the_command_order_comes_from_the_controller(ros: None, probe: Probe, tmp_path: Path,
+                                                     controller: Process) -> None:
+    """`joints` unset, effort_commands remapped to /effort_controller/commands: the
+    *_command outputs come in that controller's `joints` order, read from its parameter."""
+    node = start(tmp_path, "/ctl", ARM.read_text(), "-r",
+                 "effort_commands:=/effort_controller/commands")
+    try:
+        cmd = probe.listen(Float64MultiArray, "/ctl/rbd_dynamics/gravity_command")
+        grav = probe.listen(JointState, "/ctl/rbd_dynamics/gravity_torques")
+        pub = probe.node.create_publisher(JointState, "/ctl/joint_states", SENSOR)
+
+        def send() -> bool:
+            pub.publish(state(time.time_ns(), NAMES))
+            return bool(cmd)
+
+        assert probe.spin_until(send, 60), "no gravity_command in the controller's order"
+        want = [G[NAMES.index(j)] for j in CONTROLLER_JOINTS]
+        np.testing.assert_allclose(cmd[-1].data, want, atol=1e-9)
+        assert grav
+    finally:
+        print(node.stop())
+
+
+def test_without_an_order_the_command_topics_stay_silent(ros: None, probe: Probe,
+                                                         tmp_path: Path) -> None:
+    """`joints` unset and no controller to ask: nothing on *_command (the by-name topics go
+    on), and ~/status says what to set."""
+    node = start(tmp_path, "/noorder", ARM.read_text())
+    try:
+        cmd = probe.listen(Float64MultiArray, "/noorder/rbd_dynamics/gravity_command")
+        grav = probe.listen(JointState, "/noorder/rbd_dynamics/gravity_torques")
+        status = probe.listen(String, "/noorder/rbd_dynamics/status", LATCHED)
+        pub = probe.node.create_publisher(JointState, "/noorder/joint_states", SENSOR)
+
+        def send() -> bool:
+            pub.publish(state(time.time_ns(), NAMES))
+            return len(grav) > 20
+
+        assert probe.spin_until(send, 60)
+        assert not cmd
+        assert status and "set the joints parameter" in status[-1].data, status
+        assert "no joint order" in status[-1].data
+    finally:
+        print(node.stop())
+
+
+def test_commands_are_clamped_to_the_effort_limits(ros: None, probe: Probe,
+                                                   tmp_path: Path) -> None:
+    """joint2's limit lowered under its gravity torque: ~/gravity_command holds it at the
+    limit, ~/gravity_torques says the torque as computed, ~/status counts the clamps; with
+    clamp_to_effort_limits false the command is as computed."""
+    limit = 5.0
+    urdf = ARM.read_text().replace('effort="87"', f'effort="{limit}"', 2).replace(
+        f'effort="{limit}"', 'effort="87"', 1)  # joint2 only
+    model = load_urdf_string(urdf)
+    assert [j.effort for j in model.joints][:3] == [87.0, limit, 87.0]
+    assert abs(G[1]) > limit
+    node = start(tmp_path, "/clamp", urdf, joints=NAMES)
+    try:
+        cmd = probe.listen(Float64MultiArray, "/clamp/rbd_dynamics/gravity_command")
+        grav = probe.listen(JointState, "/clamp/rbd_dynamics/gravity_torques")
+        status = probe.listen(String, "/clamp/rbd_dynamics/status", LATCHED)
+        pub = probe.node.create_publisher(JointState, "/clamp/joint_states", SENSOR)
+
+        def send(done: Callable[[], object]) -> bool:
+            pub.publish(state(time.time_ns(), NAMES))
+            return bool(done())
+
+        assert probe.spin_until(lambda: send(lambda: cmd and grav), 60)
+        want = G.copy()
+        want[1] = np.sign(G[1]) * limit
+        np.testing.assert_allclose(cmd[-1].data, want, atol=1e-9)
+        np.testing.assert_allclose([grav[-1].effort[grav[-1].name.index(n)] for n in NAMES], G,
+                                   atol=1e-9)
+        assert probe.spin_until(lambda: send(lambda: status and "clamped" in status[-1].data),
+                                5), status
+        assert f"joint2 asked {G[1]:.4g}, limit 5" in status[-1].data, status[-1].data
+        from rcl_interfaces.msg import Parameter as ParameterMsg
+        from rcl_interfaces.msg import ParameterType, ParameterValue
+        from rcl_interfaces.srv import SetParameters
+
+        res = probe.call(SetParameters, "/clamp/rbd_dynamics/set_parameters",
+                         SetParameters.Request(parameters=[ParameterMsg(
+                             name="clamp_to_effort_limits",
+                             value=ParameterValue(type=ParameterType.PARAMETER_BOOL,
+                                                  bool_value=False))]))
+        assert res.results[0].successful
+        # (commands sent before the change may still be on their way)
+        assert probe.spin_until(lambda: send(lambda: abs(cmd[-1].data[1]) > limit), 10)
+        np.testing.assert_allclose(cmd[-1].data, G, atol=1e-9)
+    finally:
+        print(node.stop())
