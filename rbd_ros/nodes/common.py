@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.exceptions import (
     NameValidationException,
     ParameterException,
@@ -27,6 +28,11 @@ from std_msgs.msg import String
 
 from ..joint_names import NameMap
 from .errors import InputError
+from .health import DIAGNOSTICS_S, Health
+
+#: the level on /diagnostics of each kind of problem (``NodeBase.report``); others: WARN
+PROBLEM_LEVELS = {"stale": DiagnosticStatus.ERROR, "silent": DiagnosticStatus.ERROR,
+                  "model": DiagnosticStatus.ERROR}
 
 THROTTLE_S = 5.0
 #: robot_description as robot_state_publisher publishes it
@@ -81,7 +87,10 @@ class NodeBase(Node):
         self._last_warn: dict[str, float] = {}
         self.problems: dict[str, str] = {}  # what stops an output now, by kind; ~/status
         self._status_sent = (-math.inf, "")  # when (monotonic s) and what ~/status last said
-        self.pub_status: Any = None  # made by a node that reports on_change (``report``)
+        self.pub_status: Any = None  # ~/status, made by the node
+        self.health = Health()
+        self.pub_diagnostics = self.quiet_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_timer(DIAGNOSTICS_S, self._diagnose)
         self._early: deque[tuple[float, Callable[[Any], None], Any]] = deque(maxlen=50_000)
         # what a first model would otherwise pay while its joint states queue up (~0.2 s,
         # enough to overflow a sensor queue at 1 kHz): the first log line (rclpy's logger
@@ -174,9 +183,10 @@ class NodeBase(Node):
     def merge(self, merger: Any, msg: Any) -> bool:
         """Merge a sensor_msgs/JointState into ``merger`` (a JointStateMerger). False: the
         message was bad and is dropped whole, with a throttled warning."""
+        stamp = stamp_ns(msg.header.stamp)
+        self.health.received(stamp)
         try:
-            update = merger.update(stamp_ns(msg.header.stamp), msg.name, msg.position,
-                                   msg.velocity, msg.effort)
+            update = merger.update(stamp, msg.name, msg.position, msg.velocity, msg.effort)
         except InputError as e:
             self.warn("bad_state", f"dropped a joint_states message: {e}")
             return False
@@ -234,8 +244,37 @@ class NodeBase(Node):
         self._status_sent = (now, text)
         self.pub_status.publish(String(data=text))
 
+    def diagnosis(self) -> tuple[bytes, str, list[tuple[str, str]]]:
+        """This node's health for ``/diagnostics``: a DiagnosticStatus level, a message and
+        values (overridden by each node; here: its problems, as on ``~/status``)."""
+        level = max((PROBLEM_LEVELS.get(k, DiagnosticStatus.WARN) for k in self.problems),
+                    default=DiagnosticStatus.OK)
+        return level, "; ".join(self.problems.values()) or "ok", []
+
+    def _diagnose(self) -> None:
+        """Once a second on ``/diagnostics``, as drivers report (rqt_robot_monitor, Foxglove
+        and the diagnostic aggregator read it)."""
+        level, message, values = self.diagnosis()
+        h = self.health.window()
+        if h["warnings"] != "0" and level == DiagnosticStatus.OK:
+            level = DiagnosticStatus.WARN
+            message = f"{h['warnings']} warnings in the last second, the last: " \
+                      f"{h['last warning']}"
+        live = self.live
+        model = [("model", live.model.name), ("joints", ", ".join(live.names))] if live \
+            else [("model", "none yet")]
+        msg = DiagnosticArray(status=[DiagnosticStatus(
+            level=level, name=f"{self.get_name()}: health",
+            hardware_id=live.model.name if live else "", message=message,
+            values=[KeyValue(key=k, value=str(v))
+                    for k, v in [*model, *h.items(), *values]])])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diagnostics.publish(msg)
+
     def warn(self, key: str, text: str) -> None:
-        """A warning at most every THROTTLE_S seconds per kind of problem."""
+        """A warning at most every THROTTLE_S seconds per kind of problem (each one counted on
+        ``/diagnostics``)."""
+        self.health.warned(text)
         now = self.get_clock().now().nanoseconds * 1e-9
         if now - self._last_warn.get(key, -math.inf) >= THROTTLE_S:
             self._last_warn[key] = now

@@ -546,6 +546,7 @@ class DynamicsNode(NodeBase):
             return
         if "stale" in self.problems:
             self.report("stale", None)
+        t0 = time.perf_counter_ns()
         m, d = live.model, live.data
         fric = self.friction
         listened = _listened
@@ -576,6 +577,26 @@ class DynamicsNode(NodeBase):
             v[idx], a[idx] = vd, ad
             self._emit(live, stamp, self.pub_ff, self.pub_ff_cmd, rnea(m, d, q, v, a,
                                                                         friction=fric))
+        self.health.answer(time.perf_counter_ns() - t0)
+
+    def diagnosis(self) -> tuple[bytes, str, list[tuple[str, str]]]:
+        level, message, values = super().diagnosis()
+        live = self.live
+        if live is None:
+            return level, message, values
+        flagged = ([j for j, f in zip(live.joints, live.detector.flags, strict=True) if f]
+                   if live.detector is not None else [])
+        if flagged and level == DiagnosticStatus.OK:
+            level, message = DiagnosticStatus.WARN, f"collision flagged on {flagged}"
+        return level, message, [
+            *values,
+            ("command order", ", ".join(live.order) if live.order_v is not None
+             else "none: effort_commands and *_command are off"),
+            ("efforts clamped since start", str(self.saturations)),
+            ("observer", f"running since {format_stamp(live.t0_ns)}" if live.observed_ns
+             else "idle (nobody subscribes to external_torques, no collision_thresholds)"),
+            ("collision flags", ", ".join(flagged) if live.detector is not None
+             else "off (no collision_thresholds)")]
 
     def _observe(self, live: Live, stamp: Any) -> None:
         """One step of the momentum observer: ``~/external_torques`` and ``~/collision``."""

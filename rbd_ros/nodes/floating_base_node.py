@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
@@ -198,6 +199,7 @@ class FloatingBaseNode(NodeBase):
         self.pub_com = self.quiet_publisher(PointStamped, "~/center_of_mass")
         self.pub_tau = self.quiet_publisher(JointState, "~/joint_torques")
         self.pub_status = self.quiet_publisher(String, "~/status")
+        self.last_status = ""  # what ~/status said last
         self.pub_flight_base = self.quiet_publisher(AccelStamped, "~/flight/base_acceleration")
         self.pub_flight_joints = self.quiet_publisher(JointTrajectory,
                                                       "~/flight/joint_accelerations")
@@ -369,7 +371,7 @@ class FloatingBaseNode(NodeBase):
         if st.stale(live.max_age):  # a joint whose publisher died: as the dynamics node
             note = st.stale_note(live.max_age) + "; no answer until they are fresh"
             self.warn("stale", note)
-            self.pub_status.publish(String(data=note))
+            self.say(note)
             return
         live.pending.append(Pending(msg.header.stamp, stamp_ns(msg.header.stamp), st.q.copy(),
                                     st.v.copy(), st.effort.copy(), time.monotonic()))
@@ -393,13 +395,28 @@ class FloatingBaseNode(NodeBase):
             f, imu_note = live.imu.at(p.t, live.max_age) if imu else (None, "")
             if x is None or (imu and f is None):
                 self.warn("stale", f"no answer for a joint state: {note or imu_note}")
-                self.pub_status.publish(String(data=note if x is None else imu_note))
+                self.say(note if x is None else imu_note)
                 continue
             p.q[:7], p.v[:6] = x[:7], x[7:]
             notes = [n for n in (note, imu_note) if n]
+            t0 = time.perf_counter_ns()
             self._publish(live, p, f, f"; {', '.join(notes)}" if notes else "")
+            self.health.answer(time.perf_counter_ns() - t0)
 
     # ------------------------------------------------------------------ outputs
+    def say(self, text: str) -> None:
+        """``~/status`` for this state ("ok", "flight", or why there is no answer)."""
+        self.last_status = text
+        self.pub_status.publish(String(data=text))
+
+    def diagnosis(self) -> tuple[bytes, str, list[tuple[str, str]]]:
+        level, message, values = super().diagnosis()
+        said = self.last_status
+        if said.startswith(("ok", "flight")) or not said:
+            return level, message if said else "no joint state answered yet", values
+        bad = DiagnosticStatus.ERROR if said.startswith("stale") else DiagnosticStatus.WARN
+        return max(level, bad), said, values
+
     def _publish(self, live: Live, p: Pending, specific_force: np.ndarray | None,
                  note: str) -> None:
         m = live.model
@@ -409,8 +426,7 @@ class FloatingBaseNode(NodeBase):
         if not contacts:  # flight: base and joints move under the measured efforts
             missing = live.without_effort(p)
             if missing:
-                self.pub_status.publish(String(data=f"flight, but the joint states carry no "
-                                                    f"effort for {missing}"))
+                self.say(f"flight, but the joint states carry no effort for {missing}")
                 return
             a_base, qdd = forward_dynamics(m, live.data, p.q, p.v, p.effort[6:])
             acc = AccelStamped(accel=accel(a_base))
@@ -420,7 +436,7 @@ class FloatingBaseNode(NodeBase):
             msg.header.stamp = p.stamp
             msg.points = [JointTrajectoryPoint(accelerations=qdd[live.v_index - 6].tolist())]
             self.pub_flight_joints.publish(msg)
-            self.pub_status.publish(String(data="flight" + note))
+            self.say("flight" + note)
             return
         a_base = np.zeros(6) if specific_force is None else \
             base_acceleration_from_imu(m, p.q, p.v, specific_force)
@@ -428,24 +444,24 @@ class FloatingBaseNode(NodeBase):
         if not r.feasible:
             self.warn("impossible", f"impossible with contacts {[c.link for c in contacts]}: "
                                     f"{r.reason}")
-            self.pub_status.publish(String(data=r.reason))
+            self.say(r.reason)
             return
         self._publish_reaction(live, p.stamp, r)
-        self.pub_status.publish(String(data="ok" + note))
+        self.say("ok" + note)
 
     def _estimate(self, live: Live, p: Pending) -> bool:
         """The contacts that touch, from this state's efforts, into ``live.active``; published.
         False (and ``~/status`` says why) when the state cannot give them."""
         missing = live.without_effort(p)
         if missing:
-            self.pub_status.publish(String(data=f"cannot estimate the contacts: the joint "
-                                                f"states carry no effort for {missing}"))
+            self.say(f"cannot estimate the contacts: the joint states carry no effort for "
+                     f"{missing}")
             return False
         try:
             est = live.estimator.update(p.t * 1e-9, p.q, p.v, p.effort[6:])  # type: ignore[union-attr]
         except RbdError as e:
             self.warn("estimate", f"cannot estimate the contacts: {e}")
-            self.pub_status.publish(String(data=f"cannot estimate the contacts: {e}"))
+            self.say(f"cannot estimate the contacts: {e}")
             return False
         live.active = {link for link, on in est.touching.items() if on}
         if self.pub_estimated.get_subscription_count():

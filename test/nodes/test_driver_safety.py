@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rosutil import LATCHED, SENSOR, NodeProcess, Probe, Process, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -60,6 +61,11 @@ class Driver:
             self.probe.spin_for(RATE_S)
 
 
+def ours(msg: DiagnosticArray) -> DiagnosticStatus:
+    """The dynamics node's status on /diagnostics."""
+    return next(s for s in msg.status if s.name == "rbd_dynamics: health")
+
+
 def start(tmp_path: Path, ns_: str, urdf: str, *args: str, **params: object) -> NodeProcess:
     p = params_file(tmp_path / f"{ns_.strip('/')}.yaml", f"{ns_}/rbd_dynamics",
                     {"robot_description": urdf, **params})
@@ -90,11 +96,20 @@ def test_a_joint_whose_publisher_dies_stops_every_output(ros: None, probe: Probe
         grav = probe.listen(JointState, "/stale/rbd_dynamics/gravity_torques")
         cmd = probe.listen(Float64MultiArray, "/stale/rbd_dynamics/gravity_command")
         status = probe.listen(String, "/stale/rbd_dynamics/status", LATCHED)
+        diagnostics = probe.listen(DiagnosticArray, "/diagnostics")
         driver = Driver(probe, "/stale")
         assert probe.spin_until(lambda: driver.arm.get_subscription_count() > 0, 60)
         driver.run(1.0)
+        diagnostics.clear()  # (the start's "waiting for joint7" makes its second WARN)
+        driver.run(1.1)
         assert grav and cmd, "no output while both drivers run"
         np.testing.assert_allclose(cmd[-1].data, G, atol=1e-9)
+        health = ours(diagnostics[-1])
+        assert health.level == DiagnosticStatus.OK, health
+        values = {v.key: v.value for v in health.values}
+        assert values["model"] == "arm7" and values["joints"] == ", ".join(NAMES)
+        assert float(values["joint_states rate (Hz)"]) > 50, values
+        assert values["command order"] == ", ".join(NAMES)
         grav.clear()
         cmd.clear()
         driver.run(0.5, gripper=False)
@@ -104,6 +119,10 @@ def test_a_joint_whose_publisher_dies_stops_every_output(ros: None, probe: Probe
         assert len(cmd) <= len(grav)
         assert "stale joint_states: joint7 (last at" in status[-1].data, status[-1].data
         assert "joint1" not in status[-1].data.split("the joint state")[0]
+        diagnostics.clear()
+        driver.run(1.1, gripper=False)
+        health = ours(diagnostics[-1])
+        assert health.level == DiagnosticStatus.ERROR and "joint7" in health.message, health
         count = len(grav)
         driver.run(0.5)
         assert len(grav) > count + 20, "the outputs did not resume"

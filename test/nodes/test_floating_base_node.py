@@ -304,3 +304,46 @@ def test_contact_parameters_per_link(node: NodeProcess, probe: Probe) -> None:
     assert probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req).success
     radius.double_value = 0.0
     assert set_param("contacts.LF_foot.radius", radius)[0]
+
+
+def test_a_stale_joint_stops_the_answers_and_says_so(node: NodeProcess, probe: Probe) -> None:
+    """Front and hind legs from two publishers; the hind legs' stops: no answer once its
+    joints are over input_timeout old, ~/status and /diagnostics name them; it resumes."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    base = probe.listen(WrenchStamped, f"{NODE}/base_wrench")
+    status = probe.listen(String, f"{NODE}/status")
+    diagnostics = probe.listen(DiagnosticArray, "/diagnostics")
+    front, hind = NAMES[:6], NAMES[6:]
+    pubs = [probe.node.create_publisher(JointState, "/joint_states", SENSOR) for _ in "fh"]
+    od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
+    t = [30 * 10**9]
+
+    def step(with_hind: bool) -> bool:
+        """One state (its odometry first); False, for ``step(...) or done``."""
+        t[0] += 5_000_000
+        sec, ns = divmod(t[0], 10**9)
+        od.publish(odom(sec, nanosec=ns))
+        for pub, names in zip(pubs, (front, hind) if with_hind else (front,), strict=False):
+            msg = JointState(name=names, position=[float(Q_JOINTS[NAMES.index(n)]) for n in names],
+                             velocity=[0.0] * 6, effort=[0.0] * 6)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = sec, ns
+            pub.publish(msg)
+        probe.spin_for(0.005)
+        return False
+
+    def ours(d: DiagnosticArray) -> DiagnosticStatus | None:
+        return next((s for s in d.status if s.name == "rbd_floating_base: health"), None)
+
+    assert probe.spin_until(lambda: step(True) or bool(base and status
+                                                        and status[-1].data == "ok"), 15)
+    for _ in range(60):
+        step(False)
+    assert status[-1].data.startswith(f"stale joint_states: {hind[0]} (last at"), status[-1].data
+    count = len(base)
+    assert probe.spin_until(lambda: step(False) or any(
+        (h := ours(d)) is not None and h.level == DiagnosticStatus.ERROR
+        and "stale joint_states" in h.message for d in diagnostics), 5), diagnostics[-1:]
+    assert len(base) <= count + 1  # (one in flight)
+    assert probe.spin_until(lambda: step(True) or (len(base) > count + 10
+                                                    and status[-1].data == "ok"), 10)
