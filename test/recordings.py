@@ -74,3 +74,23 @@ def write_joint_states(path: Path, ns: Sequence[int], q: np.ndarray,
                               EMPTY if effort is None else effort[k])
             w.write(js, int(t), raw[: len(raw) // 2] if k in cut else raw)
     return path
+
+
+def odometry(ns: int, z: float) -> bytes:
+    """A nav_msgs/Odometry stamped ``ns``: the base ``z`` above the origin, level, at rest."""
+    t = TS.types
+    Time, Header = t["builtin_interfaces/msg/Time"], t["std_msgs/msg/Header"]
+    Vec, Point, Quat = (t["geometry_msgs/msg/Vector3"], t["geometry_msgs/msg/Point"],
+                        t["geometry_msgs/msg/Quaternion"])
+    zero = Vec(x=0.0, y=0.0, z=0.0)
+    msg = t["nav_msgs/msg/Odometry"](
+        header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id="odom"),
+        child_frame_id="base",
+        pose=t["geometry_msgs/msg/PoseWithCovariance"](
+            pose=t["geometry_msgs/msg/Pose"](position=Point(x=0.0, y=0.0, z=z),
+                                             orientation=Quat(x=0.0, y=0.0, z=0.0, w=1.0)),
+            covariance=np.zeros(36)),
+        twist=t["geometry_msgs/msg/TwistWithCovariance"](
+            twist=t["geometry_msgs/msg/Twist"](linear=zero, angular=zero),
+            covariance=np.zeros(36)))
+    return bytes(TS.serialize_cdr(msg, "nav_msgs/msg/Odometry"))

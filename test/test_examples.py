@@ -229,7 +229,8 @@ def test_the_topic_tables_are_the_nodes(section: str, config: str, tmp_path: Pat
             names = re.findall(r"`([^`]+)`", names)
             typed = re.match(r"(\w+)/(\w+)", kind)
             for name in names:
-                full = name.replace("~", f"/{key}") if name.startswith("~") else f"/{name}"
+                full = (name.replace("~", f"/{key}") if name.startswith("~") else
+                        name if name.startswith("/") else f"/{name}")
                 for each in ([full.replace("<link>", link) for link in links]
                              if "<link>" in full else [full]):
                     table[direction][each] = (f"{typed[1]}/msg/{typed[2]}" if typed and

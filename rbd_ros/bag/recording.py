@@ -21,6 +21,8 @@ from .readers import batches, span
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
+ODOMETRY = "nav_msgs/msg/Odometry"
+IMU = "sensor_msgs/msg/Imu"
 COMMAND_ARRAY = "std_msgs/msg/Float64MultiArray"
 STRING = "std_msgs/msg/String"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BagError
-from .recording import JOINT_STATE, JOINT_TRAJECTORY, open_reader
+from .recording import IMU, JOINT_STATE, JOINT_TRAJECTORY, ODOMETRY, open_reader
 
 
 def message_class(msgtype: str) -> Any:
@@ -115,10 +115,11 @@ def latched(conn: Any) -> bool:
     return bool(recorded_qos(conn).durability == DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def _wait_for(node: Any, names: list[str], pubs: dict[str, Any], timeout: float) -> None:
+def _wait_for(node: Any, names: list[str], pubs: dict[str, Any], timeout: float,
+              also: dict[str, Any] | None = None) -> None:
     """Until each named node subscribes to every topic of ``pubs`` (topic -> our publisher) and
-    each publisher has matched every subscriber the graph shows; BagError after ``timeout``
-    seconds."""
+    each publisher, of ``also`` too, has matched every subscriber the graph shows; BagError
+    after ``timeout`` seconds."""
 
     def full(n: str) -> str:
         return n if n.startswith("/") else f"/{n}"
@@ -127,10 +128,11 @@ def _wait_for(node: Any, names: list[str], pubs: dict[str, Any], timeout: float)
     missing: list[str] = []
     while True:
         missing = []
-        for topic, pub in pubs.items():
+        for topic, pub in {**(also or {}), **pubs}.items():
             subs = node.get_subscriptions_info_by_topic(topic)
             have = {full(f"{s.node_namespace.rstrip('/')}/{s.node_name}") for s in subs}
-            missing += [f"{n} on {topic}" for n in names if full(n) not in have]
+            if topic in pubs:
+                missing += [f"{n} on {topic}" for n in names if full(n) not in have]
             if pub.get_subscription_count() < len(subs):
                 missing.append(f"matching {topic}")
         if not missing:
@@ -316,8 +318,10 @@ def replay(paths: list[Path], opts: Playback) -> tuple[int, int, int]:
                     break
         if opts.wait_for:
             states = [c for c in conns if c.msgtype == JOINT_STATE] or conns
+            # a legged robot's odometry and IMU: matched with whoever subscribes to them
+            sensors = [c for c in conns if c.msgtype in (ODOMETRY, IMU)]
             _wait_for(node, opts.wait_for, {pubs[c.id].topic_name: pubs[c.id] for c in states},
-                      opts.wait_timeout)
+                      opts.wait_timeout, {pubs[c.id].topic_name: pubs[c.id] for c in sensors})
         else:
             deadline = time.monotonic() + opts.start_delay  # let subscribers discover us
             while time.monotonic() < deadline and \

@@ -52,6 +52,20 @@ SENSOR = QoSProfile(depth=20, history=HistoryPolicy.KEEP_LAST,
                     durability=DurabilityPolicy.VOLATILE)
 
 
+#: the choices of ``joint_states_qos``: sensor data (SENSOR, for a live robot) or reliable (a
+#: lossless replay: ``rbd-ros replay --wait-for``), for each sensor stream a node reads
+QOS_CHOICES = ("sensor_data", "reliable")
+
+
+def input_qos(choice: str) -> QoSProfile:
+    """The QoS of the sensor streams for a ``joint_states_qos`` choice (ValueError if none)."""
+    if choice not in QOS_CHOICES:
+        raise ValueError(f"joint_states_qos must be one of {QOS_CHOICES}, got '{choice}'")
+    if choice == "sensor_data":
+        return SENSOR
+    return QoSProfile(depth=OUTPUT_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
+
+
 def value_range(low: float, high: float) -> list[Any]:
     """A parameter descriptor's ``floating_point_range``: rclpy refuses a value outside it (NaN
     too), and ``ros2 param describe`` shows it."""

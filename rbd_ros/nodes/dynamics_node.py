@@ -52,7 +52,6 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -68,7 +67,15 @@ from ..dynamics.observer import (
     likely_links,
 )
 from ..joint_names import NameMap
-from .common import LATCHED, OUTPUT_DEPTH, SENSOR, NodeBase, run, stamp_ns, value_range
+from .common import (
+    LATCHED,
+    QOS_CHOICES,
+    NodeBase,
+    input_qos,
+    run,
+    stamp_ns,
+    value_range,
+)
 from .controllers import Controllers
 from .errors import InputError
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
@@ -76,7 +83,6 @@ from .joint_states import JointStateMerger, format_stamp
 from .messages import float_values, trajectory_points, wrench_array
 from .trajectory import Trajectory
 
-QOS_CHOICES = ("sensor_data", "reliable")
 COLLISION_HEARTBEAT_NS = 1_000_000_000
 WATCHDOG_S = 0.02  # how often silent inputs and controllers' answers are looked at
 
@@ -192,8 +198,7 @@ class DynamicsNode(NodeBase):
         self.clamp = bool(self.param("clamp_to_effort_limits"))
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
-        qos_in = (SENSOR if self.param("joint_states_qos") == "sensor_data"
-                  else QoSProfile(depth=OUTPUT_DEPTH, reliability=ReliabilityPolicy.RELIABLE))
+        qos_in = input_qos(self.param("joint_states_qos"))
         on_live = self.on_live
         self.create_subscription(JointState, "joint_states", on_live(self._on_joint_states),
                                  qos_in)

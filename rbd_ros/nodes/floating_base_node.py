@@ -68,7 +68,7 @@ from ..dynamics.contact_estimation import (
 from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics, inverse_dynamics
 from ..joint_names import NameMap
-from .common import LATCHED, SENSOR, NodeBase, run, stamp_ns, value_range
+from .common import LATCHED, QOS_CHOICES, NodeBase, input_qos, run, stamp_ns, value_range
 from .errors import InputError
 from .interfaces import ActiveContacts, FloatingBaseDynamics
 from .joint_states import JointStateMerger
@@ -165,6 +165,11 @@ class FloatingBaseNode(NodeBase):
             description=(
                 "s: how long a joint state waits for the odometry (and IMU) of its stamp, and "
                 "how far from its stamp the nearest one may be when none brackets it")))
+        d("joint_states_qos", "sensor_data", ParameterDescriptor(
+            type=ParameterType.PARAMETER_STRING, read_only=True,
+            description=f"QoS of joint_states, odom and imu: {' or '.join(QOS_CHOICES)} "
+                        "(best effort, 20 deep, for a live robot; reliable, 1000 deep, for a "
+                        "lossless replay)"))
         d("estimate_contacts", False, ParameterDescriptor(
             type=ParameterType.PARAMETER_BOOL,
             description=("estimate which contact links touch from the joint efforts (and "
@@ -185,11 +190,12 @@ class FloatingBaseNode(NodeBase):
         self.urdf: str | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
         on_live = self.on_live
+        qos_in = input_qos(self.param("joint_states_qos"))  # a bad choice stops the node
         self.create_subscription(JointState, "joint_states", on_live(self._on_joint_states),
-                                 SENSOR)
+                                 qos_in)
         # odometry and IMU as bytes: rclpy's messages cost more than the dynamics (messages)
-        self.create_subscription(Odometry, "odom", on_live(self._on_odom), SENSOR, raw=True)
-        self.create_subscription(Imu, "imu", on_live(self._on_imu), SENSOR, raw=True)
+        self.create_subscription(Odometry, "odom", on_live(self._on_odom), qos_in, raw=True)
+        self.create_subscription(Imu, "imu", on_live(self._on_imu), qos_in, raw=True)
         self.quiet_subscription(JointTrajectory, "desired_accelerations",
                                 on_live(self._on_desired), 10)
         self.quiet_subscription(ActiveContacts, "active_contacts", on_live(self._on_active), 10)

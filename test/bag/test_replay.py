@@ -14,7 +14,15 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
-from recordings import NAMES, TS, description, joint_state, string, write_joint_states
+from recordings import (
+    NAMES,
+    TS,
+    description,
+    joint_state,
+    odometry,
+    string,
+    write_joint_states,
+)
 from rosbags.rosbag2 import StoragePlugin
 from rosgraph_msgs.msg import Clock
 from rosutil import LATCHED, SENSOR, NodeProcess, Probe, params_file
@@ -375,3 +383,52 @@ def test_replay_pauses_resumes_and_plays_a_cut_short_mcap(tmp_path: Path, probe:
     assert "has no valid end" in text and "the recording ends in damage" in text
     assert "[paused]" in text and "[playing]" in text
     assert text.strip().splitlines()[-1] == f"replayed {readable} of {readable} messages"
+
+
+def test_a_legged_recording_is_answered_state_for_state(tmp_path: Path, probe: Probe) -> None:
+    """The floating-base node with reliable inputs and the player with --wait-for, a busy
+    process beside them: every joint state of a 1 kHz recording of a standing quadruped (joint
+    states and odometry) is answered."""
+    from geometry_msgs.msg import WrenchStamped
+    from rosbags.rosbag2 import Writer
+
+    from rbd_ros.robots import QUADRUPED
+
+    n, t0 = 3000, 200 * 10**9
+    model = load_urdf(QUADRUPED, floating_base=True)
+    names = [j.name for j in model.joints if j.kind == "revolute"]
+    q = np.tile([0.0, 0.4, -0.8], 4)
+    bag = tmp_path / "legged"
+    with Writer(bag, version=8, storage_plugin=StoragePlugin.SQLITE3) as w:
+        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
+        od = w.add_connection("/odom", "nav_msgs/msg/Odometry", typestore=TS)
+        for k in range(n):
+            ns = t0 + k * 10**6
+            w.write(od, ns, odometry(ns, 0.5))
+            w.write(js, ns, joint_state(ns, names, q, np.zeros(12), np.zeros(12)))
+    config = Path(__file__).resolve().parents[2] / "config" / "floating_base.yaml"
+    params = params_file(tmp_path / "p.yaml", "rbd_floating_base", {
+        "robot_description": QUADRUPED.read_text(), "joint_states_qos": "reliable"})
+    answers = probe.listen(WrenchStamped, "/rbd_floating_base/base_wrench", 1000)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    node = NodeProcess("rbd_ros.nodes.floating_base_node", "--params-file", str(config),
+                       "--params-file", str(params))
+    try:
+        assert probe.spin_until(
+            lambda: probe.node.count_publishers("/rbd_floating_base/base_wrench") > 0, 300.0)
+        probe.spin_for(0.3)
+        player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
+                                   "--wait-for", "rbd_floating_base", "--wait-timeout", "300"],
+                                  stderr=subprocess.PIPE, text=True)
+        probe.spin_until(lambda: player.poll() is not None, 360.0)
+        probe.spin_until(lambda: len(answers) >= n, 5.0)
+    finally:
+        busy.kill()
+        out = node.stop()
+    assert player.returncode == 0, player.stderr.read() if player.stderr else ""
+    got = {m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in answers}
+    lost = sorted({t0 + k * 10**6 for k in range(n)} - got)
+    print(f"legged replay beside a busy process: {len(got)} of {n} states answered")
+    assert not lost, (len(lost), [(x - t0) / 1e6 for x in lost[:10]], out[-2000:])
+    weight = model.total_mass * 9.81
+    np.testing.assert_allclose([m.wrench.force.z for m in answers], weight, rtol=1e-9)
