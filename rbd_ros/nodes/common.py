@@ -11,6 +11,7 @@ import math
 import signal
 import sys
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -120,10 +121,29 @@ class NodeBase(Node):
             live = self.live
             if live is None:
                 self.hold_early(receive, msg)
-            else:
+                return
+            try:
                 callback(live, msg)
+            except Exception:  # a bug of ours: said, and the node goes on with the next input
+                self.warn("internal", f"internal error on an input, which is dropped (please "
+                                      f"report it):\n{traceback.format_exc()}")
 
         return receive
+
+    def guarded_service(self, srv_type: Any, name: str, handler: Callable[[Any, Any], Any]
+                        ) -> Any:
+        """A service whose handler, should it fail on a bug of ours, answers success false with
+        the error instead of ending the node."""
+        def call(req: Any, res: Any) -> Any:
+            try:
+                return handler(req, res)
+            except Exception as e:
+                self.warn("internal", f"internal error on a {name} request (please report "
+                                      f"it):\n{traceback.format_exc()}")
+                res.success, res.message = False, f"internal error (please report it): {e!r}"
+                return res
+
+        return self.create_service(srv_type, name, call)
 
     def hold_early(self, callback: Callable[[Any], None], msg: Any) -> None:
         """An input that came before any model: kept for ``release_early`` (the last EARLY_S

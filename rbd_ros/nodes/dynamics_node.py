@@ -219,10 +219,10 @@ class DynamicsNode(NodeBase):
                                                      "~/external_torques_from_acceleration")
         self.pub_collision = self.quiet_publisher(DiagnosticArray, "~/collision")
         self.pub_status = self.quiet_publisher(String, "~/status", LATCHED)
-        self.create_service(InverseDynamics, "~/inverse_dynamics", self._srv_inverse)
-        self.create_service(ForwardDynamics, "~/forward_dynamics", self._srv_forward)
-        self.create_service(MassMatrix, "~/mass_matrix", self._srv_mass_matrix)
-        self.create_service(GravityTorques, "~/gravity_torques", self._srv_gravity)
+        self.guarded_service(InverseDynamics, "~/inverse_dynamics", self._srv_inverse)
+        self.guarded_service(ForwardDynamics, "~/forward_dynamics", self._srv_forward)
+        self.guarded_service(MassMatrix, "~/mass_matrix", self._srv_mass_matrix)
+        self.guarded_service(GravityTorques, "~/gravity_torques", self._srv_gravity)
         self.timer: rclpy.timer.Timer | None = None
         self._set_rate(self.param("publish_rate"))
         self._last_stamp = None
@@ -528,7 +528,7 @@ class DynamicsNode(NodeBase):
             if not msg.points:
                 live.trajectory = None  # an empty trajectory stops the feed-forward
                 return
-            measured = live.merger.q[live.index.q_index(np.array(idx))]
+            measured = live.merger.q[live.index.q_index(np.array(idx, dtype=np.int64))]
             times, q, v, a = trajectory_points(msg.points, len(idx), measured)
         except InputError as e:
             self.warn("bad_trajectory", f"dropped desired_trajectory: {e}")

@@ -212,7 +212,7 @@ class FloatingBaseNode(NodeBase):
         self.pub_contact: dict[str, tuple[Any, Any]] = {}
         self.pub_estimated = self.quiet_publisher(ActiveContacts, "~/estimated_contacts")
         self.pub_estimated_force: dict[str, Any] = {}
-        self.create_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
+        self.guarded_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
         # a joint state whose odometry never comes is answered (or refused) all the same
         self.create_timer(0.02, lambda: self._drain(time.monotonic()))
         if self.param("robot_description"):
@@ -330,8 +330,9 @@ class FloatingBaseNode(NodeBase):
         except InputError as e:
             self.warn("bad_odom", f"dropped an odometry message: {e}")
             return
-        if not live.odom.add(t, x):
-            self.warn("odom_order", "dropped an odometry message older than the last one")
+        note = live.odom.add(t, x)
+        if note:
+            self.warn("odom_order", note)
         if live.pending:
             self._drain(time.monotonic())
 
@@ -341,8 +342,9 @@ class FloatingBaseNode(NodeBase):
         except InputError as e:
             self.warn("bad_imu", f"dropped an IMU message: {e}")
             return
-        if not live.imu.add(t, f):
-            self.warn("imu_order", "dropped an IMU message older than the last one")
+        note = live.imu.add(t, f)
+        if note:
+            self.warn("imu_order", note)
         if live.pending:
             self._drain(time.monotonic())
 
@@ -355,7 +357,7 @@ class FloatingBaseNode(NodeBase):
         except InputError as e:
             self.warn("bad_desired", f"dropped desired_accelerations: {e}")
             return
-        live.qdd[np.array(idx) - 6] = acc
+        live.qdd[np.array(idx, dtype=np.int64) - 6] = acc
 
     def _on_active(self, live: Live, msg: ActiveContacts) -> None:
         if live.estimator is not None:
@@ -531,7 +533,7 @@ class FloatingBaseNode(NodeBase):
                 res.success, res.message = True, "flight"
                 res.base_acceleration = accel(a_flight)
                 res.joint_names = names
-                res.efforts = tau[np.array(idx) - 6].tolist()
+                res.efforts = tau[np.array(idx, dtype=np.int64) - 6].tolist()
                 return res
             r = solve(live.model, live.data, q, v, np.r_[a_base, acc[6:]],
                       [by_link[x] for x in links], live.mu)
@@ -548,7 +550,7 @@ class FloatingBaseNode(NodeBase):
         res.contact_wrenches = [wrench(r.wrenches[x]) for x in links]
         res.centers_of_pressure = [point(r.cop[x]) for x in links]
         res.joint_names = names
-        res.efforts = r.tau[np.array(idx) - 6].tolist()
+        res.efforts = r.tau[np.array(idx, dtype=np.int64) - 6].tolist()
         return res
 
 

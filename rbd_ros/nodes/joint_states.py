@@ -26,7 +26,7 @@ import numpy as np
 from ..dynamics import Model
 from ..dynamics.model import F64
 from ..joint_names import NameMap
-from .errors import InputError
+from .errors import InputError, usable
 
 #: names seen, message rows, v indices, q indices (index arrays, or slices when the message
 #: names every joint in model order)
@@ -53,11 +53,8 @@ def _values(name: str, values: Sequence[float], n: int) -> F64 | None:
         raise InputError(f"{name} has {len(values)} entries for {n} joint names; "
                          f"give one per name or none")
     # message arrays arrive as array('d'): viewed, not copied
-    a = (np.frombuffer(values, dtype=np.float64) if isinstance(values, array)
-         else np.asarray(values, dtype=np.float64))
-    if not np.isfinite(a).all():
-        raise InputError(f"{name} contains NaN or inf")
-    return a
+    return usable(np.frombuffer(values, dtype=np.float64) if isinstance(values, array)
+                  else np.asarray(values, dtype=np.float64), name)
 
 
 class JointIndex:
@@ -99,10 +96,7 @@ class JointIndex:
         idx = self.order(names)
         if len(efforts) != len(idx):
             raise InputError(f"{len(efforts)} efforts for {len(idx)} names")
-        eff = np.asarray(efforts, dtype=np.float64)
-        if not np.all(np.isfinite(eff)):
-            raise InputError("an effort is NaN or inf")
-        return idx, eff
+        return idx, usable(np.asarray(efforts, dtype=np.float64), "effort")
 
     def full_state(self, names: Sequence[str], positions: Sequence[float],
                    **arrays: Sequence[float]) -> tuple[list[str], list[int], F64, list[F64]]:
@@ -290,8 +284,9 @@ def base_state(position: Sequence[float], quaternion_xyzw: Sequence[float],
     """A free flyer's ``[position (world); unit quaternion; twist [v; w] (base frame)]``;
     raises InputError for non-finite values or a quaternion that is not a unit one."""
     x = np.array([*position, *quaternion_xyzw, *twist_body], dtype=np.float64)
-    if x.shape != (13,) or not math.isfinite(x.sum()):
-        raise InputError("the base pose and twist must be finite")
+    if x.shape != (13,):
+        raise InputError(f"the base pose and twist have {x.size} numbers, not 13")
+    usable(x, "the base pose or twist")
     n = math.sqrt(x[3] ** 2 + x[4] ** 2 + x[5] ** 2 + x[6] ** 2)
     if abs(n - 1.0) > QUATERNION_TOLERANCE:
         raise InputError(f"the base orientation quaternion has norm {n:.6g}: it must be "

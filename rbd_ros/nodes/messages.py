@@ -22,12 +22,12 @@ from geometry_msgs.msg import Accel, Point, PointStamped, Wrench, WrenchStamped
 from .. import cdr
 from ..dynamics.model import F64
 from .common import stamp_ns
-from .errors import InputError
+from .errors import InputError, usable
 from .joint_states import base_state
 
 
 def wrench_array(w: Wrench) -> F64:
-    """A geometry_msgs Wrench as ``[force; torque]``."""
+    """A geometry_msgs Wrench as ``[force; torque]`` (the core checks it, naming its link)."""
     return np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
 
 
@@ -46,10 +46,8 @@ def wrench_stamped(stamp: Any, frame: str, w: F64) -> WrenchStamped:
 
 def accel_array(a: Accel) -> F64:
     """A geometry_msgs Accel as ``[linear; angular]``; InputError unless finite."""
-    out = np.array([a.linear.x, a.linear.y, a.linear.z, a.angular.x, a.angular.y, a.angular.z])
-    if not np.all(np.isfinite(out)):
-        raise InputError("the base acceleration must be finite")
-    return out
+    return usable(np.array([a.linear.x, a.linear.y, a.linear.z, a.angular.x, a.angular.y,
+                            a.angular.z]), "the base acceleration")
 
 
 def accel(a: F64) -> Accel:
@@ -80,10 +78,10 @@ def pose_twist_state(pose: Any, twist: Any) -> F64:
 def float_values(data: Sequence[float], names: Sequence[str], what: str) -> F64:
     """A Float64MultiArray's ``data``, one finite value per name of ``names`` in that order."""
     a = np.asarray(data, dtype=np.float64)
-    if a.shape != (len(names),) or not np.all(np.isfinite(a)):
-        raise InputError(f"expected {len(names)} finite {what} in the order {list(names)}, "
+    if a.shape != (len(names),):
+        raise InputError(f"expected {len(names)} {what} in the order {list(names)}, "
                          f"got {len(a)}")
-    return a
+    return usable(a, what)
 
 
 def trajectory_points(points: Sequence[Any], n: int, hold: F64
@@ -103,9 +101,10 @@ def trajectory_points(points: Sequence[Any], n: int, hold: F64
             elif f == "positions":
                 out[k] = hold if k == 0 else out[k - 1]
     times = [stamp_ns(pt.time_from_start) for pt in points]
-    if not all(np.isfinite(x).all() for x in arr) or \
-            any(b <= a for a, b in itertools.pairwise(times)):
-        raise InputError("values must be finite and times strictly increasing")
+    for f, x in zip(("positions", "velocities", "accelerations"), arr, strict=True):
+        usable(x, f)
+    if any(b <= a for a, b in itertools.pairwise(times)):
+        raise InputError("the points' times must be strictly increasing")
     return times, arr[0], arr[1], arr[2]
 
 
@@ -135,9 +134,7 @@ def imu_specific_force(raw: bytes, kind: Any) -> tuple[int, F64]:
         except cdr.CdrError as e:
             raise InputError(str(e)) from e
         f = np.array(acc)
-    if not np.all(np.isfinite(f)):
-        raise InputError("NaN or inf")
-    return stamp, f
+    return stamp, usable(f, "the linear acceleration")
 
 
 def _deserialize(raw: bytes, kind: Any) -> Any:

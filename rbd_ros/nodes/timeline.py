@@ -11,26 +11,36 @@ Interpolate = Callable[[F64, F64, float], F64]
 
 
 class Timeline:
-    """The last ``horizon_ns`` of samples, in stamp order (a sample older than the newest is
-    dropped: a sensor does not go back in time)."""
+    """The last ``horizon_ns`` of samples, in stamp order. A sample older than the newest is
+    dropped (a sensor does not go back in time), unless it is over ``restart_ns`` older: then
+    the newest was wrong (a stamp far in the future) or the time went back (a recording that
+    loops), and the timeline starts again from it."""
 
-    def __init__(self, name: str, interpolate: Interpolate, horizon_ns: int = 2_000_000_000):
+    def __init__(self, name: str, interpolate: Interpolate, horizon_ns: int = 2_000_000_000,
+                 restart_ns: int = 1_000_000_000):
         self.name, self.interpolate, self.horizon = name, interpolate, horizon_ns
+        self.restart = restart_ns
         self.stamps: list[int] = []
         self.values: list[F64] = []
 
-    def add(self, stamp: int, value: F64) -> bool:
+    def add(self, stamp: int, value: F64) -> str:
+        """Keep a sample; '' or what happened to it (dropped, or the timeline restarted)."""
         if self.stamps and stamp <= self.stamps[-1]:
-            if stamp < self.stamps[-1]:
-                return False
+            back = self.stamps[-1] - stamp
+            if back > self.restart:
+                self.stamps, self.values = [stamp], [value]
+                return (f"the {self.name}'s stamps went back by {back * 1e-9:.6g} s: it "
+                        "starts again from this one")
+            if back:
+                return f"dropped {self.name} older than the last one"
             self.values[-1] = value  # the same stamp again: the later message wins
-            return True
+            return ""
         self.stamps.append(stamp)
         self.values.append(value)
         old = bisect.bisect_left(self.stamps, stamp - self.horizon)
         if old > 0:
             del self.stamps[:old], self.values[:old]
-        return True
+        return ""
 
     def covers(self, t: int) -> bool:
         return bool(self.stamps) and self.stamps[0] <= t <= self.stamps[-1]

@@ -39,6 +39,9 @@ def test_bad_messages_change_nothing() -> None:
         (NAMES, [np.nan] * 7, [], "position contains NaN or inf"),
         (NAMES, list(range(6)), [], "position has 6 entries for 7"),
         (NAMES, list(range(7)), [np.inf] * 7, "velocity contains NaN or inf"),
+        # finite, but no sensor reads it (its square would overflow the dynamics)
+        (NAMES, list(range(7)), [0.0] * 6 + [-1e300], "velocity contains -1e[+]300: no "
+                                                       "reading or request means a value beyond 1e[+]09"),
         (["joint1", "joint2", "joint1"], [0.0, 1.0, 2.0], [],
          r"repeat within the message: \['joint1'\]"),
     ]
@@ -62,7 +65,7 @@ def test_floating_base_joints_follow_the_base_coordinates() -> None:
     for quat in ([0, 0, 0, 0], [0, 0, 0, 1.5], [0, 0.1, 0, 0.99]):  # not a rotation: refused
         with pytest.raises(InputError, match="unit quaternion"):
             base_state([0, 0, 0], quat, [0] * 6)
-    with pytest.raises(InputError, match="finite"):
+    with pytest.raises(InputError, match="the base pose or twist contains NaN or inf"):
         base_state([0, float("nan"), 0], [0, 0, 0, 1], [0] * 6)
 
 

@@ -85,7 +85,10 @@ def test_wrenches_and_accelerations_go_both_ways_and_refuse_nan() -> None:
     assert accel_array(accel(w)).tolist() == w.tolist()  # [linear; angular]
     bad = accel(w)
     bad.angular.y = float("nan")
-    with pytest.raises(InputError, match="finite"):
+    with pytest.raises(InputError, match="the base acceleration contains NaN or inf"):
+        accel_array(bad)
+    bad.angular.y = 1e12  # finite, but no reading
+    with pytest.raises(InputError, match=r"contains 1e\+12: no reading or request means"):
         accel_array(bad)
 
 
@@ -107,6 +110,7 @@ def test_trajectory_points_hold_positions_and_refuse_what_cannot_be_followed() -
     assert a.tolist() == [[0.0, 0.0], [0.0, 0.0], [5.0, 6.0]]
     for bad, why in (([point(0.0, positions=[1.0])], "has 1 positions for 2 joints"),
                      ([point(1.0), point(1.0)], "strictly increasing"),
-                     ([point(0.0, velocities=[float("nan"), 0.0])], "finite")):
+                     ([point(0.0, velocities=[float("nan"), 0.0])],
+                      "velocities contains NaN or inf")):
         with pytest.raises(InputError, match=why):
             trajectory_points(bad, 2, held)
