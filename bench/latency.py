@@ -292,3 +292,86 @@ def floating_latency(n: int, rounds: int = 3) -> None:
     print(f"\n## Floating-base node, Talos (nv 38, two flat feet), joint_states + odom at 500 Hz, "
           f"{n} messages in {rounds} interleaved rounds; latency to ~/base_wrench (ms)")
     _table(_interleaved(cases, rounds), echo)
+
+
+def stale_stop(rates: tuple[float, ...] = (100.0, 1000.0), trials: int = 5) -> None:
+    """How long after one of two joint-state publishers dies the dynamics node's outputs stop
+    (its joint_state_timeout at the default), and after both die ~/status says so: the arm's
+    joints 1-6 and the gripper's joint 7 from two publishers at ``rate``; the gripper's stops."""
+    import rclpy
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+
+    from rbd_ros.nodes.common import LATCHED
+    from rbd_ros.robots import ARM
+
+    isolate(*BENCH)
+    names = [f"joint{k}" for k in range(1, 8)]
+    print("\n## A joint's publisher dies (dynamics node, bundled arm, joint_state_timeout "
+          "0.05 s): from its last\n   state to the last output computed (stamps), and from "
+          "the last of all states to ~/status saying so (wall)")
+    print(f"{'driver rate':>12} {'last output after (ms): median':>32} {'max':>6} "
+          f"{'silence said after (ms): median':>33} {'max':>6}")
+    rclpy.init()
+    driver = rclpy.create_node("stale_driver")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for rate in rates:
+                stop_ms, said_ms = [], []
+                proc = _start_node(tmp, "dynamics_node", "rbd_dynamics", str(ARM), "")
+                try:
+                    outputs: list[int] = []
+                    status: list[tuple[float, str]] = []
+                    sub = driver.create_subscription(
+                        JointState, "rbd_dynamics/gravity_torques", lambda m: outputs.append(
+                            m.header.stamp.sec * 10**9 + m.header.stamp.nanosec), 100)
+                    st = driver.create_subscription(String, "rbd_dynamics/status", lambda m: (
+                        status.append((time.monotonic(), m.data))), LATCHED)
+                    arm = driver.create_publisher(JointState, "joint_states",
+                                                  qos_profile_sensor_data)
+                    grip = driver.create_publisher(JointState, "joint_states",
+                                                   qos_profile_sensor_data)
+
+                    def run(seconds: float, gripper: bool) -> int:
+                        end, last = time.monotonic() + seconds, 0
+                        while time.monotonic() < end:
+                            t = time.time_ns()
+                            msg = JointState(name=names[:6], position=[0.1] * 6)
+                            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t, 10**9)
+                            arm.publish(msg)
+                            if gripper:
+                                g = JointState(name=names[6:], position=[0.1])
+                                g.header.stamp = msg.header.stamp
+                                grip.publish(g)
+                                last = t
+                            wake = time.monotonic() + 1.0 / rate
+                            while (left := wake - time.monotonic()) > 0:
+                                rclpy.spin_once(driver, timeout_sec=left)
+                        return last
+
+                    deadline = time.monotonic() + 60
+                    while not outputs and time.monotonic() < deadline:
+                        run(0.1, True)
+                    for _ in range(trials):
+                        died = run(0.5, True)  # the gripper's last state
+                        run(0.4, False)
+                        stop_ms.append((max(outputs) - died) / 1e6)
+                        run(0.3, True)
+                        quiet = time.monotonic()
+                        end = quiet + 1.0
+                        while time.monotonic() < end:
+                            rclpy.spin_once(driver, timeout_sec=0.01)
+                        said = [t for t, text in status if t >= quiet and "none for" in text]
+                        said_ms.append((said[0] - quiet) * 1e3 if said else math.inf)
+                    driver.destroy_subscription(sub)
+                    driver.destroy_subscription(st)
+                    driver.destroy_publisher(arm)
+                    driver.destroy_publisher(grip)
+                finally:
+                    _stop(proc)
+                print(f"{rate:9.0f} Hz {np.median(stop_ms):32.1f} {max(stop_ms):6.1f} "
+                      f"{np.median(said_ms):33.1f} {max(said_ms):6.1f}")
+    finally:
+        driver.destroy_node()
+        rclpy.try_shutdown()

@@ -31,7 +31,7 @@ import pinocchio as pin  # noqa: E402
 from bag_throughput import bag_throughput  # noqa: E402
 from contacts import contact_estimation  # noqa: E402
 from excite import excitation_quality  # noqa: E402
-from latency import first_answer, floating_latency, latency  # noqa: E402
+from latency import first_answer, floating_latency, latency, stale_stop  # noqa: E402
 from observer import main as observer_detection  # noqa: E402
 from payload import payload_accuracy  # noqa: E402
 from pinref import PinRef, random_state, robot_path  # noqa: E402
@@ -327,6 +327,7 @@ def main() -> int:
     batched(args.quick)
     latency(1000 if args.quick else 15000)
     floating_latency(500 if args.quick else 2500)
+    stale_stop(trials=3 if args.quick else 10)
     bag_throughput(6.0 if args.quick else 60.0)
     print("\n# Collision detection (bench/observer.py)")
     sys.argv = [sys.argv[0], "--seconds", "20" if args.quick else "60"]
