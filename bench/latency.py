@@ -299,15 +299,10 @@ def stale_stop(rates: tuple[float, ...] = (100.0, 1000.0), trials: int = 5) -> N
     (its joint_state_timeout at the default), and after both die ~/status says so: the arm's
     joints 1-6 and the gripper's joint 7 from two publishers at ``rate``; the gripper's stops."""
     import rclpy
-    from rclpy.qos import qos_profile_sensor_data
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import String
 
-    from rbd_ros.nodes.common import LATCHED
     from rbd_ros.robots import ARM
 
     isolate(*BENCH)
-    names = [f"joint{k}" for k in range(1, 8)]
     print("\n## A joint's publisher dies (dynamics node, bundled arm, joint_state_timeout "
           "0.05 s): from its last\n   state to the last output computed (stamps), and from "
           "the last of all states to ~/status saying so (wall)")
@@ -318,56 +313,9 @@ def stale_stop(rates: tuple[float, ...] = (100.0, 1000.0), trials: int = 5) -> N
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for rate in rates:
-                stop_ms, said_ms = [], []
                 proc = _start_node(tmp, "dynamics_node", "rbd_dynamics", str(ARM), "")
                 try:
-                    outputs: list[int] = []
-                    status: list[tuple[float, str]] = []
-                    sub = driver.create_subscription(
-                        JointState, "rbd_dynamics/gravity_torques", lambda m: outputs.append(
-                            m.header.stamp.sec * 10**9 + m.header.stamp.nanosec), 100)
-                    st = driver.create_subscription(String, "rbd_dynamics/status", lambda m: (
-                        status.append((time.monotonic(), m.data))), LATCHED)
-                    arm = driver.create_publisher(JointState, "joint_states",
-                                                  qos_profile_sensor_data)
-                    grip = driver.create_publisher(JointState, "joint_states",
-                                                   qos_profile_sensor_data)
-
-                    def run(seconds: float, gripper: bool) -> int:
-                        end, last = time.monotonic() + seconds, 0
-                        while time.monotonic() < end:
-                            t = time.time_ns()
-                            msg = JointState(name=names[:6], position=[0.1] * 6)
-                            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t, 10**9)
-                            arm.publish(msg)
-                            if gripper:
-                                g = JointState(name=names[6:], position=[0.1])
-                                g.header.stamp = msg.header.stamp
-                                grip.publish(g)
-                                last = t
-                            wake = time.monotonic() + 1.0 / rate
-                            while (left := wake - time.monotonic()) > 0:
-                                rclpy.spin_once(driver, timeout_sec=left)
-                        return last
-
-                    deadline = time.monotonic() + 60
-                    while not outputs and time.monotonic() < deadline:
-                        run(0.1, True)
-                    for _ in range(trials):
-                        died = run(0.5, True)  # the gripper's last state
-                        run(0.4, False)
-                        stop_ms.append((max(outputs) - died) / 1e6)
-                        run(0.3, True)
-                        quiet = time.monotonic()
-                        end = quiet + 1.0
-                        while time.monotonic() < end:
-                            rclpy.spin_once(driver, timeout_sec=0.01)
-                        said = [t for t, text in status if t >= quiet and "none for" in text]
-                        said_ms.append((said[0] - quiet) * 1e3 if said else math.inf)
-                    driver.destroy_subscription(sub)
-                    driver.destroy_subscription(st)
-                    driver.destroy_publisher(arm)
-                    driver.destroy_publisher(grip)
+                    stop_ms, said_ms = _stale_trials(driver, rate, trials)
                 finally:
                     _stop(proc)
                 print(f"{rate:9.0f} Hz {np.median(stop_ms):32.1f} {max(stop_ms):6.1f} "
@@ -375,3 +323,62 @@ def stale_stop(rates: tuple[float, ...] = (100.0, 1000.0), trials: int = 5) -> N
     finally:
         driver.destroy_node()
         rclpy.try_shutdown()
+
+
+def _stale_trials(driver: Any, rate: float, trials: int) -> tuple[list[float], list[float]]:
+    """``trials`` times: both publishers for 0.5 s, the gripper's stopped for 0.4 s (ms from
+    its last state to the last output), both again, then silence (ms to ~/status)."""
+    import rclpy
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+
+    from rbd_ros.nodes.common import LATCHED
+
+    names = [f"joint{k}" for k in range(1, 8)]
+    outputs: list[int] = []
+    status: list[tuple[float, str]] = []
+    sub = driver.create_subscription(JointState, "rbd_dynamics/gravity_torques", lambda m: (
+        outputs.append(m.header.stamp.sec * 10**9 + m.header.stamp.nanosec)), 100)
+    st = driver.create_subscription(String, "rbd_dynamics/status", lambda m: (
+        status.append((time.monotonic(), m.data))), LATCHED)
+    arm = driver.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
+    grip = driver.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
+
+    def run(seconds: float, gripper: bool) -> int:
+        end, last = time.monotonic() + seconds, 0
+        while time.monotonic() < end:
+            t = time.time_ns()
+            msg = JointState(name=names[:6], position=[0.1] * 6)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t, 10**9)
+            arm.publish(msg)
+            if gripper:
+                g = JointState(name=names[6:], position=[0.1])
+                g.header.stamp = msg.header.stamp
+                grip.publish(g)
+                last = t
+            wake = time.monotonic() + 1.0 / rate
+            while (left := wake - time.monotonic()) > 0:
+                rclpy.spin_once(driver, timeout_sec=left)
+        return last
+
+    stop_ms, said_ms = [], []
+    deadline = time.monotonic() + 60
+    while not outputs and time.monotonic() < deadline:
+        run(0.1, True)
+    for _ in range(trials):
+        died = run(0.5, True)  # the gripper's last state
+        run(0.4, False)
+        stop_ms.append((max(outputs) - died) / 1e6)
+        run(0.3, True)
+        quiet = time.monotonic()
+        end = quiet + 1.0
+        while time.monotonic() < end:
+            rclpy.spin_once(driver, timeout_sec=0.01)
+        said = [t for t, text in status if t >= quiet and "none for" in text]
+        said_ms.append((said[0] - quiet) * 1e3 if said else math.inf)
+    for entity in (sub, st):
+        driver.destroy_subscription(entity)
+    for entity in (arm, grip):
+        driver.destroy_publisher(entity)
+    return stop_ms, said_ms
