@@ -80,11 +80,11 @@ from .controllers import Controllers
 from .errors import InputError
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
 from .joint_states import JointStateMerger, format_stamp
-from .messages import float_values, trajectory_points, wrench_array
+from .messages import JointStateBytes, float_values, trajectory_points, wrench_array
 from .trajectory import Trajectory
 
 COLLISION_HEARTBEAT_NS = 1_000_000_000
-WATCHDOG_S = 0.02  # how often silent inputs and controllers' answers are looked at
+WATCHDOG_S = 0.02  # how often silent inputs, subscribers and controllers are looked at
 
 
 class Live:
@@ -125,7 +125,7 @@ class Live:
     def prepare(self, *publishers: Any) -> None:
         for pub in publishers:
             if pub.msg_type is JointState:
-                self.messages[id(pub)] = JointState(name=self.names)
+                self.messages[id(pub)] = JointStateBytes(self.names)
             else:
                 self.messages[id(pub)] = pub.msg_type()
 
@@ -219,6 +219,11 @@ class DynamicsNode(NodeBase):
                                                      "~/external_torques_from_acceleration")
         self.pub_collision = self.quiet_publisher(DiagnosticArray, "~/collision")
         self.pub_status = self.quiet_publisher(String, "~/status", LATCHED)
+        # the outputs that someone subscribes to (ids), looked at every WATCHDOG_S: asking
+        # rclpy for each output on each joint state would cost ~1.4 us an output
+        self.outputs = [self.pub_gravity, self.pub_gravity_cmd, self.pub_ff, self.pub_ff_cmd,
+                        self.pub_accel, self.pub_external, self.pub_external_acc]
+        self.heard: set[int] = set()
         self.guarded_service(InverseDynamics, "~/inverse_dynamics", self._srv_inverse)
         self.guarded_service(ForwardDynamics, "~/forward_dynamics", self._srv_forward)
         self.guarded_service(MassMatrix, "~/mass_matrix", self._srv_mass_matrix)
@@ -498,6 +503,7 @@ class DynamicsNode(NodeBase):
                                  "or the topic)", log=False)
             return
         self.report("model", None)
+        self.heard = {id(p) for p in self.outputs if p.get_subscription_count()}
         self._silent()
         if live.order_v is None and not self.param("joints"):
             self.controllers.ask(self._positional_topics())
@@ -554,7 +560,7 @@ class DynamicsNode(NodeBase):
         t0 = time.perf_counter_ns()
         m, d = live.model, live.data
         fric = self.friction
-        listened = _listened
+        listened = self._listened
         if listened(self.pub_gravity, self.pub_gravity_cmd):
             self._emit(live, stamp, self.pub_gravity, self.pub_gravity_cmd, gravity(m, d, st.q))
         if listened(self.pub_accel) and np.all(np.isfinite(live.command)):
@@ -667,12 +673,9 @@ class DynamicsNode(NodeBase):
                 if i in live.measured and not math.isfinite(live.merger.effort[i])]
 
     def _emit(self, live: Live, stamp: Any, pub: Any, pub_cmd: Any, tau: np.ndarray) -> None:
-        if pub.get_subscription_count():
-            msg = live.messages[id(pub)]  # reused: publish() serialises at once
-            msg.header.stamp = stamp
-            msg.effort = array("d", tau[live.out_v].tobytes())
-            pub.publish(msg)
-        if pub_cmd is not None and live.order_v is not None and pub_cmd.get_subscription_count():
+        if id(pub) in self.heard:
+            pub.publish(live.messages[id(pub)].fill(stamp, tau[live.out_v]))
+        if pub_cmd is not None and live.order_v is not None and id(pub_cmd) in self.heard:
             cmd = live.messages[id(pub_cmd)]
             out = tau[live.order_v]
             if self.clamp and np.any(np.abs(out) > live.limits):
@@ -680,6 +683,9 @@ class DynamicsNode(NodeBase):
                 out = np.clip(out, -live.limits, live.limits)
             cmd.data = array("d", out.tobytes())
             pub_cmd.publish(cmd)
+
+    def _listened(self, *pubs: Any) -> bool:
+        return any(id(p) in self.heard for p in pubs)
 
     def _clamped(self, live: Live, pub: Any, out: np.ndarray) -> None:
         over = np.flatnonzero(np.abs(out) > live.limits)
@@ -749,10 +755,6 @@ class DynamicsNode(NodeBase):
             q, _, idx = self._request_state(live, req, res)
             res.efforts = gravity(live.model, live.data, q)[idx].tolist()
         return self._serve(res, compute)
-
-
-def _listened(*pubs: Any) -> bool:
-    return any(p.get_subscription_count() for p in pubs)
 
 
 def main(args: list[str] | None = None) -> int:

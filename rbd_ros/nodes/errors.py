@@ -20,11 +20,13 @@ LIMIT = 1e9
 
 
 def usable(a: NDArray[np.float64], what: str) -> NDArray[np.float64]:
-    """``a`` if every value is finite and within LIMIT; else InputError naming ``what``."""
-    if a.size and not (a.min() >= -LIMIT and a.max() <= LIMIT):  # False for NaN too
-        if not np.isfinite(a).all():
+    """``a`` if every value is finite and within LIMIT; else InputError naming ``what`` and
+    the worst value. (Two reductions, no arithmetic that could overflow and warn.)"""
+    if a.size and not (a.max() <= LIMIT and a.min() >= -LIMIT):  # False for NaN too
+        flat = a.reshape(-1)
+        if not np.isfinite(flat).all():
             raise InputError(f"{what} contains NaN or inf")
-        worst = a.flat[np.argmax(np.abs(a))]
+        worst = flat[np.argmax(np.abs(flat))]
         raise InputError(f"{what} contains {worst:.3g}: no reading or request means a value "
                          f"beyond {LIMIT:g}")
     return a

@@ -29,8 +29,8 @@ from ..joint_names import NameMap
 from .errors import InputError, usable
 
 #: names seen, message rows, v indices, q indices (index arrays, or slices when the message
-#: names every joint in model order)
-Plan = tuple["Update", Any, Any, Any]
+#: names every joint in model order), and whether it sets every joint that messages set
+Plan = tuple["Update", Any, Any, Any, bool]
 
 
 @dataclass
@@ -160,6 +160,7 @@ class JointStateMerger:
         self.stamp = np.zeros(model.nv, dtype=np.int64)  # per joint, ns (valid where seen)
         self.seen = np.zeros(model.nv, dtype=bool)
         self.latest = 0  # stamp of the last message merged (ns)
+        self.whole = False  # whether it set every joint that messages set
         self._plans: dict[tuple[str, ...], Plan] = {}
         self.differenced = False  # the last message's velocities came from its positions
         # joints with several coordinates (a free flyer, floating and planar joints) are not
@@ -192,7 +193,7 @@ class JointStateMerger:
         """Whether a joint that messages set was last set more than ``timeout_ns`` away from
         the last message's stamp, before it or after it (a publisher that died, or one on
         another clock)."""
-        if not self.fed.size:
+        if self.whole or not self.fed.size:  # the last message set them all at its stamp
             return False
         age = self.latest - self.stamp[self.fed]
         return bool(age.max() > timeout_ns or -age.min() > timeout_ns)
@@ -232,7 +233,7 @@ class JointStateMerger:
             # every joint in model order, as one driver sends them: slices, not index arrays
             rows, cols = slice(0, n), slice(int(idx[0]), int(idx[0]) + n)
             qi = self.joints.q_index(cols)
-        plan: Plan = (update, rows, cols, qi)
+        plan: Plan = (update, rows, cols, qi, bool(np.isin(self.fed, idx).all()))
         if len(self._plans) < 64:
             self._plans[tuple(names)] = plan
         return plan
@@ -241,7 +242,7 @@ class JointStateMerger:
                velocities: Sequence[float], efforts: Sequence[float]) -> Update:
         """Merge one message stamped ``stamp`` (integer ns); raises InputError (and keeps
         nothing) if it is unusable."""
-        update, ks, idx, qi = self._plan(names)
+        update, ks, idx, qi, whole = self._plan(names)
         n = len(names)
         pos = _values("position", positions, n)
         vel = _values("velocity", velocities, n)
@@ -267,6 +268,7 @@ class JointStateMerger:
             self.effort[idx] = eff[ks]
         self.stamp[idx] = stamp
         self.latest = stamp
+        self.whole = whole
         return update
 
 
