@@ -33,6 +33,10 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
   falls below ``collision_release`` times it. Published when a flag changes, and at least once
   a second of joint-state stamps.
 
+- out ``~/status`` (std_msgs/String, latched): "ok", or what stops an output now (stale joint
+  states, no command order, clamped commands, no model), when it changes
+- out ``/diagnostics`` (diagnostic_msgs/DiagnosticArray): the node's health once a second
+
 Both external-torque outputs are the torque the environment applies at each joint
 (``M(q) qdd + h(q, v) = effort + tau_ext``): a hand pushing a joint forward is positive.
 Every output is stamped with the stamp of the joint state it was computed from.
@@ -69,7 +73,6 @@ from ..dynamics.observer import (
 from ..joint_names import NameMap
 from .common import (
     LATCHED,
-    QOS_CHOICES,
     NodeBase,
     input_qos,
     run,
@@ -293,8 +296,11 @@ class DynamicsNode(NodeBase):
                 check_gravity(v)
             except RbdError as e:
                 return str(e)
-        elif p.name == "joint_states_qos" and v not in QOS_CHOICES:
-            return f"joint_states_qos must be one of {QOS_CHOICES}, got '{v}'"
+        elif p.name == "joint_states_qos":
+            try:
+                input_qos(v)
+            except ValueError as e:
+                return str(e)
         elif p.name == "collision_thresholds" and v is not None:
             v = list(v)  # empty: no collision output
             if not all(math.isfinite(x) and x > 0 for x in v):

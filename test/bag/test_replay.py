@@ -142,14 +142,15 @@ def test_replay_without_joint_states_says_so(tmp_path: Path) -> None:
     assert r.stderr.strip().endswith("replayed 1 of 1 messages")
 
 
-def _play_once_answered(probe: Probe, bag: Path) -> subprocess.Popen[str]:
-    """The player, started (with --wait-for) once the probe can hear the dynamics node's
-    answers: it waits for the node's output (made after its kernels, before its model)."""
+def _play_once_answered(probe: Probe, bag: Path, node: str = "rbd_dynamics",
+                        answer: str = "gravity_torques") -> subprocess.Popen[str]:
+    """The player, started (with --wait-for ``node``) once the probe can hear the node's
+    ``answer``: it waits for the node's output (made after its kernels, before its model)."""
     assert probe.spin_until(
-        lambda: probe.node.count_publishers("/rbd_dynamics/gravity_torques") > 0, 300.0)
+        lambda: probe.node.count_publishers(f"/{node}/{answer}") > 0, 300.0)
     probe.spin_for(0.3)
     return subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
-                             "--wait-for", "rbd_dynamics", "--wait-timeout", "300"],
+                             "--wait-for", node, "--wait-timeout", "300"],
                             stderr=subprocess.PIPE, text=True)
 
 
@@ -414,12 +415,7 @@ def test_a_legged_recording_is_answered_state_for_state(tmp_path: Path, probe: P
     node = NodeProcess("rbd_ros.nodes.floating_base_node", "--params-file", str(config),
                        "--params-file", str(params))
     try:
-        assert probe.spin_until(
-            lambda: probe.node.count_publishers("/rbd_floating_base/base_wrench") > 0, 300.0)
-        probe.spin_for(0.3)
-        player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
-                                   "--wait-for", "rbd_floating_base", "--wait-timeout", "300"],
-                                  stderr=subprocess.PIPE, text=True)
+        player = _play_once_answered(probe, bag, "rbd_floating_base", "base_wrench")
         probe.spin_until(lambda: player.poll() is not None, 360.0)
         probe.spin_until(lambda: len(answers) >= n, 5.0)
     finally:
