@@ -28,6 +28,9 @@ STAMP_END = 12
 FRAME_ID = 12  # header.frame_id: its length (uint32), then its bytes
 COVARIANCE = 36  # doubles of a pose's or twist's covariance (Odometry)
 IMU_COVARIANCE = 9  # doubles of each covariance of an Imu
+#: bytes a serialiser may leave unused after a message's data: rclpy's serialize_message (Fast
+#: CDR's size bound) leaves up to 12 after a JointState with empty arrays; they are no data
+TAIL = 16
 
 
 class CdrError(ValueError):
@@ -89,7 +92,8 @@ class JointStateLayout:
 
     names: tuple[str, ...]
     fields: tuple[tuple[int, int], ...]  # (byte offset, count) of position, velocity, effort
-    length: int
+    length: int  # of the message, its unused tail (TAIL) included
+    end: int  # of its data
 
     def shared(self) -> list[tuple[int, int]]:
         """The byte ranges every message of this layout has in common: all but the stamp and
@@ -100,8 +104,8 @@ class JointStateLayout:
             if a > start:
                 runs.append((start, a))
             start = b
-        if start < self.length:
-            runs.append((start, self.length))
+        if start < self.end:
+            runs.append((start, self.end))
         return runs
 
 
@@ -127,9 +131,9 @@ def _joint_state_layout(raw: bytes) -> JointStateLayout:
         o = align(o + 4, 8) if count else o + 4
         fields.append((o, count))
         o += 8 * count
-    if o != len(raw):
+    if not 0 <= len(raw) - o < TAIL:
         raise CdrError(f"{len(raw)} bytes where its names and arrays end at {o}")
-    return JointStateLayout(tuple(names), tuple(fields), len(raw))
+    return JointStateLayout(tuple(names), tuple(fields), len(raw), o)
 
 
 def joint_state(names: list[str], counts: tuple[int, int, int]) -> bytes:

@@ -14,9 +14,10 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import rclpy
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.exceptions import (
     NameValidationException,
@@ -30,6 +31,9 @@ from std_msgs.msg import String
 from ..joint_names import NameMap
 from .errors import InputError
 from .health import DIAGNOSTICS_S, Health
+
+if TYPE_CHECKING:
+    from .messages import JointStateReader
 
 #: the level on /diagnostics of each kind of problem (``NodeBase.report``); others: WARN
 PROBLEM_LEVELS = {"stale": DiagnosticStatus.ERROR, "silent": DiagnosticStatus.ERROR,
@@ -79,6 +83,11 @@ def stamp_ns(stamp: Any) -> int:
     """A builtin_interfaces Time or Duration as integer nanoseconds. Never float seconds: a
     double holds today's time since 1970 in ~238 ns steps, and stamps are differenced."""
     return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def stamp_msg(ns: int) -> Time:
+    """Integer nanoseconds as a builtin_interfaces Time."""
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
 #: inputs that arrive before the first model are held this long (by arrival) and answered once
@@ -214,22 +223,23 @@ class NodeBase(Node):
         except ParameterUninitializedException:
             return None
 
-    def merge(self, merger: Any, msg: Any) -> bool:
-        """Merge a sensor_msgs/JointState into ``merger`` (a JointStateMerger). False: the
-        message was bad and is dropped whole, with a throttled warning."""
-        stamp = stamp_ns(msg.header.stamp)
-        self.health.received(stamp)
+    def merge(self, merger: Any, reader: JointStateReader, raw: bytes) -> int | None:
+        """Merge a serialised sensor_msgs/JointState, read by ``reader``, into ``merger`` (a
+        JointStateMerger): its stamp (ns), or None: the message was bad and is dropped whole,
+        with a throttled warning."""
         try:
-            update = merger.update(stamp, msg.name, msg.position, msg.velocity, msg.effort)
+            stamp, names, position, velocity, effort = reader.read(raw)
+            self.health.received(stamp)
+            update = merger.update(stamp, names, position, velocity, effort)
         except InputError as e:
             self.warn("bad_state", f"dropped a joint_states message: {e}")
-            return False
+            return None
         if update.unknown:
             self.warn("unknown", f"joint_states names joints the model does not have, "
                                  f"ignored: {update.unknown}")
         if not merger.ready:
             self.warn("waiting", f"waiting for joint_states of {merger.missing()}")
-        return True
+        return stamp
 
     @contextlib.contextmanager
     def core_log(self) -> Iterator[None]:

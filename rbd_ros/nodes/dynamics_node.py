@@ -76,6 +76,7 @@ from .common import (
     NodeBase,
     input_qos,
     run,
+    stamp_msg,
     stamp_ns,
     value_range,
 )
@@ -83,7 +84,13 @@ from .controllers import Controllers
 from .errors import InputError
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
 from .joint_states import JointStateMerger, format_stamp
-from .messages import JointStateBytes, float_values, trajectory_points, wrench_array
+from .messages import (
+    JointStateBytes,
+    JointStateReader,
+    float_values,
+    trajectory_points,
+    wrench_array,
+)
 from .trajectory import Trajectory
 
 COLLISION_HEARTBEAT_NS = 1_000_000_000
@@ -203,8 +210,9 @@ class DynamicsNode(NodeBase):
 
         qos_in = input_qos(self.param("joint_states_qos"))
         on_live = self.on_live
+        self.reader = JointStateReader(JointState)
         self.create_subscription(JointState, "joint_states", on_live(self._on_joint_states),
-                                 qos_in)
+                                 qos_in, raw=True)
         self.quiet_subscription(String, "robot_description", self._on_description, LATCHED)
         self.sub_commands = self.quiet_subscription(Float64MultiArray, "effort_commands",
                                                     on_live(self._on_command_array), 10)
@@ -477,13 +485,14 @@ class DynamicsNode(NodeBase):
         self._install(msg.data, "the robot_description topic")
 
     # ------------------------------------------------------------------ inputs
-    def _on_joint_states(self, live: Live, msg: JointState) -> None:
-        if not self.merge(live.merger, msg):
+    def _on_joint_states(self, live: Live, raw: bytes) -> None:
+        stamp = self.merge(live.merger, self.reader, raw)
+        if stamp is None:
             return
         self._arrived = time.monotonic()
-        self._last_stamp = msg.header.stamp
+        self._last_stamp = stamp_msg(stamp)
         if self.timer is None:
-            self._publish(live, msg.header.stamp)
+            self._publish(live, self._last_stamp)
 
     def _on_timer(self) -> None:
         if self.live is not None and self._last_stamp is not None and not self._silent():

@@ -68,11 +68,20 @@ from ..dynamics.contact_estimation import (
 from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics, inverse_dynamics
 from ..joint_names import NameMap
-from .common import LATCHED, QOS_CHOICES, NodeBase, input_qos, run, stamp_ns, value_range
+from .common import (
+    LATCHED,
+    QOS_CHOICES,
+    NodeBase,
+    input_qos,
+    run,
+    stamp_msg,
+    value_range,
+)
 from .errors import InputError
 from .interfaces import ActiveContacts, FloatingBaseDynamics
 from .joint_states import JointStateMerger
 from .messages import (
+    JointStateReader,
     accel,
     accel_array,
     imu_specific_force,
@@ -191,9 +200,10 @@ class FloatingBaseNode(NodeBase):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         on_live = self.on_live
         qos_in = input_qos(self.param("joint_states_qos"))  # a bad choice stops the node
+        self.reader = JointStateReader(JointState)
+        # every input as bytes: rclpy's messages cost more than the dynamics (messages)
         self.create_subscription(JointState, "joint_states", on_live(self._on_joint_states),
-                                 qos_in)
-        # odometry and IMU as bytes: rclpy's messages cost more than the dynamics (messages)
+                                 qos_in, raw=True)
         self.create_subscription(Odometry, "odom", on_live(self._on_odom), qos_in, raw=True)
         self.create_subscription(Imu, "imu", on_live(self._on_imu), qos_in, raw=True)
         self.quiet_subscription(JointTrajectory, "desired_accelerations",
@@ -372,8 +382,9 @@ class FloatingBaseNode(NodeBase):
             return
         live.active = set(msg.links)
 
-    def _on_joint_states(self, live: Live, msg: JointState) -> None:
-        if not self.merge(live.merger, msg) or not live.merger.ready:
+    def _on_joint_states(self, live: Live, raw: bytes) -> None:
+        stamp = self.merge(live.merger, self.reader, raw)
+        if stamp is None or not live.merger.ready:
             return
         st = live.merger
         if st.stale(live.max_age):  # a joint whose publisher died: as the dynamics node
@@ -381,7 +392,7 @@ class FloatingBaseNode(NodeBase):
             self.warn("stale", note)
             self.say(note)
             return
-        live.pending.append(Pending(msg.header.stamp, stamp_ns(msg.header.stamp), st.q.copy(),
+        live.pending.append(Pending(stamp_msg(stamp), stamp, st.q.copy(),
                                     st.v.copy(), st.effort.copy(), time.monotonic()))
         self._drain(time.monotonic())
 

@@ -1,4 +1,4 @@
-"""Odometry and IMU read from their bytes = what rclpy's own deserialisation gives; wrenches and
+"""Odometry, IMU and joint states read from their bytes = what rclpy's own deserialisation gives; wrenches and
 accelerations to arrays and back."""
 
 from __future__ import annotations
@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 from nav_msgs.msg import Odometry
 from rclpy.serialization import serialize_message
-from sensor_msgs.msg import Imu
+from sensor_msgs.msg import Imu, JointState
 
 from rbd_ros.nodes.errors import InputError
 from rbd_ros.nodes.messages import (
+    JointStateReader,
     accel,
     accel_array,
     imu_specific_force,
@@ -66,6 +67,28 @@ def test_imu_linear_acceleration_at_every_alignment(frame_len: int) -> None:
     assert acc.tolist() == [a.x, a.y, a.z]
 
 
+def test_one_reader_follows_joint_states_whose_layout_changes_from_message_to_message() -> None:
+    """One reader, the messages of two publishers interleaved and a third that changes its
+    frame, names, and which arrays it fills: each read as rclpy reads it."""
+    rng = np.random.default_rng(3)
+    reader = JointStateReader(JointState)
+    shapes = [(["a", "b"], "", (2, 2, 2)), (["gripper"], "base", (1, 0, 1)),
+              (["a", "b"], "", (2, 2, 2)), (["a", "bb"], "", (2, 2, 2)),
+              (["a", "b"], "x", (2, 0, 0)), (["a", "b"], "", (0, 2, 2)), ([], "", (0, 0, 0))]
+    for k in range(3 * len(shapes)):
+        names, frame, counts = shapes[k % len(shapes)]
+        m = JointState(name=names, position=rng.normal(size=counts[0]).tolist(),
+                       velocity=rng.normal(size=counts[1]).tolist(),
+                       effort=rng.normal(size=counts[2]).tolist())
+        m.header.frame_id = frame
+        m.header.stamp.sec, m.header.stamp.nanosec = 1_795_000_000 + k, 999_999_999 - k
+        stamp, got_names, *values = reader.read(serialize_message(m))
+        assert stamp == (1_795_000_000 + k) * 10**9 + 999_999_999 - k
+        assert list(got_names) == names
+        for got, want in zip(values, (m.position, m.velocity, m.effort), strict=True):
+            assert np.asarray(got).tolist() == want.tolist()
+
+
 def test_bytes_cut_short_or_of_an_unknown_encoding_are_refused_with_a_reason() -> None:
     raw = serialize_message(_odometry(np.random.default_rng(0), "odom", "base_link"))
     for cut in (raw[:3], raw[:40], raw[:-8]):
@@ -75,6 +98,14 @@ def test_bytes_cut_short_or_of_an_unknown_encoding_are_refused_with_a_reason() -
         imu_specific_force(serialize_message(Imu())[:100], Imu)
     with pytest.raises(InputError, match="cannot read"):  # rclpy's turn: it cannot either
         odometry_state(b"\x00\x09" + raw[2:20], Odometry)
+    reader = JointStateReader(JointState)
+    state = serialize_message(JointState(name=["a"], position=[1.0], velocity=[0.0],
+                                         effort=[0.0]))
+    assert reader.read(state)[1] == ("a",)
+    for cut in (state[:3], state[:20], state[:-8], state + b"\0" * 16,
+                b"\x00\x09" + state[2:20]):
+        with pytest.raises(InputError, match="cannot read"):
+            reader.read(cut)
 
 
 def test_wrenches_and_accelerations_go_both_ways_and_refuse_nan() -> None:
