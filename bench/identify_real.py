@@ -9,15 +9,16 @@ The recordings are public but not ours, so they are not in the repository; give 
   said). DIR: ``examples/tiago/data/identification/dynamic`` of github.com/thanhndv212/
   figaroh-plus (Apache-2.0, commit c3b5172). The currents become torques with the motor
   constants of that repository's TIAGo example (gear ratio 100 times 0.136 / -0.087 N m/A);
-  the other joints' efforts are left out (``--ignore-efforts``). FILE: a URDF of the torso and
-  arm, e.g. expanded with xacro from github.com/pal-robotics/tiago_robot's tiago_description
-  (Apache-2.0) -- joint names torso_lift_joint, arm_1_joint ... arm_7_joint.
+  the other joints' efforts are left out (``--ignore-efforts``). FILE: a URDF of the robot
+  with joints torso_lift_joint, arm_1_joint ... arm_7_joint, e.g. that repository's
+  ``examples/tiago/urdf/tiago_no_hand.urdf``; its other joints (wheels, head) are made fixed.
 * ``--gen3 DIR --gen3-urdf FILE``: a Kinova Gen3 with joint torque sensors, 1 kHz, two
   optimised trajectories (4.7 s, identified on; 2.3 s, validated on): ``opti_traj_testing1.csv``
   and ``opti_traj_testing2.csv`` of github.com/wissem01chiha/dynamic-identification at commit
   00dc27c (MIT there), ``pyDynaMapp/data/kinova/validation_data``; columns Position1-7,
   Velocity1-7 and TorqueSm1-7 (the sensors; Torque1-7 is a model). FILE: its gen3.urdf
-  (joints joint_1 ... joint_7).
+  (joints joint_1 ... joint_7). Run twice: stamped as logged, and stamped as a ROS driver
+  stamps its states (jitter and pauses added: what identify's time base is for).
 
 Each recording is written into a rosbag2 (sqlite3) as sensor_msgs/JointState and identified
 as a user would: ``.venv/bin/python bench/identify_real.py --tiago ... --gen3 ...``.
@@ -70,6 +71,25 @@ def write_bag(path: Path, names: list[str], t: np.ndarray, q: np.ndarray, v: np.
     return path
 
 
+def torso_and_arm(urdf: Path, tmp: Path) -> Path:
+    """``urdf`` with every joint but the torso's and the arm's fixed: identify's model has
+    exactly the recorded joints."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(urdf).getroot()
+    for joint in root.iter("joint"):
+        if joint.get("name") not in TIAGO_JOINTS and joint.get("type") != "fixed":
+            joint.set("type", "fixed")
+            for child in [c for c in joint if c.tag in ("limit", "axis", "dynamics", "mimic",
+                                                         "safety_controller")]:
+                joint.remove(child)
+    for element in [e for e in root if e.tag in ("transmission", "gazebo")]:
+        root.remove(element)
+    out = tmp / "tiago_torso_arm.urdf"
+    ET.ElementTree(root).write(out)
+    return out
+
+
 def tiago(folder: Path, tmp: Path) -> tuple[list[Path], list[Path] | None, tuple[str, ...]]:
     pos, vel, eff = (columns(folder / f"tiago_{k}.csv") for k in ("position", "velocity",
                                                                   "effort"))
@@ -80,13 +100,24 @@ def tiago(folder: Path, tmp: Path) -> tuple[list[Path], list[Path] | None, tuple
     return [bag], None, tuple(n for n in TIAGO_JOINTS if n not in TIAGO_NM_PER_A)
 
 
-def gen3(folder: Path, tmp: Path) -> tuple[list[Path], list[Path] | None, tuple[str, ...]]:
+def gen3(folder: Path, tmp: Path, jitter: bool = False
+         ) -> tuple[list[Path], list[Path] | None, tuple[str, ...]]:
+    """The two trajectories, stamped as logged (every 1 ms) or, with ``jitter``, as a ROS
+    driver stamps them: each state 0-0.6 ms after its sample (0.4-1.6 ms apart), and three
+    pauses of 8 ms in each recording."""
+    rng = np.random.default_rng(0)
     bags = []
     for k in (1, 2):
         c = columns(folder / f"opti_traj_testing{k}.csv")
         q, v, e = (np.column_stack([c[f"{f}{j}"] for j in range(1, 8)])
                    for f in ("Position", "Velocity", "TorqueSm"))
-        bags.append(write_bag(tmp / f"gen3_{k}", GEN3_JOINTS, c["Time"] * 1e-3, q, v, e))
+        t, kept = c["Time"] * 1e-3, np.ones(len(c["Time"]), dtype=bool)
+        if jitter:
+            t = t + rng.uniform(0.0, 6e-4, t.size)
+            for start in (np.array([0.2, 0.5, 0.8]) * t.size).astype(int):
+                kept[start : start + 7] = False
+        bags.append(write_bag(tmp / f"gen3_{k}_{jitter}", GEN3_JOINTS, t[kept], q[kept],
+                              v[kept], e[kept]))
     return bags[:1], bags[1:], ()
 
 
@@ -182,11 +213,14 @@ def main() -> int:
         parser.error("give --tiago DIR --tiago-urdf FILE and/or --gen3 DIR --gen3-urdf FILE")
     with tempfile.TemporaryDirectory() as tmp:
         if args.tiago:
-            run("PAL TIAGo, torso + arm (arm 1-4 measured, motor currents)", args.tiago_urdf,
+            run("PAL TIAGo, torso + arm (arm 1-4 measured, motor currents)",
+                torso_and_arm(args.tiago_urdf, Path(tmp)),
                 tiago(args.tiago, Path(tmp)), cutoff=5.0)
         if args.gen3:
             run("Kinova Gen3 (joint torque sensors)", args.gen3_urdf, gen3(args.gen3, Path(tmp)),
                 cutoff=10.0)
+            run("Kinova Gen3, stamped as a ROS driver does (0.4-1.6 ms apart, 8 ms pauses)",
+                args.gen3_urdf, gen3(args.gen3, Path(tmp), jitter=True), cutoff=10.0)
             observer_levels(args.gen3, args.gen3_urdf)
     return 0
 

@@ -68,10 +68,10 @@ def test_quadruped_demo_reports_loads_impossible_motion_and_flight() -> None:
     r = rbd_ros("demo", "--robot", "quadruped")
     assert r.returncode == 0, r.stdout + r.stderr
     rows = {line[:30].strip(): line[30:] for line in r.stdout.splitlines()}
+    assert rows["standing on four feet"].endswith("ok"), r.stdout  # else: what it said
     loads = [float(x) for x in rows["standing on four feet"].split()[:4]]
     # each foot's frame is tilted by the leg (0.4 rad): the loads are m g cos(0.4) in all
     np.testing.assert_allclose(sum(loads), 21.0 * 9.81 * np.cos(0.4), rtol=1e-3)
-    assert "ok" in rows["standing on four feet"]
     assert "the ground would have to pull" in rows["dropping faster than gravity"]
     assert "base falls at -9.81" in rows["in flight (no contact)"]
     assert_shown("doc/tutorials/floating_base.md", "situation", r.stdout)

@@ -121,15 +121,15 @@ def identify_payload(paths: list[Path], out_dir: Path, opts: Options, link: str,
     ``validate``): ``report.txt`` into ``out_dir``; returns it and its text."""
     import scipy  # noqa: F401  (the filter: missing, said before any reading)
 
-    _, model, ns, q, e = read(paths, opts)
+    _, model, ns, q, v, e = read(paths, opts)
     first = 10 * payload_columns(model, link)[0]  # (a wrong link is said before any work)
     measured = measured_joints(model, e, opts.ignore_efforts)
-    data = prepare(ns, q, e, opts.cutoff, measured)
+    data = prepare(ns, q, v, e, opts.cutoff, measured)
     if validate:
-        _, other, ns2, q2, e2 = read(validate, opts)
+        _, other, ns2, q2, v2, e2 = read(validate, opts)
         if other.state_joint_names != model.state_joint_names:
             raise BagError("the validation recording's joints differ from the model's")
-        train, test = data, prepare(ns2, q2, e2, opts.cutoff, measured)
+        train, test = data, prepare(ns2, q2, v2, e2, opts.cutoff, measured)
     else:
         if not 0 < opts.holdout < 1:
             raise BagError("--holdout must be between 0 and 1")

@@ -1,12 +1,17 @@
 """``rbd-ros identify``: a robot's inertial and friction parameters from a recording of it
 moving (an exciting trajectory), with its measured joint efforts.
 
-Positions and efforts are low-pass filtered alike, forwards and backwards (zero phase, so that
-no delay separates a torque from the motion that caused it), velocities and accelerations are
-differences of the filtered positions, and the samples are thinned to a few per period of the
-cut-off. The first part of the recording identifies, the rest (or a second recording)
-validates: the report gives each joint's torque RMS there for the URDF's parameters, the
-least-squares ones and the physically consistent ones written into ``identified.urdf``.
+The joint states are first put on a regular time base: real drivers stamp them with jitter
+(0.8-1.6 ms apart at a nominal 1 kHz) and drop some, and a difference over a late stamp would
+turn into a spike of acceleration. Each stretch without a pause is resampled (linearly) onto a
+grid at the recording's median period. Positions, efforts and recorded velocities are then
+low-pass filtered alike, forwards and backwards (zero phase, so that no delay separates a torque
+from the motion that caused it); accelerations are differences of the filtered velocities
+(recorded ones where the recording has them, else differences of the filtered positions), and
+the samples are thinned to a few per period of the cut-off. The first part of the recording
+identifies, the rest (or a second recording) validates: the report gives each joint's torque
+RMS there for the URDF's parameters, the least-squares ones and the physically consistent ones
+written into ``identified.urdf``, all judged on the same filtered signals.
 """
 
 from __future__ import annotations
@@ -60,12 +65,13 @@ class Samples:
     v: F64
     a: F64
     tau: F64  # measured efforts, filtered as the positions are
+    signals: str = ""  # which signals, on what time base, for the report
 
     def __len__(self) -> int:
         return len(self.ns)
 
     def cut(self, k: slice) -> Samples:
-        return Samples(self.ns[k], self.q[k], self.v[k], self.a[k], self.tau[k])
+        return Samples(self.ns[k], self.q[k], self.v[k], self.a[k], self.tau[k], self.signals)
 
 
 @dataclass
@@ -86,9 +92,11 @@ class Stopwatch:
         self.last = now
 
 
-def read(paths: list[Path], opts: Options) -> tuple[str, Model, NDArray[np.int64], F64, F64]:
-    """The URDF, its model, and the recording's stamps, positions and efforts in the model's
-    joint order (a joint a message leaves out keeps its last value)."""
+def read(paths: list[Path], opts: Options
+         ) -> tuple[str, Model, NDArray[np.int64], F64, F64, F64]:
+    """The URDF, its model, and the recording's stamps, positions, velocities and efforts in
+    the model's joint order (a joint a message leaves out keeps its last value; NaN where none
+    came yet)."""
     from ..bag.decode import decode, without
     from ..bag.readers import batches
     from ..bag.recording import Reading, joint_values, open_recording, recorded_description
@@ -105,7 +113,7 @@ def read(paths: list[Path], opts: Options) -> tuple[str, Model, NDArray[np.int64
                            "coordinate")
         col = {n: i for i, n in enumerate(names)}
         last = np.full((3, len(names)), np.nan)
-        ns, q, e = [], [], []
+        ns, q, v, e = [], [], [], []
         for batch in batches(reader, js, BLOCK):
             bad: list[int] = []  # unreadable messages: left out
             groups = without(decode(batch.data, batch.offsets, bad), bad, len(batch))
@@ -113,12 +121,14 @@ def read(paths: list[Path], opts: Options) -> tuple[str, Model, NDArray[np.int64
                 t, vals = joint_values(groups, len(batch) - len(bad), reading.names, col, last)
                 ns.append(t)
                 q.append(vals[0])
+                v.append(vals[1])
                 e.append(vals[2])
     finally:
         rec.close()
     if not ns:
         raise BagError(f"no joint states in {', '.join(map(str, paths))}")
-    return urdf, model, np.concatenate(ns), np.concatenate(q), np.concatenate(e)
+    return (urdf, model, np.concatenate(ns), np.concatenate(q), np.concatenate(v),
+            np.concatenate(e))
 
 
 def measured_joints(model: Model, e: F64, ignore: tuple[str, ...]) -> NDArray[np.bool_]:
@@ -136,54 +146,66 @@ def measured_joints(model: Model, e: F64, ignore: tuple[str, ...]) -> NDArray[np
     return measured
 
 
-def prepare(ns: NDArray[np.int64], q: F64, e: F64, cutoff: float,
+def prepare(ns: NDArray[np.int64], q: F64, v: F64, e: F64, cutoff: float,
             measured: NDArray[np.bool_]) -> Samples:
-    """Zero-phase low-pass filtered positions and efforts, velocities and accelerations from
-    the filtered positions, the filter's start and end transients dropped, thinned to four
-    samples per cut-off period. A pause in the recording (a gap of five sampling periods)
-    starts a new segment, filtered on its own. Joints whose efforts are not ``measured`` get
-    efforts of NaN, and a joint state needs only the measured ones."""
+    """Joint states on a regular time base, zero-phase low-pass filtered, differentiated, the
+    filter's start and end transients dropped, thinned to four samples per cut-off period
+    (the module's text says how). Velocities are the recorded ones when every state has them.
+    A pause in the recording (a gap of five periods) starts a new stretch, filtered on its
+    own. Joints whose efforts are not ``measured`` get efforts of NaN, and a joint state needs
+    only the measured ones."""
     from scipy.signal import butter, filtfilt
 
     ok = np.isfinite(q).all(axis=1) & np.isfinite(e[:, measured]).all(axis=1)
-    ns, q, e = ns[ok], q[ok], np.where(measured, e[ok], 0.0)
+    ns, q, v, e = ns[ok], q[ok], v[ok], np.where(measured, e[ok], 0.0)
     if len(ns) < 2:
         raise BagError("the recording has no joint state with every joint's position and "
                        "effort: identify needs measured efforts")
     order = np.argsort(ns, kind="stable")
-    ns, q, e = ns[order], q[order], e[order]
+    ns, q, v, e = ns[order], q[order], v[order], e[order]
     # messages of one stamp (a driver publishing its joints in groups): the last one, which
     # carries every group's values, is the sample
     last = np.r_[ns[1:] != ns[:-1], True]
-    ns, q, e = ns[last], q[last], e[last]
-    dt = float(np.median(np.diff(ns))) * 1e-9
+    ns, q, v, e = ns[last], q[last], v[last], e[last]
+    steps = np.diff(ns)
+    dt = float(np.median(steps)) * 1e-9 if steps.size else 0.0
     if not dt > 0:
         raise BagError("the joint states' stamps do not advance")
     rate = 1.0 / dt
     if not 0 < cutoff < 0.4 * rate:
         raise BagError(f"--cutoff {cutoff:g} Hz must be below 40 % of the recording's "
                        f"{rate:.1f} Hz")
+    recorded = bool(np.isfinite(v).all())
     b, a = butter(4, cutoff / (0.5 * rate))
     edge = int(np.ceil(2.0 * rate / cutoff))  # the filter's transients
     step = max(1, int(rate / (4.0 * cutoff)))
-    cuts = np.flatnonzero(np.diff(ns) > 5 * dt * 1e9) + 1
+    cuts = np.flatnonzero(steps > 5 * dt * 1e9) + 1
     parts = []
     for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(ns)], strict=True):
-        if hi - lo <= 2 * edge + 2:
-            continue
         t = (ns[lo:hi] - ns[lo]) * 1e-9
-        qf = filtfilt(b, a, q[lo:hi], axis=0)
-        ef = filtfilt(b, a, e[lo:hi], axis=0)
-        v = np.gradient(qf, t, axis=0)
-        acc = np.gradient(v, t, axis=0)
-        k = slice(edge, hi - lo - edge, step)
-        parts.append(Samples(ns[lo:hi][k], qf[k], v[k], acc[k],
-                             np.where(measured, ef[k], np.nan)))
+        grid = np.arange(int(t[-1] / dt + 0.5) + 1) * dt
+        if grid.size <= 2 * edge + 2:
+            continue
+        on_grid = [np.column_stack([np.interp(grid, t, x[lo:hi, j]) for j in range(x.shape[1])])
+                   for x in ((q, v, e) if recorded else (q, e))]
+        qf, ef = filtfilt(b, a, on_grid[0], axis=0), filtfilt(b, a, on_grid[-1], axis=0)
+        vf = filtfilt(b, a, on_grid[1], axis=0) if recorded else np.gradient(qf, dt, axis=0)
+        k = slice(edge, grid.size - edge, step)
+        parts.append(Samples(ns[lo] + np.round(grid[k] * 1e9).astype(np.int64), qf[k], vf[k],
+                             np.gradient(vf, dt, axis=0)[k], np.where(measured, ef[k], np.nan)))
     if not parts:
         raise BagError(f"the recording is too short to filter at {cutoff:g} Hz (each "
                        f"stretch without a pause needs {2 * edge + 3} joint states)")
-    return Samples(*(np.concatenate([getattr(p, f) for p in parts])
-                     for f in ("ns", "q", "v", "a", "tau")))
+    lo_step, hi_step = np.percentile(steps, [1, 99]) * 1e-6
+    how = "as recorded" if recorded else "differenced from the positions (none recorded)"
+    signals = (f"velocities {how}, accelerations differenced from them; stamps "
+               f"{lo_step:.3g}-{hi_step:.3g} ms apart (1st-99th percentile), resampled every "
+               f"{dt * 1e3:.4g} ms"
+               + (f"; {cuts.size} pauses over {5 * dt * 1e3:.3g} ms split the recording"
+                  if cuts.size else ""))
+    ns_, q_, v_, a_, tau_ = (np.concatenate([getattr(p, f) for p in parts])
+                             for f in ("ns", "q", "v", "a", "tau"))
+    return Samples(ns_, q_, v_, a_, tau_, signals)
 
 
 def identify(paths: list[Path], out_dir: Path, opts: Options,
@@ -193,17 +215,17 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
     import scipy  # noqa: F401  (the filter and the solvers: missing, said before any reading)
 
     clock = Stopwatch()
-    urdf, model, ns, q, e = read(paths, opts)
+    urdf, model, ns, q, v, e = read(paths, opts)
     clock.lap("reading")
     measured = measured_joints(model, e, opts.ignore_efforts)
-    data = prepare(ns, q, e, opts.cutoff, measured)
+    data = prepare(ns, q, v, e, opts.cutoff, measured)
     clock.lap("filtering")
     if validate:
-        _, other, ns2, q2, e2 = read(validate, opts)
+        _, other, ns2, q2, v2, e2 = read(validate, opts)
         if other.state_joint_names != model.state_joint_names:
             raise BagError("the validation recording's joints differ from the model's")
         clock.lap("reading")
-        train, test = data, prepare(ns2, q2, e2, opts.cutoff, measured)
+        train, test = data, prepare(ns2, q2, v2, e2, opts.cutoff, measured)
         clock.lap("filtering")
     else:
         if not 0 < opts.holdout < 1:
@@ -256,6 +278,7 @@ def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, phi: F6
     lines = [f"identify: model '{model.name}', {n} joints, {model.nb} bodies",
              f"samples: {len(train)} identifying ({_span(train):.1f} s), {len(test)} validating "
              f"({_span(test):.1f} s), filtered at {opts.cutoff:g} Hz",
+             f"signals: {train.signals}",
              f"base parameters: {base.independent.size} of {10 * model.nb + 2 * n}; condition "
              f"number of the weighted regressor (columns scaled) {fit.condition:.3g}"]
     unused = [names[j] for j in np.flatnonzero(~measured)]
