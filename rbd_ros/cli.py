@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 # BLAS on one thread (before numpy loads OpenBLAS): the offline tools' matrices are small, and
 # a second BLAS thread on a busy 2-core machine made identify's consistent fit 20 times slower
@@ -112,7 +113,8 @@ def _identify(args: argparse.Namespace) -> int:
     from .identify.run import Options, identify
 
     opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
-                   rename=tuple(args.rename), cutoff=args.cutoff, holdout=args.holdout,
+                   rename=tuple(args.rename), hold=_held(args.hold), cutoff=args.cutoff,
+                   holdout=args.holdout,
                    drive=args.drive, ignore_efforts=tuple(args.ignore_efforts))
     bags = [Path(b) for b in args.bags]
     validate = [Path(b) for b in args.validate] if args.validate else None
@@ -175,10 +177,18 @@ def _replay(args: argparse.Namespace) -> int:
     return 128 + stopped if stopped else 0
 
 
+class _Exact(argparse.ArgumentParser):
+    """A parser that takes whole option names only: a mistyped or shortened option is an
+    error, never another option (``--hold`` read as ``--holdout``)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(allow_abbrev=False, **kwargs)
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line: each command with its options (the docs' reference is made from it)."""
-    cli = argparse.ArgumentParser(prog="rbd-ros", description=__doc__)
-    sub = cli.add_subparsers(dest="command")
+    cli = _Exact(prog="rbd-ros", description=__doc__)
+    sub = cli.add_subparsers(dest="command", parser_class=_Exact)
     demo = sub.add_parser("demo", help="the live demo (the default): simulator, dynamics node "
                                        "and a PD controller with and without feed-forward")
     demo.add_argument("--seconds", type=float, default=4.0, help="length of each run")
@@ -240,6 +250,9 @@ def parser() -> argparse.ArgumentParser:
     idf.add_argument("--joint-states-topic", default="/joint_states")
     idf.add_argument("--rename", nargs="+", default=[], metavar="OLD=NEW",
                      help="recorded joint names -> the URDF's, as for analyze")
+    idf.add_argument("--hold", nargs="+", default=[], metavar="NAME=POSITION",
+                     help="joints the recording lacks (a gripper), held at this position, as "
+                          "for analyze")
     idf.add_argument("--cutoff", type=float, default=10.0, metavar="HZ",
                      help="cut-off of the zero-phase low-pass filter on positions and efforts")
     idf.add_argument("--holdout", type=float, default=0.25,

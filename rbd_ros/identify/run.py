@@ -17,7 +17,7 @@ written into ``identified.urdf``, all judged on the same filtered signals.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +50,7 @@ class Options:
     urdf: Path | None = None  # None: the recording's /robot_description
     joint_states_topic: str = "/joint_states"
     rename: tuple[str, ...] = ()  # recorded joint names -> the model's, as for analyze
+    hold: dict[str, float] = field(default_factory=dict)  # joints not recorded: held here
     cutoff: float = 10.0  # Hz, of the zero-phase low-pass filter
     holdout: float = 0.25  # the last part of the recording kept for validation
     drive: bool = False  # fit each joint's effort scale (relative to the first measured) and offset
@@ -102,7 +103,7 @@ def read(paths: list[Path], opts: Options
     from ..bag.recording import Reading, joint_values, open_recording, recorded_description
 
     reading = Reading(urdf=opts.urdf, joint_states_topic=opts.joint_states_topic,
-                      rename=opts.rename)
+                      rename=opts.rename, hold=opts.hold)
     rec = open_recording(paths, reading)
     reader, js, model = rec.reader, rec.joint_states, rec.model
     try:
@@ -113,6 +114,8 @@ def read(paths: list[Path], opts: Options
                            "coordinate")
         col = {n: i for i, n in enumerate(names)}
         last = np.full((3, len(names)), np.nan)
+        for name, position in opts.hold.items():  # still, unless recorded after all
+            last[:2, col[name]] = position, 0.0
         ns, q, v, e = [], [], [], []
         for batch in batches(reader, js, BLOCK):
             bad: list[int] = []  # unreadable messages: left out

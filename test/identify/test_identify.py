@@ -192,6 +192,36 @@ def test_a_joint_that_never_moves_is_said_and_its_parameters_keep_the_urdfs(
                                                             abs=1e-3)
 
 
+def test_a_joint_the_recording_lacks_is_held_and_options_are_never_guessed(
+        tmp_path: Path) -> None:
+    """A recording of joints 1-6 only (the last one is a gripper's, not published): identify
+    says so and how to hold it, holds it with --hold as analyze does, and identifies the rest.
+    A shortened option is refused, not read as another (--hold as --holdout)."""
+    rng = np.random.default_rng(7)
+    built = built_arm(rng)
+    t, q, v, a = exciting(30.0, rng)
+    q[:, 6], v[:, 6], a[:, 6] = 0.3, 0.0, 0.0
+    e = efforts(built, q, v, a, np.full(7, 0.5), np.full(7, 1.0))
+    e += rng.normal(scale=NOISE, size=q.shape)
+    ns = [1_700_000_000_000_000_000 + round(x * 1e9) for x in t]
+    bag = write_joint_states(tmp_path / "six", ns, q[:, :6], effort=e[:, :6], names=NAMES[:6],
+                             description_at=1)
+    run = [sys.executable, "-m", "rbd_ros.cli", "identify", str(bag), "--out",
+           str(tmp_path / "o")]
+    out = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2
+    assert "['joint7'] are not recorded" in out.stderr and "--hold NAME=POSITION" in out.stderr
+    out = subprocess.run([*run, "--holdo", "0.5"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "unrecognized arguments: --holdo" in out.stderr
+    out = subprocess.run([*run, "--hold", "joint7=0.3"], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    rows = {line.split()[0]: line.split()[1:] for line in out.stdout.split(
+        "held-out torque RMS")[1].splitlines()[2:9]}
+    assert rows["joint7"] == ["(efforts", "not", "used)"]
+    assert all(float(rows[f"joint{k}"][2]) < NOISE for k in range(1, 7)), out.stdout
+
+
 def test_drive_scales_and_offsets_are_found(arm: Arm, tmp_path: Path) -> None:
     """Efforts recorded as motor currents with a bias: e = tau / k + o, each joint's k and o
     its own. With ``drive`` the held-out efforts are predicted to within the noise and the
