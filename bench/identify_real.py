@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import re
 import sys
 import tempfile
 import time
@@ -163,14 +164,19 @@ def run(label: str, urdf: Path, recording: tuple[list[Path], list[Path] | None,
     where = "a second recording" if validate else "the last quarter of the recording"
     print(f"\n## {label}\nheld-out torque RMS (N m) on {where}, filtered at {cutoff:g} Hz "
           f"(identify took {seconds[0]:.1f} s, with --drive {seconds[1]:.1f} s)")
-    print(f"{'joint':<20} {'URDF (CAD)':>11} {'identified':>11} {'ratio':>7} "
-          f"{'with --drive':>13} {'ratio':>7}")
-    plain, driven = (r.rms["identified"] for r in reports)
-    for n, u, i, k in zip(names, reports[0].rms["urdf"], plain, driven, strict=True):
+    print(f"{'':<20} {'':>11} {'plain':>30} {'with --drive':>30}")
+    print(f"{'joint':<20} {'URDF (CAD)':>11} " + 2 * f"{'least sq.':>11} {'identified':>11} "
+          f"{'ratio':>7} ")
+    for j, (n, u) in enumerate(zip(names, reports[0].rms["urdf"], strict=True)):
         if np.isfinite(u):
-            print(f"{n:<20} {u:11.3f} {i:11.3f} {i / u:6.2f}x {k:13.3f} {k / u:6.2f}x")
+            print(f"{n:<20} {u:11.3f} " + " ".join(
+                f"{r.rms['least squares'][j]:11.3f} {r.rms['identified'][j]:11.3f} "
+                f"{r.rms['identified'][j] / u:6.2f}x" for r in reports))
         else:
             print(f"{n:<20} {'(efforts not used)':>23}")
+    pulls = [re.search(r"strength (\S+) .* left-out torques (\S+) %", r.text) for r in reports]
+    print("pulled towards the URDF (plain, with --drive): strength " + ", ".join(
+        f"{m[1]} ({m[2]} % closer than least squares on left-out folds)" for m in pulls if m))
     print(f"identified.urdf (both fits) loads strictly in rbd_ros and in Pinocchio; their "
           f"inverse dynamics differ by at most {agree:.1e} N m")
 

@@ -122,37 +122,61 @@ def random_configuration(model: Model, rng: np.random.Generator) -> F64:
 
 class NormalEquations:
     """Per-joint ``Y_j^T Y_j``, ``Y_j^T tau_j`` and ``tau_j^T tau_j`` of the base columns,
-    summed over the blocks of states given to :meth:`add`; zero for the joints whose efforts
-    are not ``measured`` (their rows say nothing)."""
+    summed over the blocks of states given to :meth:`add`, kept per fold (consecutive parts
+    of the recording, for cross-validation); zero for the joints whose efforts are not
+    ``measured`` (their rows say nothing)."""
 
     def __init__(self, model: Model, base: BaseParameters,
-                 measured: NDArray[np.bool_] | None = None) -> None:
+                 measured: NDArray[np.bool_] | None = None, folds: int = 1) -> None:
         self.model, self.base = model, base
         n, r = actuated(model).size, base.independent.size
         self.measured = np.ones(n, dtype=bool) if measured is None else measured
-        self.G = np.zeros((n, r, r))
-        self.b = np.zeros((n, r))
-        self.tt = np.zeros(n)
-        self.count = 0
+        self.folds_G = np.zeros((folds, n, r, r))
+        self.folds_b = np.zeros((folds, n, r))
+        self.folds_tt = np.zeros((folds, n))
+        self.folds_count = np.zeros(folds, dtype=np.int64)
 
-    def add(self, q: F64, v: F64, a: F64, tau: F64) -> None:
-        """Add B states and their measured efforts ``tau`` (B, nv)."""
+    @property
+    def G(self) -> F64:
+        out: F64 = self.folds_G.sum(axis=0)
+        return out
+
+    @property
+    def b(self) -> F64:
+        out: F64 = self.folds_b.sum(axis=0)
+        return out
+
+    @property
+    def tt(self) -> F64:
+        out: F64 = self.folds_tt.sum(axis=0)
+        return out
+
+    @property
+    def count(self) -> int:
+        return int(self.folds_count.sum())
+
+    def add(self, q: F64, v: F64, a: F64, tau: F64, fold: int = 0) -> None:
+        """Add B states and their measured efforts ``tau`` (B, nv) to ``fold``."""
         Y = observation(self.model, q, v, a, self.base.drive)[:, :, self.base.independent]
         T = np.asarray(tau, dtype=np.float64)[:, actuated(self.model)]
         Y[:, ~self.measured] = 0.0
         T = np.where(self.measured, T, 0.0)
-        self.G += np.einsum("bjr,bjs->jrs", Y, Y)
-        self.b += np.einsum("bjr,bj->jr", Y, T)
-        self.tt += np.einsum("bj,bj->j", T, T)
-        self.count += T.shape[0]
+        self.folds_G[fold] += np.einsum("bjr,bjs->jrs", Y, Y)
+        self.folds_b[fold] += np.einsum("bjr,bj->jr", Y, T)
+        self.folds_tt[fold] += np.einsum("bj,bj->j", T, T)
+        self.folds_count[fold] += T.shape[0]
 
     def residual_rms(self, phi_b: F64, scale: F64 | float = 1.0) -> F64:
         """Each joint's effort residual RMS for base parameters ``phi_b`` (and the drive's
         ``scale``: efforts ``Y phi_b / scale``)."""
-        sq = self.tt - 2.0 * self.b @ phi_b / scale + \
-            np.einsum("r,jrs,s->j", phi_b, self.G, phi_b) / np.square(scale)
-        rms: F64 = np.sqrt(np.maximum(sq, 0.0) / max(self.count, 1))
-        return rms
+        return _residual_rms(self.G, self.b, self.tt, self.count, phi_b, scale)
+
+
+def _residual_rms(G: F64, b: F64, tt: F64, count: int, phi_b: F64,
+                  scale: F64 | float = 1.0) -> F64:
+    sq = tt - 2.0 * b @ phi_b / scale + np.einsum("r,jrs,s->j", phi_b, G, phi_b) / np.square(scale)
+    rms: F64 = np.sqrt(np.maximum(sq, 0.0) / max(count, 1))
+    return rms
 
 
 @dataclass(frozen=True)
@@ -274,6 +298,53 @@ def offsets(model: Model, phi: F64, scale: F64) -> F64:
     return out
 
 
+#: the pulls towards the URDF tried by cross-validation (0: plain least squares; 1: the data
+#: and the URDF weigh alike in every column's own scale)
+PULLS = np.r_[0.0, np.logspace(-6, 1, 15)]
+
+
+@dataclass(frozen=True)
+class Pull:
+    """Weighted least squares pulled towards the URDF's base parameters: minimise the data's
+    weighted residual plus ``strength`` times ``sum_i D_ii (phi_b - prior_b)_i^2``, ``D`` the
+    weighted normal matrix's diagonal (each column in its own scale). The strength is the one
+    whose fits, each on all folds but one, predict the left-out fold best."""
+
+    strength: float
+    phi_b: F64  # the pulled base parameters
+    metric: F64  # the quadratic form minimised: the weighted normal matrix plus the pull
+    cv_rms: F64  # the cross-validated weighted RMS for each of PULLS
+    lost: float  # the chosen strength's cross-validated RMS over plain least squares'
+
+
+def pulled(normal: NormalEquations, fit: Fit, prior_b: F64) -> Pull:
+    """``fit``'s weights and scales, pulled towards ``prior_b`` as strongly as
+    cross-validation over the folds says the data bear (plain least squares with one fold)."""
+    w = np.where(normal.measured, 1.0 / (fit.sigma * fit.scale) ** 2, 0.0)
+
+    def solve(G: F64, b: F64, strength: float) -> tuple[F64, F64]:
+        Gw, bw = np.einsum("j,jrs->rs", w, G), np.einsum("j,jr->r", w * fit.scale, b)
+        D = np.diag(np.diag(Gw))
+        A = Gw + strength * D
+        return prior_b + _least_squares(A, bw - Gw @ prior_b)[0], A
+
+    folds = normal.folds_count.size
+    cv = np.zeros(PULLS.size)
+    if folds > 1:
+        for i, strength in enumerate(PULLS):
+            for f in range(folds):
+                rest = np.arange(folds) != f
+                phi, _ = solve(normal.folds_G[rest].sum(axis=0), normal.folds_b[rest].sum(axis=0),
+                               strength)
+                rms = _residual_rms(normal.folds_G[f], normal.folds_b[f], normal.folds_tt[f],
+                                    int(normal.folds_count[f]), phi, fit.scale)
+                cv[i] += float(np.sum(w * fit.scale**2 * rms**2 * normal.folds_count[f]))
+        cv = np.sqrt(cv / normal.count)
+    best = int(np.argmin(cv)) if folds > 1 else 0
+    phi, A = solve(normal.G, normal.b, float(PULLS[best]))
+    return Pull(float(PULLS[best]), phi, A, cv, float(cv[best] / cv[0]) if cv[0] > 0 else 1.0)
+
+
 def pseudo_inertia(p: F64) -> F64:
     """The 4x4 pseudo-inertia ``[[Sigma, h], [h^T, m]]`` of ten parameters, with
     ``Sigma = tr(Io)/2 1 - Io``: positive definite exactly when the parameters are those of a
@@ -335,18 +406,18 @@ def _dphi_dtheta(theta: F64) -> F64:
     return out
 
 
-def consistent(model: Model, base: BaseParameters, fit: Fit, normal: NormalEquations,
+def consistent(model: Model, base: BaseParameters, pull: Pull, normal: NormalEquations,
                prior: F64) -> F64:
     """Full parameters ``phi`` of physical bodies and non-negative friction that fit the data
-    as the weighted least squares do, as nearly as physics allows, and stay nearest the
-    ``prior`` (the URDF's) where the data say nothing: each body's pseudo-inertia in
-    log-Cholesky coordinates (Rucker & Wensing 2022), solved by scipy's least squares."""
+    as the pulled least squares do (``pull``: the data's weighted residual plus the pull
+    towards the URDF), as nearly as physics allows, and stay nearest the ``prior`` (the
+    URDF's) where neither says anything: each body's pseudo-inertia in log-Cholesky
+    coordinates (Rucker & Wensing 2022), solved by scipy's least squares."""
     from scipy.optimize import least_squares
 
     nb, n = model.nb, actuated(model).size
     nd = prior.size - 10 * nb - 2 * n  # the drive's offsets: free, held by no prior
-    w = 1.0 / (fit.sigma * fit.scale) ** 2
-    Gw = np.einsum("j,jrs->rs", w, normal.G) / max(normal.count, 1)
+    Gw = pull.metric / max(normal.count, 1)
     L = np.linalg.cholesky(Gw + 1e-12 * np.trace(Gw) * np.eye(len(Gw))).T
     scale = np.maximum(np.abs(prior), 1e-3 * np.max(np.abs(prior[: 10 * nb]), initial=1.0))
     theta0 = np.concatenate([_theta_of(pseudo_inertia(prior[10 * i : 10 * i + 10]))
@@ -366,7 +437,7 @@ def consistent(model: Model, base: BaseParameters, fit: Fit, normal: NormalEquat
 
     def residual(x: F64) -> F64:
         phi = phi_of(x)
-        return np.concatenate([LP @ phi - L @ fit.phi_b, 1e-3 * held * (phi - prior) / scale])
+        return np.concatenate([LP @ phi - L @ pull.phi_b, 1e-3 * held * (phi - prior) / scale])
 
     def jacobian(x: F64) -> F64:
         D = np.eye(x.size)  # d phi / d x: a 10x10 block per body, friction as it is

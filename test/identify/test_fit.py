@@ -22,6 +22,7 @@ from rbd_ros.identify.fit import (
     observation,
     predict,
     pseudo_inertia,
+    pulled,
     random_configuration,
     solve,
 )
@@ -81,7 +82,8 @@ def test_identified_model_predicts_held_out_torques_to_within_the_noise(path: st
     assert within.mean() > 0.95  # the estimates' spread says how far they are off
     assert 1.0 < fit.condition < 1e6
     # physically consistent full parameters that predict as well, friction non-negative
-    phi = consistent(model, base, fit, normal, nominal(model))
+    phi = consistent(model, base, pulled(normal, fit, base.of(nominal(model))), normal,
+                     nominal(model))
     for i in range(model.nb):
         assert np.linalg.eigvalsh(pseudo_inertia(phi[10 * i : 10 * i + 10]))[0] > 0
     assert np.all(phi[10 * model.nb :] >= 0)
