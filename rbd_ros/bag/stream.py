@@ -197,6 +197,14 @@ class Stream:
         rows = {"ns": ns, "blk": blk, "q": vals[0], "v": vals[1], "e": vals[2], "u": commands}
         if self.carry is not None:
             rows = {k: np.concatenate([self.carry[k], rows[k]]) for k in rows}
+        # messages of one stamp (a driver that publishes its joints in groups: an arm and its
+        # gripper) are one joint state, the last of them, which carries the others' values;
+        # as rows of their own they would be differenced over no time at all. (A row already
+        # computed had the rows after it, so only rows not yet computed go.)
+        repeat = np.r_[rows["ns"][1:] == rows["ns"][:-1], False]
+        repeat[: self.kept] = False
+        if repeat.any():
+            rows = {k: x[~repeat] for k, x in rows.items()}
         return rows
 
     def process(self, rows: dict[str, Any], final: bool) -> None:

@@ -329,18 +329,23 @@ def pulled(normal: NormalEquations, fit: Fit, prior_b: F64) -> Pull:
         return prior_b + _least_squares(A, bw - Gw @ prior_b)[0], A
 
     folds = normal.folds_count.size
-    cv = np.zeros(PULLS.size)
-    if folds > 1:
-        for i, strength in enumerate(PULLS):
-            for f in range(folds):
-                rest = np.arange(folds) != f
-                phi, _ = solve(normal.folds_G[rest].sum(axis=0), normal.folds_b[rest].sum(axis=0),
-                               strength)
-                rms = _residual_rms(normal.folds_G[f], normal.folds_b[f], normal.folds_tt[f],
-                                    int(normal.folds_count[f]), phi, fit.scale)
-                cv[i] += float(np.sum(w * fit.scale**2 * rms**2 * normal.folds_count[f]))
-        cv = np.sqrt(cv / normal.count)
-    best = int(np.argmin(cv)) if folds > 1 else 0
+    err = np.zeros((PULLS.size, folds))  # each left-out fold's weighted squared residual
+    for i, strength in enumerate(PULLS if folds > 1 else ()):
+        for f in range(folds):
+            rest = np.arange(folds) != f
+            phi, _ = solve(normal.folds_G[rest].sum(axis=0), normal.folds_b[rest].sum(axis=0),
+                           strength)
+            rms = _residual_rms(normal.folds_G[f], normal.folds_b[f], normal.folds_tt[f],
+                                int(normal.folds_count[f]), phi, fit.scale)
+            err[i, f] = float(np.sum(w * fit.scale**2 * rms**2 * normal.folds_count[f]))
+    # a pull is taken only where it predicts the left-out folds better than plain least
+    # squares by more than twice the standard error of that gain (paired over the folds): a
+    # gain within the folds' own scatter is no reason to leave the data
+    gain = err[:1] - err
+    sure = gain.mean(axis=1) > 2.0 * gain.std(axis=1, ddof=1) / np.sqrt(folds) \
+        if folds > 1 else np.zeros(PULLS.size, dtype=bool)
+    cv = np.sqrt(err.sum(axis=1) / max(normal.count, 1))
+    best = int(np.argmin(np.where(sure, cv, np.inf))) if sure.any() else 0
     phi, A = solve(normal.G, normal.b, float(PULLS[best]))
     return Pull(float(PULLS[best]), phi, A, cv, float(cv[best] / cv[0]) if cv[0] > 0 else 1.0)
 

@@ -295,18 +295,14 @@ def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, pull: P
              f"pulled towards the URDF with strength {pull.strength:.3g} (chosen by "
              f"{FOLDS}-fold cross-validation over time: each fold predicted by a fit on the "
              f"others; 0 is plain least squares, 1 weighs the URDF as the data in every "
-             f"column's scale): left-out torques {100 * (1 - pull.lost):.1f} % closer than "
-             "plain least squares'"]
+             f"column's scale; a pull only where its gain is over twice its standard error): "
+             f"left-out torques {100 * (1 - pull.lost):.1f} % closer than plain least squares'"]
     unused = [names[j] for j in np.flatnonzero(~measured)]
     if unused:
         lines.append(f"efforts not used (not recorded, or --ignore-efforts): "
                      f"{', '.join(unused)}; their joints' motion is, and what only their "
                      "torques would show keeps the URDF's values")
-    r = base.independent.size
-    if fit.excited < r:
-        lines.append(f"warning: the recording excites {fit.excited} of the {r} base parameters;"
-                     " the rest keep the URDF's values (move every joint over its range, at "
-                     "several speeds)")
+    lines += _cannot_carry(model, base, fit, train)
     lines += ["", "held-out torque RMS (N m or N)",
               f"{'joint':<24} {'URDF':>10} {'least sq.':>10} {'identified':>10}"]
     for j, name in enumerate(names):
@@ -336,6 +332,38 @@ def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, pull: P
     for i, name in enumerate(model.body_names):
         lines.append(f"{name:<24} {prior[10 * i]:10.4g} {phi[10 * i]:10.4g}")
     return "\n".join(lines)
+
+
+#: what a recording needs to carry a fit: joints that move, samples, a regressor not near
+#: singular (numbers of the bundled arm's excite trajectory: condition ~35, 40 samples a base
+#: parameter, every joint over half a radian)
+MOVED = 0.1  # rad (m) of range, below which a joint barely moved
+PER_PARAMETER = 10  # identifying samples a base parameter
+CONDITION = 1e3
+
+
+def _cannot_carry(model: Model, base: BaseParameters, fit: Fit, train: Samples) -> list[str]:
+    """Warnings for what the recording cannot carry, each with what to record instead."""
+    out, r = [], base.independent.size
+    instead = " (record an exciting trajectory: rbd-ros excite)"
+    if fit.excited < r:
+        out.append(f"warning: the recording excites {fit.excited} of the {r} base parameters; "
+                   "the rest keep the URDF's values (move every joint over its range, at "
+                   f"several speeds){instead}")
+    span = np.ptp(train.q, axis=0) if len(train) else np.zeros(model.nv)
+    still = [f"{n} ({span[j]:.3f})" for j, n in enumerate(model.state_joint_names)
+             if span[j] < MOVED]
+    if still:
+        out.append(f"warning: joints that barely moved (range below {MOVED:g}): "
+                   f"{', '.join(still)}; what only their motion shows is not identified{instead}")
+    if len(train) < PER_PARAMETER * r:
+        out.append(f"warning: {len(train)} identifying samples for {r} base parameters (fewer "
+                   f"than {PER_PARAMETER} each): record longer{instead}")
+    if fit.condition > CONDITION:
+        out.append(f"warning: the regressor's condition number {fit.condition:.3g} (over "
+                   f"{CONDITION:g}): some combinations of parameters are barely told apart "
+                   f"and take the noise{instead}")
+    return out
 
 
 def _span(s: Samples) -> float:

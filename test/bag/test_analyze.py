@@ -471,3 +471,34 @@ def test_an_interrupted_run_leaves_the_previous_complete_outputs(
     analyze([bag], out, Options(urdf=ARM, progress=False, outputs=("parquet",)))
     assert sorted(p.name for p in out.iterdir()) == [".rbd-outputs", "analysis.parquet",
                                                      "summary.txt"]
+
+
+def test_an_arm_and_its_gripper_published_apart_are_one_joint_state_a_stamp(
+        tmp_path: Path, recording: Rec) -> None:
+    """A driver that publishes joints 1-6 and the gripper's joint 7 as two messages of one
+    stamp, positions and efforts in each: one joint state a stamp, differenced over the
+    stamps' time, with the observer's thresholds; the rows of one message a stamp, exactly."""
+    JS, Header = TS.types["sensor_msgs/msg/JointState"], TS.types["std_msgs/msg/Header"]
+    Time = TS.types["builtin_interfaces/msg/Time"]
+    split = tmp_path / "split"
+    with Writer(split, version=8) as w:
+        c = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
+        for k, t in enumerate(recording["t"]):
+            ns = round(t * 1e9)
+            header = Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id="")
+            for part in (slice(0, 6), slice(6, 7)):
+                w.write(c, ns, TS.serialize_cdr(JS(
+                    header=header, name=NAMES[part], position=recording["q"][k, part],
+                    velocity=np.empty(0), effort=recording["effort"][k, part]),
+                    "sensor_msgs/msg/JointState"))
+    whole = write_rosbags(tmp_path / "whole", recording, StoragePlugin.SQLITE3, velocities=False)
+    tables, summaries = [], []
+    for bag in (split, whole):
+        summaries.append(analyze([bag], tmp_path / f"out_{bag.name}", Options(
+            urdf=ARM, progress=False, chunk=7, outputs=("parquet",))))
+        tables.append(pq.read_table(tmp_path / f"out_{bag.name}" / "analysis.parquet"))
+    assert summaries[0].messages == summaries[1].messages == len(recording["t"])
+    assert summaries[0].observer is not None, summaries[0].text()
+    assert summaries[0].text().splitlines()[2:] == summaries[1].text().splitlines()[2:]
+    for name in ("t", *(f"{c}_{x}" for c in ("v", "tau_model", "tau_external") for x in NAMES)):
+        np.testing.assert_array_equal(tables[0][name].to_numpy(), tables[1][name].to_numpy())

@@ -99,3 +99,31 @@ def test_identified_model_predicts_held_out_torques_to_within_the_noise(path: st
     ref = np.array([pinocchio.rnea(*x) for x in zip(q, v, a, strict=True)])
     np.testing.assert_allclose(ref[:, rows], rnea_batch(written, q, v, a)[:, rows],
                                rtol=1e-9, atol=1e-9)
+
+
+def test_the_pull_towards_the_urdf_follows_what_the_data_can_carry() -> None:
+    """Few states and much noise: cross-validation pulls the fit towards the URDF, and the
+    pulled parameters predict unseen states better than plain least squares. Many states
+    with little noise: the pull fades (the data are trusted) and it predicts as well."""
+    rng = np.random.default_rng(8)
+    model = load_urdf(ARM)
+    true, fv, fc = true_robot(model, rng)
+    base = base_parameters(model)
+    prior_b = base.of(nominal(model))
+    rows = actuated(model)
+    q, v, a, exact, _ = recording(model, true, fv, fc, 2000, rng)  # unseen states
+    pulls = []
+    for states, noise in ((60, 8 * NOISE), (4000, NOISE / 3)):
+        normal = NormalEquations(model, base, folds=5)
+        for fold in range(5):
+            qf, vf, af, tau, _ = recording(model, true, fv, fc, states // 5, rng)
+            normal.add(qf, vf, af, tau + rng.normal(scale=noise, size=tau.shape), fold)
+        fit = solve(normal)
+        pull = pulled(normal, fit, prior_b)
+        plain, pulled_rms = (np.sqrt(np.mean((predict(model, base, phi, q, v, a)
+                                              - exact[:, rows]) ** 2))
+                             for phi in (fit.phi_b, pull.phi_b))
+        pulls.append((pull.strength, plain, pulled_rms))
+    (weak, plain, better), (strong, clean, same) = pulls
+    assert weak >= 1e-3 and better < 0.95 * plain, pulls
+    assert strong < weak and same < 1.05 * clean, pulls

@@ -4,6 +4,7 @@ friction the URDF lacks) plus sensor noise, written by rosbags."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -185,6 +186,17 @@ def test_a_joint_that_never_moves_is_said_and_its_parameters_keep_the_urdfs(
     e = efforts(built, q, v, a, fv, fc) + rng.normal(scale=NOISE, size=q.shape)
     report = identify([write(tmp_path / "still", t, q, e)], tmp_path / "o", Options())
     assert "warning: the recording excites" in report.text
+    assert "warning: joints that barely moved (range below 0.1): joint7 (0.000); what only their " \
+        "motion shows is not identified (record an exciting trajectory: rbd-ros excite)" \
+        in report.text
+    assert "identifying samples for" not in report.text  # 30 s: long enough
+    # 6 s: too short, said with what to do
+    t, q, v, a = exciting(6.0, rng)
+    e = efforts(built, q, v, a, fv, fc) + rng.normal(scale=NOISE, size=q.shape)
+    short = identify([write(tmp_path / "short", t, q, e)], tmp_path / "s", Options())
+    assert re.search(r"warning: \d+ identifying samples for 57 base parameters \(fewer than "
+                     r"10 each\): record longer \(record an exciting trajectory: rbd-ros "
+                     r"excite\)", short.text), short.text
     assert np.all(report.rms["identified"][:6] < NOISE), report.text
     xml = (tmp_path / "o" / "identified.urdf").read_text()
     written = load_urdf_string(xml, strict=True)
