@@ -46,6 +46,23 @@ class Reading:
         except ValueError as e:
             raise BagError(str(e)) from None
 
+    def carried(self, col: dict[str, int]) -> F64:
+        """The (position, velocity, effort) x joints (columns ``col``) carried into the first
+        joint states, before any message names a joint: unknown (NaN), but for the held
+        joints, still at their positions."""
+        last = np.full((3, len(col)), np.nan)
+        for name, position in self.hold.items():
+            last[:2, col[name]] = position, 0.0
+        return last
+
+
+def one_per_stamp(ns: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Of time-ordered joint states stamped ``ns``, the last of each run of equal stamps: a
+    driver that publishes its joints in groups (an arm and its gripper) sends one joint state
+    a stamp in several messages, and the last carries the others' values."""
+    out: NDArray[np.bool_] = np.r_[ns[1:] != ns[:-1], True]
+    return out
+
 
 def open_reader(paths: list[Path], paged: bool = True) -> tuple[Any, str | None]:
     """A reader for the recording (several bag paths read as one, merged by time), and what is

@@ -23,7 +23,16 @@ from ..dynamics.model import F64
 from ..dynamics.observer import THRESHOLD_MARGIN
 from .decode import decode, decode_arrays, without
 from .readers import Batch, batches
-from .recording import COMMAND_ARRAY, Blocks, Reading, Recording, columns, ffill, joint_values
+from .recording import (
+    COMMAND_ARRAY,
+    Blocks,
+    Reading,
+    Recording,
+    columns,
+    ffill,
+    joint_values,
+    one_per_stamp,
+)
 
 #: a computed block: ``ns`` and, per joint state and joint, ``q``, ``v``, ``a``,
 #: ``tau_measured``, ``tau_model``, ``gravity``, ``qdd_predicted``; ``differenced`` per joint
@@ -162,10 +171,8 @@ class Stream:
         self.kept = 0  # rows at the start of ``carry`` that were computed with the last block
         self.emitted = (-1, 0)  # the last block computed, and how many of its rows so far
         self.seen = 0  # joint_states messages of the region read, readable or not
-        self.last = np.full((3, len(self.names)), np.nan)  # last position, velocity, effort
+        self.last = opts.carried(self.col)  # last position, velocity, effort
         self.rename = opts.names
-        for name, position in opts.hold.items():  # carried into every message, never named
-            self.last[:2, self.col[name]] = position, 0.0
         self.region = region or (0, blocks.count)
         self.done = False  # the region's last block is out
 
@@ -197,14 +204,13 @@ class Stream:
         rows = {"ns": ns, "blk": blk, "q": vals[0], "v": vals[1], "e": vals[2], "u": commands}
         if self.carry is not None:
             rows = {k: np.concatenate([self.carry[k], rows[k]]) for k in rows}
-        # messages of one stamp (a driver that publishes its joints in groups: an arm and its
-        # gripper) are one joint state, the last of them, which carries the others' values;
-        # as rows of their own they would be differenced over no time at all. (A row already
-        # computed had the rows after it, so only rows not yet computed go.)
-        repeat = np.r_[rows["ns"][1:] == rows["ns"][:-1], False]
-        repeat[: self.kept] = False
-        if repeat.any():
-            rows = {k: x[~repeat] for k, x in rows.items()}
+        # messages of one stamp are one joint state: as rows of their own they would be
+        # differenced over no time at all. (A row already computed had the rows after it, so
+        # only rows not yet computed go.)
+        keep = one_per_stamp(rows["ns"])
+        keep[: self.kept] = True
+        if not keep.all():
+            rows = {k: x[keep] for k, x in rows.items()}
         return rows
 
     def process(self, rows: dict[str, Any], final: bool) -> None:

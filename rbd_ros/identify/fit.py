@@ -313,7 +313,6 @@ class Pull:
     strength: float
     phi_b: F64  # the pulled base parameters
     metric: F64  # the quadratic form minimised: the weighted normal matrix plus the pull
-    cv_rms: F64  # the cross-validated weighted RMS for each of PULLS
     lost: float  # the chosen strength's cross-validated RMS over plain least squares'
 
 
@@ -329,12 +328,11 @@ def pulled(normal: NormalEquations, fit: Fit, prior_b: F64) -> Pull:
         return prior_b + _least_squares(A, bw - Gw @ prior_b)[0], A
 
     folds = normal.folds_count.size
+    G, b = normal.G, normal.b
     err = np.zeros((PULLS.size, folds))  # each left-out fold's weighted squared residual
     for i, strength in enumerate(PULLS if folds > 1 else ()):
         for f in range(folds):
-            rest = np.arange(folds) != f
-            phi, _ = solve(normal.folds_G[rest].sum(axis=0), normal.folds_b[rest].sum(axis=0),
-                           strength)
+            phi, _ = solve(G - normal.folds_G[f], b - normal.folds_b[f], strength)
             rms = _residual_rms(normal.folds_G[f], normal.folds_b[f], normal.folds_tt[f],
                                 int(normal.folds_count[f]), phi, fit.scale)
             err[i, f] = float(np.sum(w * fit.scale**2 * rms**2 * normal.folds_count[f]))
@@ -346,8 +344,8 @@ def pulled(normal: NormalEquations, fit: Fit, prior_b: F64) -> Pull:
         if folds > 1 else np.zeros(PULLS.size, dtype=bool)
     cv = np.sqrt(err.sum(axis=1) / max(normal.count, 1))
     best = int(np.argmin(np.where(sure, cv, np.inf))) if sure.any() else 0
-    phi, A = solve(normal.G, normal.b, float(PULLS[best]))
-    return Pull(float(PULLS[best]), phi, A, cv, float(cv[best] / cv[0]) if cv[0] > 0 else 1.0)
+    phi, A = solve(G, b, float(PULLS[best]))
+    return Pull(float(PULLS[best]), phi, A, float(cv[best] / cv[0]) if cv[0] > 0 else 1.0)
 
 
 def pseudo_inertia(p: F64) -> F64:

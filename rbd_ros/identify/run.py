@@ -117,9 +117,7 @@ def read(paths: list[Path], opts: Options
             raise BagError("identify needs a fixed-base robot whose joints all have one "
                            "coordinate")
         col = {n: i for i, n in enumerate(names)}
-        last = np.full((3, len(names)), np.nan)
-        for name, position in opts.hold.items():  # still, unless recorded after all
-            last[:2, col[name]] = position, 0.0
+        last = reading.carried(col)
         ns, q, v, e = [], [], [], []
         for batch in batches(reader, js, BLOCK):
             bad: list[int] = []  # unreadable messages: left out
@@ -163,6 +161,8 @@ def prepare(ns: NDArray[np.int64], q: F64, v: F64, e: F64, cutoff: float,
     only the measured ones."""
     from scipy.signal import butter, filtfilt
 
+    from ..bag.recording import one_per_stamp
+
     ok = np.isfinite(q).all(axis=1) & np.isfinite(e[:, measured]).all(axis=1)
     ns, q, v, e = ns[ok], q[ok], v[ok], np.where(measured, e[ok], 0.0)
     if len(ns) < 2:
@@ -170,9 +170,7 @@ def prepare(ns: NDArray[np.int64], q: F64, v: F64, e: F64, cutoff: float,
                        "effort: identify needs measured efforts")
     order = np.argsort(ns, kind="stable")
     ns, q, v, e = ns[order], q[order], v[order], e[order]
-    # messages of one stamp (a driver publishing its joints in groups): the last one, which
-    # carries every group's values, is the sample
-    last = np.r_[ns[1:] != ns[:-1], True]
+    last = one_per_stamp(ns)  # messages of one stamp: one joint state
     ns, q, v, e = ns[last], q[last], v[last], e[last]
     steps = np.diff(ns)
     dt = float(np.median(steps)) * 1e-9 if steps.size else 0.0
