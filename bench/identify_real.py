@@ -20,6 +20,19 @@ The recordings are public but not ours, so they are not in the repository; give 
   (joints joint_1 ... joint_7). Run twice: stamped as logged, and stamped as a ROS driver
   stamps its states (jitter and pauses added: what identify's time base is for).
 
+* ``--ur10e DIR --ur10e-urdf FILE``: a Universal Robots UR10e at about 100 Hz (stamps 9-12 ms
+  apart), the same 50 s trajectories run without a load and holding 2.805 kg (the authors'
+  mass): ``dataset_ur10e/identification_data/ur-20_02_19_{14,15}harm50sec{,Load}.csv`` of
+  github.com/shamilmamedov/dynamic_calibration at commit 11af40e; columns t, q, qd, i, i_des,
+  tau_des (six each). Its efforts are motor currents, as UR's ROS driver publishes them:
+  the bags carry the currents, and ``--effort-scale`` makes them torques with the
+  controller's own ratio of desired torque to desired current while the arm holds still
+  (joints 2-5; joints 1 and 6 hardly carry a torque when still: the authors' gains). FILE:
+  that repository's ``URe/urdf/ur10e.urdf``. Identified on the 14-harmonic run, validated on
+  the 15-harmonic one; the payload on ``tool0`` from each loaded run, against the URDF and
+  against the same run without the load (``--baseline``), with the controller's gains and
+  with the authors'.
+
 Each recording is written into a rosbag2 (sqlite3) as sensor_msgs/JointState and identified
 as a user would: ``.venv/bin/python bench/identify_real.py --tiago ... --gen3 ...``.
 """
@@ -122,6 +135,69 @@ def gen3(folder: Path, tmp: Path, jitter: bool = False
     return bags[:1], bags[1:], ()
 
 
+UR10E_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
+                "wrist_2_joint", "wrist_3_joint"]
+UR10E_AUTHORS_GAINS = np.array([14.87, 13.26, 11.13, 10.62, 11.03, 11.47])  # N m per A (main.m)
+UR10E_LOAD = 2.805  # kg
+
+
+def ur10e_csv(folder: Path, name: str) -> np.ndarray:
+    """Rows with every column of the 31 and numbers of a sane size (one of the files ends with
+    a partial row, then one of garbage)."""
+    rows = np.array([r for r in csv.reader((folder / name).open()) if len(r) == 31],
+                    dtype=np.float64)
+    sane: np.ndarray = rows[(np.abs(rows) < 1e6).all(axis=1)]
+    return sane
+
+
+def ur10e_gains(folder: Path) -> np.ndarray:
+    """Each joint's desired torque over desired current while the arm holds still (no joint
+    faster than 1 mrad/s), over the four recordings, least squares; the authors' for 1 and 6."""
+    num, den = np.zeros(6), np.zeros(6)
+    for path in sorted(folder.glob("ur-20_02_19_1*harm50sec*.csv")):
+        d = ur10e_csv(folder, path.name)
+        still = np.abs(d[:, 7:13]).max(axis=1) < 1e-3
+        num += (d[still, 25:31] * d[still, 19:25]).sum(axis=0)
+        den += (d[still, 19:25] ** 2).sum(axis=0)
+    gains: np.ndarray = UR10E_AUTHORS_GAINS.copy()
+    gains[1:5] = num[1:5] / den[1:5]
+    return gains
+
+
+def ur10e(folder: Path, tmp: Path) -> dict[str, Path]:
+    """The four runs as bags of joint states whose efforts are the motor currents."""
+    bags = {}
+    for harm in (14, 15):
+        for load in ("", "Load"):
+            d = ur10e_csv(folder, f"ur-20_02_19_{harm}harm50sec{load}.csv")
+            bags[f"{harm}{load}"] = write_bag(tmp / f"ur10e_{harm}{load}", UR10E_JOINTS,
+                                              d[:, 0] - d[0, 0], d[:, 1:7], d[:, 7:13],
+                                              d[:, 13:19])
+    return bags
+
+
+def ur10e_payloads(bags: dict[str, Path], urdf: Path, gains: np.ndarray) -> None:
+    from rbd_ros.identify.payload import identify_payload
+
+    print(f"\n## Universal Robots UR10e: identify --payload tool0, {UR10E_LOAD} kg held "
+          "(efforts: motor currents x --effort-scale)")
+    print(f"{'gains':<13} {'run':>4} {'against':>9} {'mass kg':>8} {'error %':>8} "
+          f"{'+- %':>6} {'CoM in tool0 (m)':>24} {'physical':>9}")
+    for label, k in (("controller's", gains), ("authors'", UR10E_AUTHORS_GAINS)):
+        scale = dict(zip(UR10E_JOINTS, k, strict=True))
+        for harm in (14, 15):
+            for baseline in (None, [bags[f"{harm}"]]):
+                with tempfile.TemporaryDirectory() as out:
+                    payload, _ = identify_payload(
+                        [bags[f"{harm}Load"]], Path(out), Options(urdf=urdf, effort_scale=scale),
+                        "tool0", baseline=baseline)
+                print(f"{label:<13} {harm:>4} {'baseline' if baseline else 'URDF':>9} "
+                      f"{payload.mass:8.3f} {100 * (payload.mass / UR10E_LOAD - 1):+8.1f} "
+                      f"{100 * payload.mass_sigma / UR10E_LOAD:6.1f} "
+                      f"{' '.join(f'{x:+.3f}' for x in payload.com):>24} "
+                      f"{'yes' if payload.not_physical() is None else 'no':>9}")
+
+
 def loads_and_agrees(urdf: Path) -> float:
     """The identified URDF loaded strictly by the core and by Pinocchio: the largest
     difference of their inverse dynamics at random states (N m)."""
@@ -148,7 +224,8 @@ def loads_and_agrees(urdf: Path) -> float:
 
 
 def run(label: str, urdf: Path, recording: tuple[list[Path], list[Path] | None,
-                                                  tuple[str, ...]], cutoff: float) -> None:
+                                                  tuple[str, ...]], cutoff: float,
+        scale: dict[str, float] | None = None) -> None:
     """Identified plainly and with ``--drive`` (each joint's effort scale and offset: motor
     constants and sensor biases are never exact)."""
     train, validate, ignore = recording
@@ -157,7 +234,8 @@ def run(label: str, urdf: Path, recording: tuple[list[Path], list[Path] | None,
         for drive in (False, True):
             t = time.perf_counter()
             reports.append(identify(train, Path(out), Options(
-                urdf=urdf, cutoff=cutoff, drive=drive, ignore_efforts=ignore), validate))
+                urdf=urdf, cutoff=cutoff, drive=drive, ignore_efforts=ignore,
+                effort_scale=scale or {}), validate))
             seconds.append(time.perf_counter() - t)
             agree = max(agree, loads_and_agrees(Path(out) / "identified.urdf"))
     names = load_urdf(urdf).state_joint_names
@@ -214,9 +292,12 @@ def main() -> int:
     parser.add_argument("--tiago-urdf", type=Path)
     parser.add_argument("--gen3", type=Path)
     parser.add_argument("--gen3-urdf", type=Path)
+    parser.add_argument("--ur10e", type=Path)
+    parser.add_argument("--ur10e-urdf", type=Path)
     args = parser.parse_args()
-    if not (args.tiago or args.gen3):
-        parser.error("give --tiago DIR --tiago-urdf FILE and/or --gen3 DIR --gen3-urdf FILE")
+    if not (args.tiago or args.gen3 or args.ur10e):
+        parser.error("give --tiago DIR --tiago-urdf FILE, --gen3 DIR --gen3-urdf FILE and/or "
+                     "--ur10e DIR --ur10e-urdf FILE")
     with tempfile.TemporaryDirectory() as tmp:
         if args.tiago:
             run("PAL TIAGo, torso + arm (arm 1-4 measured, motor currents)",
@@ -228,6 +309,16 @@ def main() -> int:
             run("Kinova Gen3, stamped as a ROS driver does (0.4-1.6 ms apart, 8 ms pauses)",
                 args.gen3_urdf, gen3(args.gen3, Path(tmp), jitter=True), cutoff=10.0)
             observer_levels(args.gen3, args.gen3_urdf)
+        if args.ur10e:
+            gains = ur10e_gains(args.ur10e)
+            print("\nUR10e gains (N m per A): controller's desired torque / desired current "
+                  f"while still {' '.join(f'{k:.3f}' for k in gains[1:5])} (joints 2-5); "
+                  f"the authors' {' '.join(f'{k:g}' for k in UR10E_AUTHORS_GAINS)}")
+            bags = ur10e(args.ur10e, Path(tmp))
+            run("Universal Robots UR10e (motor currents x --effort-scale, controller's gains)",
+                args.ur10e_urdf, ([bags["14"]], [bags["15"]], ()), cutoff=10.0,
+                scale=dict(zip(UR10E_JOINTS, gains, strict=True)))
+            ur10e_payloads(bags, args.ur10e_urdf, gains)
     return 0
 
 

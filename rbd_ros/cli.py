@@ -21,6 +21,9 @@ from .robots import ARM, QUADRUPED
 
 BUNDLED = {"arm": ARM, "quadruped": QUADRUPED}
 #: a bent "ready" pose of the bundled arm, so that gravity loads several joints
+SCALE = ("recorded efforts that are not torques, times K become them: a driver that reports "
+         "motor currents (K in N m per A at the joint: the controller's desired torque over "
+         "its desired current, or the datasheet's torque constant times the gear ratio)")
 ARM_READY = [0.0, 0.6, 0.0, -1.2, 0.0, 0.9, 0.0]
 
 
@@ -60,7 +63,8 @@ def _analyze(args: argparse.Namespace) -> int:
                    filter=args.filter, friction=args.friction, progress=not args.quiet,
                    observer_gain=args.observer_gain,
                    outputs=Options.outputs + ("csv",) * args.csv,
-                   rename=tuple(args.rename), hold=_held(args.hold))
+                   rename=tuple(args.rename), hold=_values(args.hold, "--hold"),
+                   effort_scale=_values(args.effort_scale, "--effort-scale"))
     work = find_recordings([Path(b) for b in args.bags])
     if len(work) == 1 and not args.scheduler:  # one recording: its outputs in --out itself
         summary = analyze([work[0][0]], args.out, opts)
@@ -90,11 +94,11 @@ def _warn_skipped(bag: Path, skipped: list[tuple[int, int]]) -> None:
               "summary.txt)", file=sys.stderr)
 
 
-def _held(items: list[str]) -> dict[str, float]:
+def _values(items: list[str], option: str) -> dict[str, float]:
     from .joint_names import NameMap
 
     try:
-        return NameMap.parse_held(items)
+        return NameMap.parse_values(items, option)
     except ValueError as e:
         raise BagError(str(e)) from None
 
@@ -113,7 +117,8 @@ def _identify(args: argparse.Namespace) -> int:
     from .identify.run import Options, identify
 
     opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
-                   rename=tuple(args.rename), hold=_held(args.hold), cutoff=args.cutoff,
+                   rename=tuple(args.rename), hold=_values(args.hold, "--hold"),
+                   effort_scale=_values(args.effort_scale, "--effort-scale"), cutoff=args.cutoff,
                    holdout=args.holdout,
                    drive=args.drive, ignore_efforts=tuple(args.ignore_efforts))
     bags = [Path(b) for b in args.bags]
@@ -121,9 +126,12 @@ def _identify(args: argparse.Namespace) -> int:
     if args.payload:
         from .identify.payload import identify_payload
 
-        print(identify_payload(bags, args.out, opts, args.payload, validate)[1])
+        baseline = [Path(b) for b in args.baseline] if args.baseline else None
+        print(identify_payload(bags, args.out, opts, args.payload, validate, baseline)[1])
         print(f"written: {args.out / 'report.txt'}")
         return 0
+    if args.baseline:
+        raise BagError("--baseline is for --payload: the same motion without the load")
     report = identify(bags, args.out, opts, validate)
     print(report.text)
     print(f"written: {args.out / 'identified.urdf'}, report.txt, torques.png")
@@ -220,6 +228,7 @@ def parser() -> argparse.ArgumentParser:
                          "--rename 'fer_*=panda_*'")
     an.add_argument("--hold", nargs="+", default=[], metavar="NAME=POSITION",
                     help="joints the recording lacks (a gripper), held at this position")
+    an.add_argument("--effort-scale", nargs="+", default=[], metavar="NAME=K", help=SCALE)
     an.add_argument("--filter", choices=("central", "backward"), default="central",
                     help="accelerations by zero-phase central or causal backward differences")
     an.add_argument("--friction", action="store_true", help="model the URDF's joint friction")
@@ -253,6 +262,7 @@ def parser() -> argparse.ArgumentParser:
     idf.add_argument("--hold", nargs="+", default=[], metavar="NAME=POSITION",
                      help="joints the recording lacks (a gripper), held at this position, as "
                           "for analyze")
+    idf.add_argument("--effort-scale", nargs="+", default=[], metavar="NAME=K", help=SCALE)
     idf.add_argument("--cutoff", type=float, default=10.0, metavar="HZ",
                      help="cut-off of the zero-phase low-pass filter on positions and efforts")
     idf.add_argument("--holdout", type=float, default=0.25,
@@ -269,6 +279,10 @@ def parser() -> argparse.ArgumentParser:
                      help="fit only a payload held by LINK (mass, centre of mass, inertia, in "
                           "LINK's frame), everything else at the URDF's values (give "
                           "identify's identified.urdf with --urdf)")
+    idf.add_argument("--baseline", nargs="+", metavar="BAG",
+                     help="with --payload: a recording of the same motion without the load; "
+                          "the payload's torques are then the loaded efforts less its efforts, "
+                          "and the robot model's own error cancels")
     idf.set_defaults(func=_identify)
     ex = sub.add_parser("excite", help="an exciting trajectory for identify: a Fourier series "
                                        "optimised for the regressor's conditioning, within the "

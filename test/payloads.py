@@ -16,9 +16,10 @@ BOX = (0.08, 0.06, 0.12)  # m: its inertia is a solid box's
 RPY = (0.3, -0.2, 0.5)  # its principal axes in link7's
 
 
-def with_payload() -> str:
-    """The arm's URDF with the payload fixed to link7."""
-    root = ET.fromstring(ARM.read_text())
+def with_payload(urdf: str | None = None) -> str:
+    """The arm's URDF (``urdf``: as built, by default the bundled one) with the payload fixed
+    to link7."""
+    root = ET.fromstring(urdf or ARM.read_text())
     a, b, c = BOX
     inertia = {"ixx": MASS * (b * b + c * c) / 12, "iyy": MASS * (a * a + c * c) / 12,
                "izz": MASS * (a * a + b * b) / 12, "ixy": 0.0, "ixz": 0.0, "iyz": 0.0}

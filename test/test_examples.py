@@ -252,17 +252,18 @@ def offline_commands() -> list[tuple[str, list[str]]]:
             and len(words) > 1 and words[1] in OFFLINE and "--scheduler" not in words]
 
 
-@pytest.fixture(scope="module")
-def recordings(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding one recording of the bundled arm on an exciting trajectory (five
-    sines per joint, 30 s at 250 Hz) with its efforts (the URDF's, friction included, plus
-    0.3 N m of noise) and its commanded efforts on /effort_controller/commands."""
+def arm_recording(path: Path, payload: list[float] | None = None) -> Path:
+    """The bundled arm on an exciting trajectory (five sines per joint, 30 s at 250 Hz), one
+    motion for every call, with its efforts (the URDF's, friction included, plus 0.3 N m of
+    noise; with ``payload`` on link7) and its commanded efforts on /effort_controller/commands."""
     from recordings import write_joint_states
 
     from rbd_ros.dynamics import Data, load_urdf, rnea
     from rbd_ros.robots import ARM
 
     m = load_urdf(ARM)
+    if payload:
+        m = m.with_payload("link7", payload)
     d = Data(m)
     rng = np.random.default_rng(3)
     t = np.arange(0.0, 30.0, 1 / 250)
@@ -274,23 +275,39 @@ def recordings(tmp_path_factory: pytest.TempPathFactory) -> Path:
     v = ((C * w) @ A.T - (S * w) @ B.T) * scale
     a = (-(S * w**2) @ A.T - (C * w**2) @ B.T) * scale
     tau = np.array([rnea(m, d, *x, friction=True) for x in zip(q, v, a, strict=True)])
+    return write_joint_states(path, [10**18 + round(x * 1e9) for x in t], q, v,
+                              tau + rng.normal(0.0, 0.3, tau.shape), commands=tau,
+                              command_topic="/effort_controller/commands")
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding one recording of the arm (:func:`arm_recording`)."""
     folder = tmp_path_factory.mktemp("bags")
-    write_joint_states(folder / "run1", [10**18 + round(x * 1e9) for x in t], q, v,
-                       tau + rng.normal(0.0, 0.3, tau.shape), commands=tau,
-                       command_topic="/effort_controller/commands")
+    arm_recording(folder / "run1")
     return folder
+
+
+@pytest.fixture(scope="module")
+def carrying(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same motion, the arm carrying a payload on link7."""
+    from payloads import payload_values
+
+    return arm_recording(tmp_path_factory.mktemp("carrying") / "run1", payload_values())
 
 
 @pytest.mark.parametrize("page,words", offline_commands())
 def test_each_offline_command_runs_on_a_recording(page: str, words: list[str],
-                                                  recordings: Path, tmp_path: Path) -> None:
+                                                  recordings: Path, carrying: Path,
+                                                  tmp_path: Path) -> None:
     """Run as shown, a recording's or a folder's placeholder standing for the arm's recording
     (or its folder), every output folder in a temporary one: it succeeds and says what it
     did."""
     import subprocess
 
     places = {"my_recording/": recordings / "run1", "~/bags/run1": recordings / "run1",
-              "exciting_bag/": recordings / "run1", "carrying_bag/": recordings / "run1",
+              "exciting_bag/": recordings / "run1", "carrying_bag/": carrying,
+              "empty_bag/": recordings / "run1",
               "~/bags": recordings}
     argv = words[1:]
     for k, w in enumerate(argv):

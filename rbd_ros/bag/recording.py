@@ -38,11 +38,12 @@ class Reading:
     chunk: int = 10_000  # joint states read, computed and written at a time
     rename: tuple[str, ...] = ()  # recorded joint names -> the model's: OLD=NEW, OLD_*=NEW_*
     hold: dict[str, float] = field(default_factory=dict)  # joints not recorded: held here
+    effort_scale: dict[str, float] = field(default_factory=dict)  # recorded effort x k: torque
 
     @property
     def names(self) -> NameMap:
         try:
-            return NameMap(self.rename, self.hold)
+            return NameMap(self.rename, self.hold, self.effort_scale)
         except ValueError as e:
             raise BagError(str(e)) from None
 
@@ -191,6 +192,10 @@ def check_names(reader: Any, conns: list[Any], model: Model, opts: Reading,
     if unknown_held:
         raise BagError(f"held joints {unknown_held} are not joints of the model "
                        f"{sorted(wanted)}")
+    try:
+        rename.scales({n: i for i, n in enumerate(model.state_joint_names)})
+    except ValueError as e:
+        raise BagError(f"--effort-scale: {e}") from None
     missing = sorted(wanted - recorded - set(opts.hold))
     if missing:
         extra = sorted(recorded - wanted - {j.name for j in model.joints})
@@ -226,6 +231,9 @@ def joint_values(groups: list[Group], n: int, rename: NameMap, col: dict[str, in
         for f, arr in enumerate((g.position, g.velocity, g.effort)):
             if arr.shape[1]:
                 vals[f][at, target] = arr[:, keep]
+    scale = rename.scales(col)
+    if scale is not None:  # efforts in another unit (motor currents): torques
+        vals[2] *= np.array(scale)
     for f in range(3):
         if np.isnan(vals[f]).any():
             vals[f] = ffill(np.vstack([last[f][None], vals[f]]))[1:]

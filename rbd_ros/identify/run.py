@@ -55,6 +55,7 @@ class Options:
     joint_states_topic: str = "/joint_states"
     rename: tuple[str, ...] = ()  # recorded joint names -> the model's, as for analyze
     hold: dict[str, float] = field(default_factory=dict)  # joints not recorded: held here
+    effort_scale: dict[str, float] = field(default_factory=dict)  # recorded effort x k: torque
     cutoff: float = 10.0  # Hz, of the zero-phase low-pass filter
     holdout: float = 0.25  # the last part of the recording kept for validation
     drive: bool = False  # fit each joint's effort scale (relative to the first measured) and offset
@@ -75,7 +76,7 @@ class Samples:
     def __len__(self) -> int:
         return len(self.ns)
 
-    def cut(self, k: slice) -> Samples:
+    def cut(self, k: slice | NDArray[np.intp]) -> Samples:
         return Samples(self.ns[k], self.q[k], self.v[k], self.a[k], self.tau[k], self.signals)
 
 
@@ -107,7 +108,7 @@ def read(paths: list[Path], opts: Options
     from ..bag.recording import Reading, joint_values, open_recording, recorded_description
 
     reading = Reading(urdf=opts.urdf, joint_states_topic=opts.joint_states_topic,
-                      rename=opts.rename, hold=opts.hold)
+                      rename=opts.rename, hold=opts.hold, effort_scale=opts.effort_scale)
     rec = open_recording(paths, reading)
     reader, js, model = rec.reader, rec.joint_states, rec.model
     try:

@@ -202,19 +202,29 @@ class NodeBase(Node):
                 ("held_joints", ParameterType.PARAMETER_STRING_ARRAY,
                  "joints no joint_states message carries, held at held_positions"),
                 ("held_positions", ParameterType.PARAMETER_DOUBLE_ARRAY,
-                 "one per held joint")):
+                 "one per held joint"),
+                ("effort_scale_joints", ParameterType.PARAMETER_STRING_ARRAY,
+                 "joints whose joint_states efforts are not torques (motor currents), by the "
+                 "model's names"),
+                ("effort_scales", ParameterType.PARAMETER_DOUBLE_ARRAY,
+                 "one per effort_scale_joints joint: effort x scale = torque (N m per A at "
+                 "the joint)")):
             self.declare_parameter(name, Parameter.Type(kind), ParameterDescriptor(
                 type=kind, read_only=True, description=text))
         self.name_map()  # a bad rule stops the node with its reason
 
     def name_map(self) -> NameMap:
-        held = list(self.param("held_joints") or [])
-        positions = list(self.param("held_positions") or [])
-        if len(held) != len(positions):
-            raise ValueError(f"held_joints has {len(held)} names, held_positions "
-                             f"{len(positions)} values: give one position per joint")
-        return NameMap(list(self.param("joint_rename") or []), dict(zip(held, positions,
-                                                                         strict=True)))
+        held, scaled = (self._pairs(names, values) for names, values in (
+            ("held_joints", "held_positions"), ("effort_scale_joints", "effort_scales")))
+        return NameMap(list(self.param("joint_rename") or []), held, scaled)
+
+    def _pairs(self, names: str, values: str) -> dict[str, float]:
+        """Two parameters, joint names and one number each, as a dict."""
+        keys, numbers = list(self.param(names) or []), list(self.param(values) or [])
+        if len(keys) != len(numbers):
+            raise ValueError(f"{names} has {len(keys)} names, {values} {len(numbers)} values: "
+                             "give one value per joint")
+        return dict(zip(keys, numbers, strict=True))
 
     def param(self, name: str) -> Any:
         """A parameter's value; None for a typed parameter nobody has set."""

@@ -178,6 +178,11 @@ class JointStateMerger:
         for name, position in self.names.held.items():
             i = self.joints.index[name]
             self.q[self.joints.q_index(i)], self.seen[i] = position, True
+        try:
+            scale = self.names.scales(self.joints.index)
+        except ValueError as e:
+            raise InputError(str(e)) from None
+        self.scale = None if scale is None else np.resize(scale, model.nv)
         # the joints that only messages set: their ages are watched
         self.fed = np.array(sorted(i for n, i in self.joints.index.items()
                                    if n not in self.names.held), dtype=np.int64)
@@ -265,7 +270,7 @@ class JointStateMerger:
             self.q[qi] = pos[ks]
             self.seen[idx] = True
         if eff is not None:
-            self.effort[idx] = eff[ks]
+            self.effort[idx] = eff[ks] if self.scale is None else eff[ks] * self.scale[idx]
         self.stamp[idx] = stamp
         self.latest = stamp
         self.whole = whole

@@ -360,7 +360,8 @@ def test_residual_statistics_and_plot_envelope() -> None:
 def test_recorded_names_are_mapped_and_missing_joints_held(tmp_path: Path) -> None:
     """A Franka recording names its joints fer_joint1..7 and has no gripper; the common panda
     URDF says panda_joint1..7 plus a finger joint. Refused with what to do, then analysed with
-    a prefix rename and the finger held: gravity equals Pinocchio's on the panda."""
+    a prefix rename and the finger held: gravity equals Pinocchio's on the panda. Its efforts
+    are motor currents (torque / 4 on joint 2): --effort-scale makes them torques."""
     from pinref import ROBOTS, PinRef
 
     from rbd_ros.dynamics import load_urdf
@@ -382,15 +383,15 @@ def test_recorded_names_are_mapped_and_missing_joints_held(tmp_path: Path) -> No
             ns = 1_700_000_000 * 10**9 + k * 1_000_000
             msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
                      name=[f"fer_joint{i}" for i in range(1, 8)], position=q[k].copy(),
-                     velocity=np.zeros(7), effort=np.zeros(7))
+                     velocity=np.zeros(7), effort=np.r_[0.0, 2.5, 0.0, 0.0, 0.0, 0.0, 0.0])
             w.write(js, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
     with pytest.raises(BagError, match=r"fer_\*=panda_\*"):
         analyze([bag], tmp_path / "refused", Options(urdf=urdf, progress=False, outputs=()))
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--urdf",
                         str(urdf), "--out", str(out), "--quiet", "--rename", "fer_*=panda_*",
-                        "--hold", "panda_finger_joint1=0.02"], capture_output=True, text=True,
-                       timeout=300)
+                        "--hold", "panda_finger_joint1=0.02", "--effort-scale",
+                        "panda_joint2=4"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "held at a fixed position at rest: panda_finger_joint1 = 0.02" in r.stdout
     table = pq.read_table(out / "analysis.parquet").to_pydict()
@@ -399,6 +400,14 @@ def test_recorded_names_are_mapped_and_missing_joints_held(tmp_path: Path) -> No
         want = ref.gravity(np.r_[q[k], 0.02])
         got = [table[f"gravity_{n}"][k] for n in model.state_joint_names]
         np.testing.assert_allclose(got, want, atol=1e-9)
+    assert set(table["tau_measured_panda_joint2"]) == {10.0}
+    assert set(table["tau_measured_panda_joint1"]) == {0.0}
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--urdf",
+                        str(urdf), "--out", str(out), "--rename", "fer_*=panda_*", "--hold",
+                        "panda_finger_joint1=0.02", "--effort-scale", "fer_joint2=4"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0 and "effort scales for ['fer_joint2'], which are not joints of " \
+        "the model" in r.stderr, r.stderr
 
 
 def test_unreadable_messages_are_skipped_and_counted(tmp_path: Path, recording: Rec) -> None:

@@ -545,29 +545,43 @@ def test_urdf_warnings_reach_rosout(ros: None, probe: Probe, tmp_path: Path) -> 
 def test_a_drivers_names_are_mapped_and_missing_joints_held(ros: None, probe: Probe,
                                                              tmp_path: Path) -> None:
     """joint_rename maps a driver's names (a prefix here) to the URDF's; held_joints stands in
-    for a joint no message carries."""
+    for a joint no message carries; effort_scales turn a driver's motor currents into torques
+    (joint 2's here: the external torque of a robot at rest under gravity is then zero)."""
     params = params_file(tmp_path / "p.yaml", "/map/rbd_dynamics", {
         "robot_description": ARM.read_text(), "joint_rename": ["fer_joint*=joint*"],
-        "held_joints": ["joint7"], "held_positions": [0.3]})
+        "held_joints": ["joint7"], "held_positions": [0.3],
+        "effort_scale_joints": ["joint2"], "effort_scales": [8.0]})
     node = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/map", "--params-file",
                        str(params))
     try:
         grav = probe.listen(JointState, "/map/rbd_dynamics/gravity_torques")
+        ext = probe.listen(JointState, "/map/rbd_dynamics/external_torques", 500)
         pub = probe.node.create_publisher(JointState, "/map/joint_states", SENSOR)
-        msg = JointState(name=[f"fer_joint{k}" for k in range(1, 7)], position=list(Q[:6]))
+        g = gravity(MODEL, DATA, np.r_[Q[:6], 0.3])
+        sent = [0]
 
-        def send() -> bool:
-            pub.publish(msg)
-            return bool(grav)
+        def send() -> bool:  # at rest, 100 Hz in stamps: the observer's residual would grow
+            sent[0] += 1
+            pub.publish(joint_state(1000.0 + 0.01 * sent[0], [f"fer_joint{k}" for k in
+                                                               range(1, 7)],
+                                    Q[:6], np.zeros(6), g[:6] / [1, 8, 1, 1, 1, 1]))
+            return len(ext) > 100
 
         assert probe.spin_until(send, 60.0)
-        np.testing.assert_allclose(by_name(grav[-1]), gravity(MODEL, DATA, np.r_[Q[:6], 0.3]),
-                                   atol=1e-12)
+        np.testing.assert_allclose(by_name(grav[-1]), g, atol=1e-12)
+        external = dict(zip(ext[-1].name, ext[-1].effort, strict=True))
+        np.testing.assert_allclose([external[n] for n in NAMES[:6]], 0.0, atol=1e-6)
     finally:
         print(node.stop())
-    bad = NodeProcess("rbd_ros.nodes.dynamics_node", "-p", "joint_rename:=['fer_*=panda']")
-    out = bad.proc.communicate(timeout=60)[0]
-    assert bad.proc.returncode == 2 and "write OLD=NEW, or OLD_*=NEW_*" in out, out
+    for args, said in (
+            (["-p", "joint_rename:=['fer_*=panda']"], "write OLD=NEW, or OLD_*=NEW_*"),
+            (["-p", "effort_scale_joints:=['joint2']", "-p", "effort_scales:=[0.0]"],
+             "effort scales must be finite and not zero: {'joint2': 0.0}"),
+            (["-p", "effort_scale_joints:=['joint2']"],
+             "effort_scale_joints has 1 names, effort_scales 0 values")):
+        bad = NodeProcess("rbd_ros.nodes.dynamics_node", *args)
+        out = bad.proc.communicate(timeout=60)[0]
+        assert bad.proc.returncode == 2 and said in out, out
 
 
 def test_a_double_ctrl_c_ends_the_node_quietly(ros: None) -> None:
