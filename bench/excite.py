@@ -6,10 +6,14 @@ error against the exact torques of a recording neither saw.
 
     .venv/bin/python bench/excite.py
 
-About a minute and a half (the optimisation is most of it).
+About a minute (identifying the two recordings is most of it).
 """
 
 from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as rbd-ros excite runs it (rbd_ros.cli)
 
 import sys
 import tempfile

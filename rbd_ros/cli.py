@@ -147,7 +147,7 @@ def _excite(args: argparse.Namespace) -> int:
 
     model = load_urdf(BUNDLED.get(args.urdf, args.urdf))
     print(f"optimising {args.harmonics} harmonics of a {args.period:g} s period for "
-          f"{model.name} (about a minute)...", flush=True)
+          f"{model.name} (seconds to a minute)...", flush=True)
     found = excite(model, args.period, args.harmonics, args.acceleration, args.seed)
     names = [model.state_joint_names[r] for r in range(model.nv)]
     dense = np.arange(0.0, args.period, 1e-3)

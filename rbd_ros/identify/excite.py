@@ -7,7 +7,8 @@ Each joint follows a finite Fourier series of period ``T`` (so it can be run aga
 about the middle of its range. The coefficients are chosen to make the base regressor (the
 inertial and friction parameters ``identify`` fits) as well conditioned as they can over one
 period, from a plain multi-sine (equal amplitudes on every harmonic, random phases) by
-quasi-Newton steps on the logarithm of its condition number. Every candidate is scaled into the
+quasi-Newton steps on the logarithm of its condition number, its gradient analytic. Every
+candidate is scaled into the
 limits first, joint by joint (position, velocity, acceleration: each scales with the
 amplitudes), then as a whole until the efforts fit; the result is checked at every sample of
 ``rate``. A plain multi-sine scaled into the same limits is reported beside it.
@@ -17,13 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..dynamics import Model, ModelError, rnea_batch
+from ..dynamics import Data, Model, ModelError, rnea, rnea_batch
 from ..dynamics.model import F64
-from .fit import BaseParameters, actuated, base_parameters, observation
+from ..dynamics.regressor import regressor_batch
+from .fit import BaseParameters, actuated, base_parameters, observation, observed
 
 MARGIN = 0.9  # of each limit, for what a controller's tracking error adds
 
@@ -90,24 +93,186 @@ def _use(lim: Limits, q: F64, v: F64, a: F64, c: F64) -> F64:
 def within(model: Model, lim: Limits, f: Fourier, t: F64) -> Fourier:
     """``f`` scaled down (joint by joint, then as a whole for the efforts) to use at most
     its limits at the times ``t``."""
-    q, v, a = f.sample(t)
-    f = f.scaled(1.0 / np.maximum(_use(lim, q, v, a, f.c), 1e-12))
-    for _ in range(20):  # efforts are not linear in the amplitudes: shrink until they fit
-        q, v, a = f.sample(t)
-        tau = rnea_batch(model, q, v, a, friction=True)[:, actuated(model)]
-        over = (np.abs(tau) / (MARGIN * lim.effort)).max()
-        if over <= 1.0:
-            return f
-        f = f.scaled(0.9 / over if over > 1.1 else 0.97)
-    raise ModelError("no trajectory keeps the efforts within their limits: gravity alone "
-                     "needs more than they allow, about the middle of the joint ranges")
+    return Shape(model, lim, f.period, f.c, t).within(f.a, f.b)[0]
 
 
 def condition(model: Model, base: BaseParameters, f: Fourier, t: F64) -> float:
     """The condition number of the base regressor (inertias and friction) over ``t``."""
     q, v, a = f.sample(t)
-    W = observation(model, q, v, a).reshape(-1, base.independent.size + base.dependent.size)
-    return float(np.linalg.cond(W[:, base.independent]))
+    W = observation(model, q, v, a)[:, :, base.independent].reshape(-1, base.independent.size)
+    return float(np.linalg.cond(W))
+
+
+class Shape:
+    """Fourier coefficients about ``c`` -> the trajectory within the limits at ``t``, and the
+    logarithm of its base regressor's condition number with its gradient in the coefficients
+    (what the optimiser climbs: see :meth:`cost`)."""
+
+    def __init__(self, model: Model, lim: Limits, period: float, c: F64, t: F64,
+                 base: BaseParameters | None = None) -> None:
+        self.model, self.lim, self.period, self.c, self.t, self.base = model, lim, period, c, \
+            t, base
+        self.rows = actuated(model)
+        self.data = Data(model)
+
+    def basis(self, t: F64, harmonics: int) -> tuple[F64, F64, F64]:
+        w: F64 = 2 * np.pi / self.period * np.arange(1, harmonics + 1, dtype=np.float64)
+        wt = np.outer(t, w)
+        return np.sin(wt), np.cos(wt), w
+
+    def within(self, a: F64, b: F64) -> tuple[Fourier, F64, float, tuple[Any, ...]]:
+        """The trajectory of ``a`` and ``b`` scaled into the limits: each joint by ``s`` (its
+        largest use of position, velocity or acceleration at 1), then all by ``g`` (the
+        largest at most 1 whose efforts fit, by regula falsi); and where each binds."""
+        S, C, w = self.basis(self.t, a.shape[1])
+        dq, v, acc = S @ a.T + C @ b.T, C @ (a * w).T - S @ (b * w).T, \
+            -(S @ (a * w * w).T + C @ (b * w * w).T)
+        lim = self.lim
+        half = np.minimum(lim.upper - self.c, self.c - lim.lower)
+        kinds = np.stack([np.abs(dq) / (MARGIN * half), np.abs(v) / (MARGIN * lim.velocity),
+                          np.abs(acc) / (MARGIN * lim.acceleration)])  # (3, samples, joints)
+        flat = kinds.reshape(-1, kinds.shape[2]).argmax(axis=0)
+        kind, at = np.divmod(flat, kinds.shape[1])
+        use = kinds[kind, at, np.arange(kinds.shape[2])]
+        s = 1.0 / np.maximum(use, 1e-12)
+
+        def over(g: float, k: slice | int = slice(None)) -> tuple[float, int, int, float]:
+            """The largest effort's excess over its limit (ratio - 1) at scale ``g``, over the
+            samples ``k``, its sample, joint and sign."""
+            tau = np.atleast_2d(
+                rnea(self.model, self.data, self.c + g * s * dq[k], g * s * v[k],
+                     g * s * acc[k], friction=True) if isinstance(k, int) else
+                rnea_batch(self.model, self.c + g * s * dq, g * s * v, g * s * acc,
+                           friction=True))[:, self.rows]
+            ratio = np.abs(tau) / (MARGIN * lim.effort)
+            m = int(ratio.argmax())
+            i, j = divmod(m, ratio.shape[1])
+            return float(ratio.flat[m]) - 1.0, i, j, float(np.sign(tau[i, j]))
+
+        g, (h, i, j, sign) = 1.0, over(1.0)
+        if h > 0:  # the efforts bind: the largest g in (0, 1) at which they fit
+            if over(0.0)[0] >= 0:
+                raise ModelError("no trajectory keeps the efforts within their limits: gravity "
+                                 "alone needs more than they allow, about the middle of the "
+                                 "joint ranges")
+            for _ in range(20):  # the root at the binding sample, then checked at them all
+                g = self._root(lambda x, i=i: over(x, i)[0], g)
+                h, i, j, sign = over(g)
+                if h <= 1e-9:
+                    break
+        f = Fourier(self.period, self.c, a * (g * s)[:, None], b * (g * s)[:, None])
+        return f, s, g, (kind, at, i if g < 1 else -1, j, sign)
+
+    @staticmethod
+    def _root(h: Any, g: float) -> float:
+        """The root in (0, g] of ``h`` (negative at 0, positive at ``g``): regula falsi,
+        Illinois' variant."""
+        lo, h_lo, hi, h_hi, side, x = 0.0, h(0.0), g, h(g), 0, g
+        for _ in range(100):
+            x = (lo * h_hi - hi * h_lo) / (h_hi - h_lo)
+            hx = h(x)
+            if abs(hx) < 1e-13 or hi - lo < 1e-15:
+                break
+            if hx > 0:
+                hi, h_hi = x, hx
+                h_lo, side = (h_lo / 2 if side == -1 else h_lo), -1
+            else:
+                lo, h_lo = x, hx
+                h_hi, side = (h_hi / 2 if side == 1 else h_hi), 1
+        return x
+
+    def cost(self, x: F64) -> tuple[float, F64]:
+        """``log cond W`` of the trajectory ``within`` makes of ``x`` (a then b, joints by
+        harmonics), and its gradient. d log cond = <dW, M>, M from the Gram matrix's extreme
+        eigenvectors; dW per joint's position, velocity and acceleration at all samples at
+        once (one regressor call for all 3n directions), chained through the Fourier basis
+        and through the scales ``s`` and ``g`` (each differentiated where it binds)."""
+        assert self.base is not None
+        n = self.c.size
+        a, b = x[: x.size // 2].reshape(n, -1), x[x.size // 2 :].reshape(n, -1)
+        try:
+            f, s, g, (kind, at, i_e, j_e, sign) = self.within(a, b)
+        except ModelError:
+            return 1e3, np.zeros_like(x)
+        S, C, w = self.basis(self.t, a.shape[1])
+        q, v, acc = f.sample(self.t)
+        T, cols = len(self.t), self.base.independent
+        h = 1e-6
+        W = observed(self.model, q, v, acc, cols).reshape(-1, cols.size)
+        lam, U = np.linalg.eigh(W.T @ W)
+        if not lam[0] > 0:
+            return 1e3, np.zeros_like(x)
+        value = 0.5 * float(np.log(lam[-1] / lam[0]))
+        u1, un = U[:, -1], U[:, 0]
+        M = (np.outer(W @ u1, u1) / lam[-1] - np.outer(W @ un, un) / lam[0]).reshape(T, n, -1)
+        # <dW_t, M_t> of each joint's position, velocity and acceleration moved at every
+        # sample: the rigid bodies' columns by differences of one regressor call for all
+        # 3n moves, the viscous friction's exactly (Coulomb's is flat)
+        rigid = 10 * self.model.nb
+        inertial = cols < rigid
+        M_rigid = np.zeros((T, n, rigid))
+        M_rigid[:, :, cols[inertial]] = M[:, :, inertial]
+        eye = np.eye(n)
+        Q = np.concatenate([q, *(q + h * eye[j] for j in range(n)), *(q for _ in range(2 * n))])
+        V = np.concatenate([v, *(v for _ in range(n)), *(v + h * eye[j] for j in range(n)),
+                            *(v for _ in range(n))])
+        A = np.concatenate([acc, *(acc for _ in range(2 * n)), *(acc + eye[j] for j in range(n))])
+        Y = regressor_batch(self.model, Q, V, A)
+        if self.rows.size != self.model.nv:
+            Y = Y[:, self.rows]
+        phi = np.einsum("ktjp,tjp->kt", Y.reshape(1 + 3 * n, T, n, rigid), M_rigid)
+        d = (phi[1:] - phi[0]) / np.r_[np.full(2 * n, h), np.ones(n)][:, None]
+        for k in np.flatnonzero((cols >= rigid) & (cols < rigid + n)):  # viscous friction's
+            d[n + cols[k] - rigid] += M[:, cols[k] - rigid, k]  # d <W_t, M_t> / d v_j: M_tjk
+        Gq, Gv, Ga = d[:n].T, d[n : 2 * n].T, d[2 * n :].T  # (samples, joints)
+        dA = Gq.T @ S + Gv.T @ (C * w) - Ga.T @ (S * w * w)  # d value / d scaled coefficients
+        dB = Gq.T @ C - Gv.T @ (S * w) - Ga.T @ (C * w * w)
+        # the scaled coefficients are g s_j (a_j, b_j): through s_j and g as well
+        lim = self.lim
+        half = np.minimum(lim.upper - self.c, self.c - lim.lower)
+        denom = MARGIN * np.stack([half, lim.velocity, lim.acceleration])[kind, np.arange(n)]
+        Sk, Ck = S[at], C[at]  # (joints, harmonics): the basis where each joint binds
+        raw = np.stack([Sk * a + Ck * b, Ck * w * a - Sk * w * b,
+                        -(Sk * w * w * a + Ck * w * w * b)])[kind, np.arange(n)].sum(axis=1)
+        sgn = np.sign(raw)
+        dsa = np.select([kind[:, None] == 0, kind[:, None] == 1], [Sk, Ck * w], -Sk * w * w)
+        dsb = np.select([kind[:, None] == 0, kind[:, None] == 1], [Ck, -Sk * w], -Ck * w * w)
+        ds_a = -(s**2 * sgn / denom)[:, None] * dsa  # d s_j / d (a_j, b_j)
+        ds_b = -(s**2 * sgn / denom)[:, None] * dsb
+        along = (dA * a).sum(axis=1) + (dB * b).sum(axis=1)  # d value / d (g s_j) * 1
+        grad_a = g * s[:, None] * dA + g * along[:, None] * ds_a
+        grad_b = g * s[:, None] * dB + g * along[:, None] * ds_b
+        if i_e >= 0:  # the efforts bind at sample i_e, joint j_e: g moves with x
+            dg_a, dg_b = self._dg(a, b, s, g, ds_a, ds_b, i_e, j_e, sign)
+            total = (along * s).sum()  # d value / d g
+            grad_a += total * dg_a
+            grad_b += total * dg_b
+        return value, np.concatenate([grad_a.ravel(), grad_b.ravel()])
+
+    def _dg(self, a: F64, b: F64, s: F64, g: float, ds_a: F64, ds_b: F64, i: int, j: int,
+            sign: float) -> tuple[F64, F64]:
+        """d g / d (a, b), from |tau_j(sample i)| = its limit held as the coefficients move."""
+        n = self.c.size
+        S, C, w = self.basis(self.t[i : i + 1], a.shape[1])
+        S, C = S[0], C[0]
+        pq, pv, pa = a @ S + b @ C, a @ (C * w) - b @ (S * w), -(a @ (S * w * w) + b @ (C * w * w))
+        q, v, acc = self.c + g * s * pq, g * s * pv, g * s * pa
+        h = 1e-6
+        eye = np.eye(n)
+        states = np.concatenate([q[None], q + h * eye, np.repeat(q[None], 2 * n, axis=0)])
+        vels = np.concatenate([v[None], np.repeat(v[None], n, axis=0), v + h * eye,
+                               np.repeat(v[None], n, axis=0)])
+        accs = np.concatenate([acc[None], np.repeat(acc[None], 2 * n, axis=0), acc + h * eye])
+        tau = rnea_batch(self.model, states, vels, accs, friction=True)[:, self.rows[j]]
+        e = sign * (tau[1:] - tau[0]) / h
+        eq, ev, ea = e[:n], e[n : 2 * n], e[2 * n :]
+        dtau_dg = float((eq * s * pq + ev * s * pv + ea * s * pa).sum())
+        # d tau / d a_jk: through s_j p_j = s_j (basis . a_j)
+        da = g * (s[:, None] * (eq[:, None] * S + ev[:, None] * C * w - ea[:, None] * S * w * w)
+                  + (eq * pq + ev * pv + ea * pa)[:, None] * ds_a)
+        db = g * (s[:, None] * (eq[:, None] * C - ev[:, None] * S * w - ea[:, None] * C * w * w)
+                  + (eq * pq + ev * pv + ea * pa)[:, None] * ds_b)
+        return -da / dtau_dg, -db / dtau_dg
 
 
 def plain(model: Model, lim: Limits, period: float, harmonics: int, t: F64,
@@ -127,31 +292,22 @@ class Excitation:
 
 
 def excite(model: Model, period: float = 10.0, harmonics: int = 5, acceleration: float = 5.0,
-           seed: int = 0, evaluations: int = 1500) -> Excitation:
+           seed: int = 0, iterations: int = 100) -> Excitation:
     """The optimised trajectory and the plain multi-sine it starts from (see the module),
-    after at most ``evaluations`` of the condition number (about 13 ms each for a 7-joint
-    arm)."""
+    after at most ``iterations`` quasi-Newton steps on the analytic gradient."""
     from scipy.optimize import minimize
 
     lim = Limits.of(model, acceleration)
     base = base_parameters(model)
     t = np.linspace(0.0, period, 20 * harmonics * 4, endpoint=False)  # 4 per fastest wiggle
     start = plain(model, lim, period, harmonics, t, np.random.default_rng(seed))
-    n = start.c.size
-
-    def unpack(x: F64) -> Fourier:
-        return within(model, lim, Fourier(period, start.c, x[: n * harmonics].reshape(n, -1),
-                                          x[n * harmonics:].reshape(n, -1)), t)
-
-    def cost(x: F64) -> float:
-        try:
-            return float(np.log(condition(model, base, unpack(x), t)))
-        except ModelError:
-            return 1e3
-
+    shape = Shape(model, lim, period, start.c, t, base)
     x0 = np.concatenate([start.a.ravel(), start.b.ravel()])
-    best = minimize(cost, x0, method="L-BFGS-B", options={"maxfun": evaluations}).x
-    found = unpack(best)
+    best = minimize(shape.cost, x0, jac=True, method="L-BFGS-B",
+                    options={"maxiter": iterations}).x
+    n = start.c.size
+    found = within(model, lim, Fourier(period, start.c, best[: best.size // 2].reshape(n, -1),
+                                       best[best.size // 2 :].reshape(n, -1)), t)
     dense = np.arange(0.0, period, 1e-3)  # every sample at 1 kHz: within the limits there
     found = within(model, lim, found, dense)
     multisine = within(model, lim, start, dense)

@@ -69,6 +69,21 @@ def observation(model: Model, q: F64, v: F64, a: F64, drive: bool = False) -> F6
     return np.concatenate([Y, F], axis=2)
 
 
+def observed(model: Model, q: F64, v: F64, a: F64, cols: I64) -> F64:
+    """``observation(model, q, v, a)[:, :, cols]`` without building the other columns."""
+    rows, rigid = actuated(model), 10 * model.nb
+    out = np.zeros((len(q), rows.size, cols.size))
+    inertial = cols < rigid
+    Y = regressor_batch(model, q, v, a)
+    out[:, :, inertial] = Y[:, rows[:, None], cols[inertial]]
+    V = np.asarray(v, dtype=np.float64)[:, rows]
+    for k in np.flatnonzero(~inertial):
+        j = (cols[k] - rigid) % rows.size
+        out[:, j, k] = V[:, j] if cols[k] - rigid < rows.size else \
+            np.sign(V[:, j]) * (np.abs(V[:, j]) > STILL)
+    return out
+
+
 @dataclass(frozen=True)
 class BaseParameters:
     independent: I64  # columns of phi kept
