@@ -72,12 +72,14 @@ class Samples:
     a: F64
     tau: F64  # measured efforts, filtered as the positions are
     signals: str = ""  # which signals, on what time base, for the report
+    jitter: float = 0.0  # the stamps' steps, 1st to 99th percentile, over their median
 
     def __len__(self) -> int:
         return len(self.ns)
 
     def cut(self, k: slice | NDArray[np.intp]) -> Samples:
-        return Samples(self.ns[k], self.q[k], self.v[k], self.a[k], self.tau[k], self.signals)
+        return Samples(self.ns[k], self.q[k], self.v[k], self.a[k], self.tau[k], self.signals,
+                       self.jitter)
 
 
 @dataclass
@@ -211,7 +213,7 @@ def prepare(ns: NDArray[np.int64], q: F64, v: F64, e: F64, cutoff: float,
                   if cuts.size else ""))
     ns_, q_, v_, a_, tau_ = (np.concatenate([getattr(p, f) for p in parts])
                              for f in ("ns", "q", "v", "a", "tau"))
-    return Samples(ns_, q_, v_, a_, tau_, signals)
+    return Samples(ns_, q_, v_, a_, tau_, signals, (hi_step - lo_step) / (dt * 1e3))
 
 
 def identify(paths: list[Path], out_dir: Path, opts: Options,
@@ -339,6 +341,7 @@ def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, pull: P
 MOVED = 0.1  # rad (m) of range, below which a joint barely moved
 PER_PARAMETER = 10  # identifying samples a base parameter
 CONDITION = 1e3
+JITTER = 0.5  # the stamps' spread, in periods, beyond which a driver stamps when it sends
 
 
 def _cannot_carry(model: Model, base: BaseParameters, fit: Fit, train: Samples) -> list[str]:
@@ -358,6 +361,11 @@ def _cannot_carry(model: Model, base: BaseParameters, fit: Fit, train: Samples) 
     if len(train) < PER_PARAMETER * r:
         out.append(f"warning: {len(train)} identifying samples for {r} base parameters (fewer "
                    f"than {PER_PARAMETER} each): record longer{instead}")
+    if train.jitter > JITTER:
+        out.append(f"warning: the stamps jitter by {train.jitter:.1f} periods (1st-99th "
+                   "percentile of their steps): resampled onto a regular grid, but a stamp that "
+                   "is not its sample's time still turns into noise on the accelerations; stamp "
+                   "each state when it is sampled (the driver's hardware time, if it has one)")
     if fit.condition > CONDITION:
         out.append(f"warning: the regressor's condition number {fit.condition:.3g} (over "
                    f"{CONDITION:g}): some combinations of parameters are barely told apart "

@@ -103,6 +103,7 @@ def test_identified_arm_predicts_held_out_torques_to_within_the_noise(
     rms = report.rms
     assert np.all(rms["identified"] < NOISE), report.text
     assert np.all(rms["identified"] < rms["urdf"] / 3), report.text  # the CAD values are off
+    assert "warning" not in report.text  # an exciting trajectory, stamps on time
     assert np.all(rms["least squares"] < NOISE), report.text
     # the written URDF: physical bodies (strict), Pinocchio loads it, and on states it never
     # saw its torques (with its friction) are the built arm's to within the noise
@@ -147,6 +148,7 @@ def test_a_real_drivers_jittery_stamps_and_pauses_do_not_spoil_the_fit(
     assert f"signals: velocities {how}, accelerations differenced from them; stamps 0.4" \
         in report.text
     assert "3 pauses over 5 ms split the recording" in report.text
+    assert re.search(r"warning: the stamps jitter by 1\.\d periods", report.text), report.text
 
 
 def test_identify_command_writes_its_outputs_and_refuses_what_it_cannot_use(
