@@ -29,6 +29,7 @@ from ..bag.outputs import output_set
 from ..dynamics import Model
 from ..dynamics.model import F64
 from .fit import (
+    MASS_RANGE,
     BaseParameters,
     Fit,
     NormalEquations,
@@ -329,9 +330,13 @@ def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, pull: P
             lines.append(f"warning: the scales of {', '.join(loose)} are not determined by the "
                          "recording (their torque is mostly their own friction, which scales "
                          "with them): held at 1; their friction and offset carry the rest")
-    lines += ["", f"{'body':<24} {'URDF mass':>10} {'identified':>10}"]
+    lines += ["", f"{'body':<24} {'URDF mass':>10} {'identified':>10}   (each within "
+                  f"{MASS_RANGE[0]:g}-{MASS_RANGE[1]:g} times the URDF's)"]
     for i, name in enumerate(model.body_names):
-        lines.append(f"{name:<24} {prior[10 * i]:10.4g} {phi[10 * i]:10.4g}")
+        bound = prior[10 * i] > 0 and np.isclose(phi[10 * i] / prior[10 * i], MASS_RANGE,
+                                                 rtol=1e-3).any()
+        lines.append(f"{name:<24} {prior[10 * i]:10.4g} {phi[10 * i]:10.4g}"
+                     + ("   at the bound: the data would move it further" if bound else ""))
     return "\n".join(lines)
 
 
