@@ -99,6 +99,10 @@ def fit_payload(model: Model, link: str, samples: Samples, rest: F64, rows: np.n
     phi = np.linalg.solve(Gs, b / scale) / scale
     variance = max(float(yy - 2 * phi @ b + phi @ G @ phi), 0.0) / (n - 10)
     cov = variance * np.linalg.inv(Gs) / np.outer(scale, scale)
+    if not phi[0] > 3.0 * np.sqrt(cov[0, 0]):
+        raise BagError(f"--payload {link}: no payload there: its mass comes out {phi[0]:.3g} kg "
+                       f"+- {np.sqrt(cov[0, 0]):.2g}, not told from none (is the load on "
+                       "another link, or the baseline the loaded recording itself?)")
 
     def in_link(x: F64) -> F64:
         """Centre of mass and the inertia about it (6), in the link's frame, of parameters."""

@@ -114,6 +114,8 @@ def test_a_baseline_cancels_the_robot_models_error(tmp_path: Path) -> None:
                    rng, per_amp)
     with pytest.raises(BagError, match="the baseline is not the same motion"):
         identify_payload([loaded], tmp_path / "no", opts, "link7", baseline=[other])
+    with pytest.raises(BagError, match="no payload there: its mass comes out"):
+        identify_payload([baseline], tmp_path / "no", opts, "link7", baseline=[baseline])
 
 
 def test_a_model_carrying_the_payload_is_pinocchios_arm_with_it() -> None:
