@@ -76,19 +76,6 @@ class Fourier:
         acc = -(s @ (self.a * w * w).T + co @ (self.b * w * w).T)
         return q, v, acc
 
-    def scaled(self, s: F64 | float) -> Fourier:
-        s = np.broadcast_to(np.asarray(s, dtype=np.float64), self.c.shape)
-        return Fourier(self.period, self.c, self.a * s[:, None], self.b * s[:, None])
-
-
-def _use(lim: Limits, q: F64, v: F64, a: F64, c: F64) -> F64:
-    """Each joint's largest use of its limits (1: at the limit, with the margin)."""
-    half = np.minimum(lim.upper - c, c - lim.lower)
-    use: F64 = np.max([np.abs(q - c).max(axis=0) / (MARGIN * half),
-                       np.abs(v).max(axis=0) / (MARGIN * lim.velocity),
-                       np.abs(a).max(axis=0) / (MARGIN * lim.acceleration)], axis=0)
-    return use
-
 
 def within(model: Model, lim: Limits, f: Fourier, t: F64) -> Fourier:
     """``f`` scaled down (joint by joint, then as a whole for the efforts) to use at most
@@ -136,14 +123,14 @@ class Shape:
         use = kinds[kind, at, np.arange(kinds.shape[2])]
         s = 1.0 / np.maximum(use, 1e-12)
 
-        def over(g: float, k: slice | int = slice(None)) -> tuple[float, int, int, float]:
-            """The largest effort's excess over its limit (ratio - 1) at scale ``g``, over the
-            samples ``k``, its sample, joint and sign."""
+        def over(g: float, k: int | None = None) -> tuple[float, int, int, float]:
+            """The largest effort's excess over its limit (ratio - 1) at scale ``g``, over
+            every sample or sample ``k``, its sample, joint and sign."""
             tau = np.atleast_2d(
-                rnea(self.model, self.data, self.c + g * s * dq[k], g * s * v[k],
-                     g * s * acc[k], friction=True) if isinstance(k, int) else
                 rnea_batch(self.model, self.c + g * s * dq, g * s * v, g * s * acc,
-                           friction=True))[:, self.rows]
+                           friction=True) if k is None else
+                rnea(self.model, self.data, self.c + g * s * dq[k], g * s * v[k],
+                     g * s * acc[k], friction=True))[:, self.rows]
             ratio = np.abs(tau) / (MARGIN * lim.effort)
             m = int(ratio.argmax())
             i, j = divmod(m, ratio.shape[1])

@@ -134,6 +134,8 @@ class NodeBase(Node):
             try:
                 callback(live, msg)
             except Exception:  # a bug of ours: said, and the node goes on with the next input
+                if not self.context.ok():  # shutting down: the publishers are going
+                    return
                 self.warn("internal", f"internal error on an input, which is dropped (please "
                                       f"report it):\n{traceback.format_exc()}")
 
