@@ -410,6 +410,7 @@ class DynamicsNode(NodeBase):
             self.get_logger().warning(
                 f"joints {held} have several coordinates, which /joint_states cannot carry: "
                 "they are held at their neutral pose (identity), at rest")
+        self.hear()
         self.release_early()
 
     def _positional_topics(self) -> list[str]:
@@ -512,19 +513,24 @@ class DynamicsNode(NodeBase):
 
     def _watchdog(self) -> None:
         """Inputs that stopped, controllers to ask, saturations that ended: on ``~/status``."""
+        self.hear()
         live = self.live
         if live is None:
             self.report("model", "no model yet: waiting for robot_description (the parameter "
                                  "or the topic)", log=False)
             return
         self.report("model", None)
-        self.heard = {id(p) for p in self.outputs if p.get_subscription_count()}
         self._silent()
         if live.order_v is None and not self.param("joints"):
             self.controllers.ask(self._positional_topics())
         if self.saturations and time.monotonic() - self._saturated > 1.0:
             self.report("clamped", None)
         self.publish_status(force=False)
+
+    def hear(self) -> None:
+        """Which outputs have subscribers now: only those are computed (refreshed by the
+        watchdog, and before the inputs held for a first model are answered)."""
+        self.heard = {id(p) for p in self.outputs if p.get_subscription_count()}
 
     def _on_command_array(self, live: Live, msg: Float64MultiArray) -> None:
         if live.order_v is None:

@@ -278,13 +278,29 @@ def test_bad_input_is_dropped_and_the_node_keeps_running(node: NodeProcess,
 
 def test_description_published_after_start_up_is_picked_up(ros: None, probe: Probe,
                                                             tmp_path: Path) -> None:
+    """And the joint states that came before it (a driver started first, a replay) are answered
+    once it is in, each of them."""
     late = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/late")
     try:
         req = GravityTorques.Request(joint_names=NAMES, positions=list(Q))
         res = probe.call(GravityTorques, "/late/rbd_dynamics/gravity_torques", req)
         assert not res.success and "no model yet" in res.message
+        answers = probe.listen(JointState, "/late/rbd_dynamics/gravity_torques", 100)
+        states = probe.node.create_publisher(JointState, "/late/joint_states", SENSOR)
+        assert probe.spin_until(lambda: states.get_subscription_count() > 0, 15.0)
+        probe.spin_for(0.5)  # the node's output has matched the probe's subscription too
+        stamps = [100.0 + 0.002 * k for k in range(30)]
+        for t in stamps:
+            states.publish(joint_state(t))
+            probe.spin_for(0.002)
+        probe.spin_for(0.3)
+        assert not answers  # held: no model to answer them with
         pub = probe.node.create_publisher(String, "/late/robot_description", LATCHED)
         pub.publish(String(data=ARM.read_text()))
+        assert probe.spin_until(lambda: len(answers) >= len(stamps), 15.0), len(answers)
+        assert [m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in answers] == \
+            pytest.approx(stamps, abs=1e-9)
+        np.testing.assert_allclose(by_name(answers[-1]), gravity(MODEL, DATA, Q), atol=1e-12)
         assert probe.spin_until(lambda: probe.call(
             GravityTorques, "/late/rbd_dynamics/gravity_torques", req).success, 15.0)
         res = probe.call(GravityTorques, "/late/rbd_dynamics/gravity_torques", req)
