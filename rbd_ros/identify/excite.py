@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from ..dynamics import Data, Model, ModelError, rnea, rnea_batch
 from ..dynamics.model import F64
 from ..dynamics.regressor import regressor_batch
-from .fit import BaseParameters, actuated, base_parameters, observation, observed
+from .fit import BaseParameters, actuated, base_parameters, observed
 
 MARGIN = 0.9  # of each limit, for what a controller's tracking error adds
 
@@ -67,27 +67,54 @@ class Fourier:
 
     def sample(self, t: F64) -> tuple[F64, F64, F64]:
         """Positions, velocities and accelerations at times ``t`` (samples, joints)."""
-        k = np.arange(1, self.a.shape[1] + 1)
-        wt = np.outer(t, 2 * np.pi / self.period * k)
-        s, co = np.sin(wt), np.cos(wt)
-        w = 2 * np.pi / self.period * k
-        q = self.c + s @ self.a.T + co @ self.b.T
-        v = co @ (self.a * w).T - s @ (self.b * w).T
-        acc = -(s @ (self.a * w * w).T + co @ (self.b * w * w).T)
-        return q, v, acc
+        dq, v, acc = motion(basis(self.period, self.a.shape[1], t), self.a, self.b)
+        return self.c + dq, v, acc
+
+
+Basis = tuple[F64, F64, F64]
+
+
+def basis(period: float, harmonics: int, t: F64) -> Basis:
+    """``sin(k w t)`` and ``cos(k w t)`` (samples, harmonics), and the frequencies ``k w``."""
+    w: F64 = 2 * np.pi / period * np.arange(1, harmonics + 1, dtype=np.float64)
+    wt = np.outer(t, w)
+    return np.sin(wt), np.cos(wt), w
+
+
+def motion(basis: Basis, a: F64, b: F64) -> tuple[F64, F64, F64]:
+    """The positions about the centre, velocities and accelerations (samples, joints) of
+    coefficients ``a`` and ``b`` (joints, harmonics) on ``basis``."""
+    S, C, w = basis
+    return S @ a.T + C @ b.T, C @ (a * w).T - S @ (b * w).T, -(S @ (a * w * w).T
+                                                              + C @ (b * w * w).T)
 
 
 def within(model: Model, lim: Limits, f: Fourier, t: F64) -> Fourier:
     """``f`` scaled down (joint by joint, then as a whole for the efforts) to use at most
     its limits at the times ``t``."""
-    return Shape(model, lim, f.period, f.c, t).within(f.a, f.b)[0]
+    return Shape(model, lim, f.period, f.c, t).within(f.a, f.b).f
 
 
 def condition(model: Model, base: BaseParameters, f: Fourier, t: F64) -> float:
     """The condition number of the base regressor (inertias and friction) over ``t``."""
     q, v, a = f.sample(t)
-    W = observation(model, q, v, a)[:, :, base.independent].reshape(-1, base.independent.size)
-    return float(np.linalg.cond(W))
+    return float(np.linalg.cond(observed(model, q, v, a, base.independent)
+                                .reshape(-1, base.independent.size)))
+
+
+@dataclass(frozen=True)
+class Scaled:
+    """:meth:`Shape.within`'s trajectory, its scales and where each binds."""
+
+    f: Fourier
+    s: F64  # each joint's scale
+    g: float  # all joints' scale, for the efforts
+    kind: NDArray[np.int64]  # what binds each joint's s: 0 position, 1 velocity, 2 acceleration
+    at: NDArray[np.int64]  # at which sample
+    sign: F64  # and that value's sign
+    effort_at: int  # the sample where the efforts bind g (-1: g = 1, they do not)
+    effort_joint: int  # and the joint
+    effort_sign: float  # and its effort's sign
 
 
 class Shape:
@@ -95,33 +122,26 @@ class Shape:
     logarithm of its base regressor's condition number with its gradient in the coefficients
     (what the optimiser climbs: see :meth:`cost`)."""
 
-    def __init__(self, model: Model, lim: Limits, period: float, c: F64, t: F64,
-                 base: BaseParameters | None = None) -> None:
-        self.model, self.lim, self.period, self.c, self.t, self.base = model, lim, period, c, \
-            t, base
+    def __init__(self, model: Model, lim: Limits, period: float, c: F64, t: F64) -> None:
+        self.model, self.lim, self.period, self.c, self.t = model, lim, period, c, t
         self.rows = actuated(model)
         self.data = Data(model)
+        half = np.minimum(lim.upper - c, c - lim.lower)
+        #: what each joint's position (about c), velocity and acceleration may reach
+        self.room = MARGIN * np.stack([half, lim.velocity, lim.acceleration])
 
-    def basis(self, t: F64, harmonics: int) -> tuple[F64, F64, F64]:
-        w: F64 = 2 * np.pi / self.period * np.arange(1, harmonics + 1, dtype=np.float64)
-        wt = np.outer(t, w)
-        return np.sin(wt), np.cos(wt), w
-
-    def within(self, a: F64, b: F64) -> tuple[Fourier, F64, float, tuple[Any, ...]]:
+    def within(self, a: F64, b: F64) -> Scaled:
         """The trajectory of ``a`` and ``b`` scaled into the limits: each joint by ``s`` (its
         largest use of position, velocity or acceleration at 1), then all by ``g`` (the
         largest at most 1 whose efforts fit, by regula falsi); and where each binds."""
-        S, C, w = self.basis(self.t, a.shape[1])
-        dq, v, acc = S @ a.T + C @ b.T, C @ (a * w).T - S @ (b * w).T, \
-            -(S @ (a * w * w).T + C @ (b * w * w).T)
-        lim = self.lim
-        half = np.minimum(lim.upper - self.c, self.c - lim.lower)
-        kinds = np.stack([np.abs(dq) / (MARGIN * half), np.abs(v) / (MARGIN * lim.velocity),
-                          np.abs(acc) / (MARGIN * lim.acceleration)])  # (3, samples, joints)
+        dq, v, acc = motion(basis(self.period, a.shape[1], self.t), a, b)
+        signed = np.stack([dq, v, acc]) / self.room[:, None, :]  # (3, samples, joints)
+        kinds = np.abs(signed)
         flat = kinds.reshape(-1, kinds.shape[2]).argmax(axis=0)
         kind, at = np.divmod(flat, kinds.shape[1])
-        use = kinds[kind, at, np.arange(kinds.shape[2])]
-        s = 1.0 / np.maximum(use, 1e-12)
+        joints = np.arange(kinds.shape[2])
+        s = 1.0 / np.maximum(kinds[kind, at, joints], 1e-12)
+        lim = self.lim
 
         def over(g: float, k: int | None = None) -> tuple[float, int, int, float]:
             """The largest effort's excess over its limit (ratio - 1) at scale ``g``, over
@@ -148,7 +168,8 @@ class Shape:
                 if h <= 1e-9:
                     break
         f = Fourier(self.period, self.c, a * (g * s)[:, None], b * (g * s)[:, None])
-        return f, s, g, (kind, at, i if g < 1 else -1, j, sign)
+        return Scaled(f, s, g, kind, at, np.sign(signed[kind, at, joints]),
+                      i if g < 1 else -1, j, sign)
 
     @staticmethod
     def _root(h: Any, g: float) -> float:
@@ -168,22 +189,22 @@ class Shape:
                 h_hi, side = (h_hi / 2 if side == 1 else h_hi), 1
         return x
 
-    def cost(self, x: F64) -> tuple[float, F64]:
+    def cost(self, x: F64, base: BaseParameters) -> tuple[float, F64]:
         """``log cond W`` of the trajectory ``within`` makes of ``x`` (a then b, joints by
         harmonics), and its gradient. d log cond = <dW, M>, M from the Gram matrix's extreme
         eigenvectors; dW per joint's position, velocity and acceleration at all samples at
         once (one regressor call for all 3n directions), chained through the Fourier basis
         and through the scales ``s`` and ``g`` (each differentiated where it binds)."""
-        assert self.base is not None
         n = self.c.size
         a, b = x[: x.size // 2].reshape(n, -1), x[x.size // 2 :].reshape(n, -1)
         try:
-            f, s, g, (kind, at, i_e, j_e, sign) = self.within(a, b)
+            sc = self.within(a, b)
         except ModelError:
             return 1e3, np.zeros_like(x)
-        S, C, w = self.basis(self.t, a.shape[1])
-        q, v, acc = f.sample(self.t)
-        T, cols = len(self.t), self.base.independent
+        s, g, kind = sc.s, sc.g, sc.kind
+        S, C, w = basis(self.period, a.shape[1], self.t)
+        q, v, acc = sc.f.sample(self.t)
+        T, cols = len(self.t), base.independent
         h = 1e-6
         W = observed(self.model, q, v, acc, cols).reshape(-1, cols.size)
         lam, U = np.linalg.eigh(W.T @ W)
@@ -215,34 +236,29 @@ class Shape:
         dA = Gq.T @ S + Gv.T @ (C * w) - Ga.T @ (S * w * w)  # d value / d scaled coefficients
         dB = Gq.T @ C - Gv.T @ (S * w) - Ga.T @ (C * w * w)
         # the scaled coefficients are g s_j (a_j, b_j): through s_j and g as well
-        lim = self.lim
-        half = np.minimum(lim.upper - self.c, self.c - lim.lower)
-        denom = MARGIN * np.stack([half, lim.velocity, lim.acceleration])[kind, np.arange(n)]
-        Sk, Ck = S[at], C[at]  # (joints, harmonics): the basis where each joint binds
-        raw = np.stack([Sk * a + Ck * b, Ck * w * a - Sk * w * b,
-                        -(Sk * w * w * a + Ck * w * w * b)])[kind, np.arange(n)].sum(axis=1)
-        sgn = np.sign(raw)
+        denom = self.room[kind, np.arange(n)]
+        Sk, Ck = S[sc.at], C[sc.at]  # (joints, harmonics): the basis where each joint binds
         dsa = np.select([kind[:, None] == 0, kind[:, None] == 1], [Sk, Ck * w], -Sk * w * w)
         dsb = np.select([kind[:, None] == 0, kind[:, None] == 1], [Ck, -Sk * w], -Ck * w * w)
-        ds_a = -(s**2 * sgn / denom)[:, None] * dsa  # d s_j / d (a_j, b_j)
-        ds_b = -(s**2 * sgn / denom)[:, None] * dsb
+        ds_a = -(s**2 * sc.sign / denom)[:, None] * dsa  # d s_j / d (a_j, b_j)
+        ds_b = -(s**2 * sc.sign / denom)[:, None] * dsb
         along = (dA * a).sum(axis=1) + (dB * b).sum(axis=1)  # d value / d (g s_j) * 1
         grad_a = g * s[:, None] * dA + g * along[:, None] * ds_a
         grad_b = g * s[:, None] * dB + g * along[:, None] * ds_b
-        if i_e >= 0:  # the efforts bind at sample i_e, joint j_e: g moves with x
-            dg_a, dg_b = self._dg(a, b, s, g, ds_a, ds_b, i_e, j_e, sign)
+        if sc.effort_at >= 0:  # the efforts bind g: it moves with x
+            dg_a, dg_b = self._dg(a, b, sc, ds_a, ds_b)
             total = (along * s).sum()  # d value / d g
             grad_a += total * dg_a
             grad_b += total * dg_b
         return value, np.concatenate([grad_a.ravel(), grad_b.ravel()])
 
-    def _dg(self, a: F64, b: F64, s: F64, g: float, ds_a: F64, ds_b: F64, i: int, j: int,
-            sign: float) -> tuple[F64, F64]:
-        """d g / d (a, b), from |tau_j(sample i)| = its limit held as the coefficients move."""
-        n = self.c.size
-        S, C, w = self.basis(self.t[i : i + 1], a.shape[1])
-        S, C = S[0], C[0]
-        pq, pv, pa = a @ S + b @ C, a @ (C * w) - b @ (S * w), -(a @ (S * w * w) + b @ (C * w * w))
+    def _dg(self, a: F64, b: F64, sc: Scaled, ds_a: F64, ds_b: F64) -> tuple[F64, F64]:
+        """d g / d (a, b), from |tau_j(sample i)| = its limit held as the coefficients move
+        (i, j where the efforts bind)."""
+        n, s, g, i = self.c.size, sc.s, sc.g, sc.effort_at
+        one = basis(self.period, a.shape[1], self.t[i : i + 1])
+        S, C, w = one[0][0], one[1][0], one[2]
+        pq, pv, pa = (x[0] for x in motion(one, a, b))
         q, v, acc = self.c + g * s * pq, g * s * pv, g * s * pa
         h = 1e-6
         eye = np.eye(n)
@@ -250,8 +266,9 @@ class Shape:
         vels = np.concatenate([v[None], np.repeat(v[None], n, axis=0), v + h * eye,
                                np.repeat(v[None], n, axis=0)])
         accs = np.concatenate([acc[None], np.repeat(acc[None], 2 * n, axis=0), acc + h * eye])
-        tau = rnea_batch(self.model, states, vels, accs, friction=True)[:, self.rows[j]]
-        e = sign * (tau[1:] - tau[0]) / h
+        tau = rnea_batch(self.model, states, vels, accs,
+                         friction=True)[:, self.rows[sc.effort_joint]]
+        e = sc.effort_sign * (tau[1:] - tau[0]) / h
         eq, ev, ea = e[:n], e[n : 2 * n], e[2 * n :]
         dtau_dg = float((eq * s * pq + ev * s * pv + ea * s * pa).sum())
         # d tau / d a_jk: through s_j p_j = s_j (basis . a_j)
@@ -288,9 +305,9 @@ def excite(model: Model, period: float = 10.0, harmonics: int = 5, acceleration:
     base = base_parameters(model)
     t = np.linspace(0.0, period, 20 * harmonics * 4, endpoint=False)  # 4 per fastest wiggle
     start = plain(model, lim, period, harmonics, t, np.random.default_rng(seed))
-    shape = Shape(model, lim, period, start.c, t, base)
+    shape = Shape(model, lim, period, start.c, t)
     x0 = np.concatenate([start.a.ravel(), start.b.ravel()])
-    best = minimize(shape.cost, x0, jac=True, method="L-BFGS-B",
+    best = minimize(shape.cost, x0, args=(base,), jac=True, method="L-BFGS-B",
                     options={"maxiter": iterations}).x
     n = start.c.size
     found = within(model, lim, Fourier(period, start.c, best[: best.size // 2].reshape(n, -1),

@@ -58,15 +58,8 @@ def observation(model: Model, q: F64, v: F64, a: F64, drive: bool = False) -> F6
     ``drive``, each joint's offset column too (n more: ``k e = Y @ phi``)."""
     rows = actuated(model)
     Y = regressor_batch(model, q, v, a)[:, rows, :]
-    n = rows.size
-    V = np.asarray(v, dtype=np.float64)[:, rows]
-    F = np.zeros((Y.shape[0], n, 3 * n if drive else 2 * n))
-    idx = np.arange(n)
-    F[:, idx, idx] = V
-    F[:, idx, n + idx] = np.sign(V) * (np.abs(V) > STILL)  # noise about zero is no sign
-    if drive:
-        F[:, idx, 2 * n + idx] = 1.0
-    return np.concatenate([Y, F], axis=2)
+    return np.concatenate([Y, _joint_columns(np.asarray(v, dtype=np.float64)[:, rows], drive)],
+                          axis=2)
 
 
 def observed(model: Model, q: F64, v: F64, a: F64, cols: I64) -> F64:
@@ -76,12 +69,24 @@ def observed(model: Model, q: F64, v: F64, a: F64, cols: I64) -> F64:
     inertial = cols < rigid
     Y = regressor_batch(model, q, v, a)
     out[:, :, inertial] = Y[:, rows[:, None], cols[inertial]]
-    V = np.asarray(v, dtype=np.float64)[:, rows]
-    for k in np.flatnonzero(~inertial):
-        j = (cols[k] - rigid) % rows.size
-        out[:, j, k] = V[:, j] if cols[k] - rigid < rows.size else \
-            np.sign(V[:, j]) * (np.abs(V[:, j]) > STILL)
+    own = cols[~inertial] - rigid
+    if own.size:
+        V = np.asarray(v, dtype=np.float64)[:, rows]
+        out[:, :, ~inertial] = _joint_columns(V, bool(own.max() >= 2 * rows.size))[:, :, own]
     return out
+
+
+def _joint_columns(V: F64, drive: bool) -> F64:
+    """The columns of each joint's own parameters at velocities ``V`` (B, n): viscous and
+    Coulomb friction, with ``drive`` the effort offset (B, n, 2 n or 3 n)."""
+    n = V.shape[1]
+    F = np.zeros((V.shape[0], n, 3 * n if drive else 2 * n))
+    idx = np.arange(n)
+    F[:, idx, idx] = V
+    F[:, idx, n + idx] = np.sign(V) * (np.abs(V) > STILL)  # noise about zero is no sign
+    if drive:
+        F[:, idx, 2 * n + idx] = 1.0
+    return F
 
 
 @dataclass(frozen=True)
