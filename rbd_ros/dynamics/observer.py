@@ -11,7 +11,8 @@ torque critically damped, ``K^2 / (s + K)^2`` (a ramp 2/K late, a step within 1 
 6.6/K), and the velocities' white noise is cut by about ``sqrt(K dt / 2)``. Both are integrated
 by the trapezoid rule between successive states. Without measured velocities, each joint's is
 the slope of a cubic fitted to its last positions (``WINDOW_S``): the residual's noise then
-stays near that of measured velocities, and the residual is half the window old.
+stays near that of measured velocities, and the residual is a quarter of the window old
+(``FIT_AT``).
 
 External torques have one sign everywhere in rbd_ros: ``tau_ext`` is the torque the
 environment applies at the joints, ``M(q) a + h(q, v) = tau + tau_ext`` with ``tau`` the
@@ -62,10 +63,11 @@ def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
         S[2, i] = drive
 
 
-#: 1/s: the dynamics node's observer_gain unless set. On the bundled arm with typical sensor
-#: noise (bench/observer.py) a held load's residual is then within 1 % of it and a push is
-#: flagged after 6 ms (median)
-DEFAULT_GAIN = 180.0
+#: 1/s: the dynamics node's observer_gain unless set. A push 1.76x its threshold is flagged
+#: after 10 ms (14 ms from positions only); on the bundled arm with typical sensor noise
+#: (bench/observer.py) a held load's residual is within 1 % of it on exact states, and pushes
+#: are flagged after 6 ms (median). A lower gain passes less noise and lags more
+DEFAULT_GAIN = 200.0
 #: collision thresholds from a recording of free motion: its residual's peak times this
 THRESHOLD_MARGIN = 1.5
 #: states further apart than this restart the observer (its integral would span what happened
@@ -76,6 +78,11 @@ GAP_S = 0.5
 #: 1 kHz (the slope's noise a twelfth of one difference's), nine at 500 Hz, one difference at
 #: 100 Hz
 WINDOW_S = 0.0175
+#: and the state fitted is taken at this point of the window (-1 its oldest state, 0 its mean
+#: time, 1 the newest): the residual is then a quarter of the window old (4.25 ms at 1 kHz),
+#: where at the mean time it was half (8.5 ms). A cubic's slope is no noisier there: the
+#: centre's is confounded with the cubic term (0.84x the centre's noise at 1 kHz)
+FIT_AT = 0.5
 HISTORY = 64  # states kept for the fit at most
 #: what ``observer_over``'s ``clock`` holds: the last state's stamp, the states taken since the
 #: start, whether they are differenced, the ring's next slot and how many it holds, the start's
@@ -85,28 +92,32 @@ LAST, TAKEN, MODE, SLOT, FILL, START = range(6)
 
 @njit(cache=True, nogil=True)
 def _fit(hist_ns, hist_q, hist_e, newest, n, start, base_q, q, v, e):
-    """The ``n`` states up to ``newest`` in the ring at their mean time ``tc`` (returned, s after
-    ``start``): ``q`` and ``v`` (from ``base_q`` on) the value and slope there of a cubic fitted
-    to each coordinate's positions by least squares (a lower degree for fewer than four
-    states), ``e`` the efforts interpolated to ``tc``. A cubic's slope at the centre of its
-    window has no bias from the motion's jerk, where a line's grows with the window squared."""
+    """The ``n`` states up to ``newest`` in the ring at time ``tc`` (returned, s after ``start``;
+    ``FIT_AT`` in their span): ``q`` and ``v`` (from ``base_q`` on) the value and slope there of
+    a cubic fitted to each coordinate's positions by least squares (a lower degree for fewer
+    than four states), ``e`` the efforts interpolated to ``tc``. A cubic's slope has no bias
+    from the motion's jerk, where a line's grows with the window squared."""
     size = hist_ns.shape[0]
     rows = np.empty(n, dtype=np.int64)
     t = np.empty(n)
     for i in range(n):  # oldest first
         rows[i] = (newest - n + 1 + i + size) % size
         t[i] = 1e-9 * (hist_ns[rows[i]] - start)
-    tc = t.mean()
-    half = np.abs(t - tc).max()
+    mean = t.mean()
+    half = np.abs(t - mean).max()
+    at = FIT_AT if n >= 4 else 0.0  # a line's slope is best at its centre
+    tc = mean + at * half
     degree = min(3, n - 1)
     A = np.empty((n, degree + 1))
     for i in range(n):
-        x = (t[i] - tc) / half  # within [-1, 1]: the normal equations stay well conditioned
+        x = (t[i] - mean) / half  # within [-1, 1]: the normal equations stay well conditioned
         for p in range(degree + 1):
             A[i, p] = x**p
-    unit = np.zeros((degree + 1, 2))
-    unit[0, 0] = 1.0
-    unit[1, 1] = 1.0
+    unit = np.zeros((degree + 1, 2))  # the value and the slope at ``at``
+    for p in range(degree + 1):
+        unit[p, 0] = at**p
+        if p > 0:
+            unit[p, 1] = p * at ** (p - 1)
     w = A @ np.linalg.solve(A.T @ A, unit)  # per state: its weight in the value and the slope
     q[base_q:] = 0.0
     v[:] = 0.0
@@ -129,9 +140,9 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
     """The observer over states ``ns`` (int ns stamps), in order, as the dynamics node runs it.
 
     ``differenced`` per state: its velocities are not measured. The state the observer takes
-    is then that of the states within ``WINDOW_S`` back (at least two) at their mean time
-    (:func:`_fit`; a free flyer's pose and twist as given: the newest). The residual is then
-    half the window old.
+    is then that of the states within ``WINDOW_S`` back (at least two) at ``FIT_AT`` of their
+    span (:func:`_fit`; a free flyer's pose and twist as given: the newest). The residual is
+    then a quarter of the window old.
 
     A state with a non-finite input is passed over; one at the last one's stamp too (pieces of
     one state); a stamp further than ``gap_ns`` on, or back, or a change between measured and
@@ -291,8 +302,8 @@ class MomentumObserver(_Run):
 
         ``differenced``: the joint velocities in ``v`` are not measured (joint states without
         velocities) and are not used: each joint's is fitted to its last positions
-        (:func:`observer_over`), and the residual is that of the fit's mean time, half the
-        window old. A first state so given only starts the observer. The residual is zero for
+        (:func:`observer_over`), and the residual is that of a quarter of the window back
+        (``FIT_AT``). A first state so given only starts the observer. The residual is zero for
         the first 1 / K s after each start (they set p(0))."""
         m = self.model
         q, v, tau = m.check_state(q, v, tau, "tau")

@@ -13,7 +13,13 @@ import pytest
 from armsim import DT, HOLD, fifth_link_wrench, simulate
 
 from rbd_ros.dynamics import Data, load_urdf, load_urdf_string, rnea
-from rbd_ros.dynamics.observer import DEFAULT_GAIN, WINDOW_S, MomentumObserver, likely_links
+from rbd_ros.dynamics.observer import (
+    DEFAULT_GAIN,
+    FIT_AT,
+    WINDOW_S,
+    MomentumObserver,
+    likely_links,
+)
 from rbd_ros.robots import ARM
 
 K = DEFAULT_GAIN  # 1/s
@@ -24,9 +30,9 @@ def test_residual_converges_to_the_external_joint_torques(velocities: str) -> No
     m = load_urdf(ARM)
     observer = MomentumObserver(m, K)
     before, after, size, externals = [], [], 0.0, []
-    # without velocities, the residual is that of the positions' window's mean time: the states
-    # within WINDOW_S back, ``late`` s before the newest
-    late = (WINDOW_S // DT) * DT / 2 if velocities == "differenced" else 0.0
+    # without velocities, the residual is that of FIT_AT in the positions' window (the states
+    # within WINDOW_S back), ``late`` s before the newest
+    late = (1 - FIT_AT) * (WINDOW_S // DT) * DT / 2 if velocities == "differenced" else 0.0
     for t, q, v, tau, external in simulate(fifth_link_wrench()):
         externals.append(external)
         if velocities == "differenced":  # the observer is not to use them
@@ -41,8 +47,11 @@ def test_residual_converges_to_the_external_joint_torques(velocities: str) -> No
             size = max(size, np.abs(external).max())
             after.append(np.abs(r - external).max() / np.abs(external).max())
     # while the arm swings freely, the residual stays within 1.5 % of the torque to detect
-    # (the trapezoid rule's error at 1 kHz, the differences'), and at rest it is exact
-    assert max(before) < 0.015 * size and before[-1] < 1e-4
+    # (the trapezoid rule's error at 1 kHz), 2 % from positions (a cubic's slope away from its
+    # window's centre carries the motion's fourth derivative: 1.65 % in the first 50 ms of this
+    # swing from a standstill, 0.02 % after 0.2 s), and at rest it is exact
+    swing = 0.015 if velocities == "measured" else 0.02
+    assert max(before) < swing * size and before[-1] < 1e-4
     assert max(after) < 0.01
     assert after[-1] < 1e-4  # at rest, exact
 

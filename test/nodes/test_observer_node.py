@@ -31,6 +31,7 @@ from rbd_ros.bag.analyze import Options, analyze
 from rbd_ros.dynamics import Data, crba, gravity, load_urdf, rnea
 from rbd_ros.dynamics.observer import (
     DEFAULT_GAIN,
+    FIT_AT,
     WINDOW_S,
     MomentumObserver,
     external_torques,
@@ -119,8 +120,8 @@ def test_residual_and_collision_follow_a_push(node: NodeProcess, probe: Probe,
     truth = np.array([s[4] for s in states])
     t = np.array(when)
     size = np.abs(truth[(t >= ON[0]) & (t < ON[1])]).max()
-    # without velocities, the residual is that of the middle of the positions' window
-    late = 0.0 if velocities else WINDOW_S / 2
+    # without velocities, the residual is that of FIT_AT in the positions' window
+    late = 0.0 if velocities else (1 - FIT_AT) * WINDOW_S / 2
     settled = (t >= ON[0] + 7 / K + late) & (t < ON[1])
     assert np.abs(r - truth)[settled].max() < 0.01 * size
     quiet = (t >= ON[1] + 7 / K + late)
