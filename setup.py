@@ -47,7 +47,8 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
-    package_data={PACKAGE: ["py.typed"], f"{PACKAGE}.dynamics": ["*.pyi"], f"{PACKAGE}.robots": ["*.urdf"]},
+    package_data={PACKAGE: ["py.typed"], f"{PACKAGE}.dynamics": ["*.pyi"],
+                  f"{PACKAGE}.robots": ["*.urdf"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
