@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
 
-from quadsim import LEGS, SETTLE, bound, estimate, settling, simulate, trot
+from quadsim import LEGS, bound, estimate, settling, simulate, trot
 
 from rbd_ros.dynamics.contact_estimation import DEFAULT_GAIN
 
@@ -38,11 +38,10 @@ def contact_estimation(seconds: float, noise: float) -> None:
             run = simulate(urdf, feet, posture, gait(feet), seconds)
             for gain in (DEFAULT_GAIN, 200.0):
                 t0 = time.perf_counter()
-                est = estimate(robot, run, noise, gain=gain)
+                est, settled = estimate(robot, run, noise, gain=gain)
                 cost = (time.perf_counter() - t0) / len(run.t) * 1e6
-                after = run.t >= SETTLE
-                right = float(np.mean(est[after] == run.contact[after]))
-                late = settling(run, est)
+                right = float(np.mean(est[settled] == run.contact[settled]))
+                late = settling(run, est, settled)
                 down = [x[3] * 1e3 for x in late if x[1] == "touchdown"]
                 up = [x[3] * 1e3 for x in late if x[1] == "lift-off"]
                 print(f"| {robot} | {name} | {gain:.0f} | {len(late)} | {right:.2%} "

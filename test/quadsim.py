@@ -176,7 +176,6 @@ def simulate(urdf: str, feet: list[str], nominal: dict[str, float], gait: Gait,
 
 
 # rbd_ros's estimator on a run, and how it did (the simulation above does not use rbd_ros)
-SETTLE = 0.3  # s: the observer starts at zero against feet that already carry the robot
 WITHIN = 0.010  # s: the estimate is to settle within this of each touchdown and lift-off
 LEGS = {  # URDF, feet (LF, RF, LH, RH), a standing posture
     "bundled": (str(QUADRUPED), [f"{x}_foot" for x in ("LF", "RF", "LH", "RH")],
@@ -192,9 +191,10 @@ LEGS = {  # URDF, feet (LF, RF, LH, RH), a standing posture
 
 
 def estimate(robot: str, run: Run, noise: float, seed: int = 0, **options: float
-             ) -> np.ndarray:
+             ) -> tuple[np.ndarray, np.ndarray]:
     """The estimator's contact states over the run (``options``: its own), the efforts with
-    Gaussian noise of ``noise`` times their RMS."""
+    Gaussian noise of ``noise`` times their RMS; and which states it had settled in (decided
+    the contacts: none before)."""
     m = load_urdf(LEGS[robot][0], floating_base=True)
     iq = [m.joint(n).idx_q for n in run.joints]
     iv = [m.joint(n).idx_v for n in run.joints]
@@ -202,18 +202,21 @@ def estimate(robot: str, run: Run, noise: float, seed: int = 0, **options: float
     rng = np.random.default_rng(seed)
     sigma = noise * np.sqrt(np.mean(run.tau ** 2))
     out = np.empty(run.contact.shape, dtype=bool)
+    settled = np.empty(len(run.t), dtype=bool)
     q, v, e = np.empty(m.nq), np.empty(m.nv), np.empty(m.nv - 6)
     for k in range(len(run.t)):
         q[:7], v[:6] = run.q[k, :7], run.v[k, :6]
         q[iq], v[iv] = run.q[k, 7:], run.v[k, 6:]
         e[np.array(iv) - 6] = run.tau[k] + rng.normal(0.0, sigma, len(iv))
-        touching = est.update(run.t[k], q, v, e).touching
-        out[k] = [touching[f] for f in run.feet]
-    return out
+        state = est.update(run.t[k], q, v, e)
+        out[k] = [state.touching[f] for f in run.feet]
+        settled[k] = state.settled
+    return out, settled
 
 
-def settling(run: Run, est: np.ndarray) -> list[tuple[str, str, float, float]]:
-    """Each touchdown and lift-off after SETTLE: (foot, "touchdown" or "lift-off", when, how
+def settling(run: Run, est: np.ndarray, settled: np.ndarray
+             ) -> list[tuple[str, str, float, float]]:
+    """Each touchdown and lift-off once the estimator has settled: (foot, "touchdown" or "lift-off", when, how
     long after it the estimate settles: equal to the truth from then until WITHIN before the
     next event, where an early answer to that one may come)."""
     out = []
@@ -224,7 +227,7 @@ def settling(run: Run, est: np.ndarray) -> list[tuple[str, str, float, float]]:
         events = np.flatnonzero(truth[1:] != truth[:-1]) + 1
         ends = [*events[1:], len(truth)]
         for start, end in zip(events, ends, strict=True):
-            if run.t[start] < SETTLE:
+            if not settled[start]:
                 continue
             stop = end - early if end < len(truth) else end
             wrong = np.flatnonzero(est[start:stop, j] != truth[start])

@@ -14,6 +14,12 @@ A contact touches once its estimated normal force exceeds ``threshold`` (a fract
 robot's weight) and lets go once it falls below ``release`` times that (hysteresis: a force
 hovering at the threshold under noise gives one touchdown, not many).
 
+The observer starts from zero (its first ``1 / gain`` s set p(0)) against feet that may already
+carry the robot: for ``SETTLING / gain`` s after each start (the first state, a gap in the stamps)
+its estimate is not settled and no contact is decided; the first settled state decides each
+contact afresh, so a robot that starts standing starts with its feet down, not with touchdowns
+that never happened.
+
 External torques on the legs that are not foot forces (a knee on a step, a hand pushing the
 body) are read as foot forces: the estimate is for robots that touch the world with their
 contact links only.
@@ -40,6 +46,9 @@ DEFAULT_GAIN = 1000.0
 DEFAULT_THRESHOLD = 0.04
 #: ...and lets go below this fraction of the threshold
 DEFAULT_RELEASE = 0.5
+#: in lags (1 / gain): p(0)'s span, then the residual within 1 % of a force already there
+#: (e^-4.6); 6 ms at the default gain
+SETTLING = 5.6
 
 
 @njit(cache=True)
@@ -75,9 +84,10 @@ _MAP = Direct(_contact_map)
 class ContactEstimate:
     """One state's estimate, per contact link in the estimator's order."""
 
-    touching: dict[str, bool]
+    touching: dict[str, bool]  # all False until settled
     forces: dict[str, F64]  # the estimated force on the link, world axes, N
     normal_forces: dict[str, float]  # its component along the contact's normal, N
+    settled: bool  # whether the observer has run long enough since its start to decide
 
 
 class ContactEstimator:
@@ -101,6 +111,7 @@ class ContactEstimator:
         self.model, self.contacts = model, list(contacts)
         self.links = [c.link for c in contacts]
         self.observer = MomentumObserver(model, gain)
+        self.settling = SETTLING / gain
         weight = model.total_mass * float(np.linalg.norm(model.gravity))
         self.on, self.off = threshold * weight, threshold * release * weight
         P = _problem(model, tuple(contacts), 1.0)
@@ -135,11 +146,12 @@ class ContactEstimator:
                              "the last one?): restarted")
         A = self.contact_map(q)[6:]
         w = np.linalg.lstsq(A, r[6:], rcond=None)[0]
+        settled = bool(self.observer.when[0] >= self.settling)  # s since the observer started
         forces, normal = {}, {}
         for c, link in enumerate(self.links):
             o = self._offsets[c]
             fn = float(w[o + 2])
-            self.touching[c] = fn > (self.off if self.touching[c] else self.on)
+            self.touching[c] = settled and fn > (self.off if self.touching[c] else self.on)
             forces[link], normal[link] = self._R[c] @ w[o : o + 3], fn
         return ContactEstimate(dict(zip(self.links, self.touching.tolist(), strict=True)),
-                               forces, normal)
+                               forces, normal, settled)

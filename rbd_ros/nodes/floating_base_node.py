@@ -471,16 +471,23 @@ class FloatingBaseNode(NodeBase):
     def _estimate(self, live: Live, p: Pending) -> bool:
         """The contacts that touch, from this state's efforts, into ``live.active``; published.
         False (and ``~/status`` says why) when the state cannot give them."""
+        estimator = live.estimator
+        assert estimator is not None
         missing = live.without_effort(p)
         if missing:
             self.say(f"cannot estimate the contacts: the joint states carry no effort for "
                      f"{missing}")
             return False
         try:
-            est = live.estimator.update(p.t * 1e-9, p.q, p.v, p.effort[6:])  # type: ignore[union-attr]
+            est = estimator.update(p.t * 1e-9, p.q, p.v, p.effort[6:])
         except RbdError as e:
             self.warn("estimate", f"cannot estimate the contacts: {e}")
             self.say(f"cannot estimate the contacts: {e}")
+            return False
+        if not est.settled:
+            self.say(f"estimating the contacts: the estimator settles for "
+                     f"{estimator.settling * 1e3:.3g} ms after it starts; no contact decided "
+                     "yet")
             return False
         live.active = {link for link, on in est.touching.items() if on}
         if self.pub_estimated.get_subscription_count():

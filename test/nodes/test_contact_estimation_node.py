@@ -29,7 +29,6 @@ NODE = "/rbd_floating_base"
 FEET = [f"{leg}_foot" for leg in ("LF", "RF", "LH", "RH")]
 POSTURE = {f"{x}_{j}": a for x in ("LF", "RF", "LH", "RH") for j, a in (("HFE", 0.6),
                                                                         ("KFE", -1.2))}
-SETTLE = 0.3  # s
 START = 400  # s: the stamps of the run (after the first test's)
 
 
@@ -123,15 +122,19 @@ def test_the_node_finds_a_trotting_quadrupeds_contacts(node: NodeProcess, probe:
         f"{len(got)} estimates, the last at {stamp_of(got[-1]) if got else None}"
     index = {START * 10**9 + round(t * 1e9): k for k, t in enumerate(run.t)}
     seen = [(index[stamp_of(m)], set(m.links)) for m in got if stamp_of(m) in index]
-    after = [(k, links) for k, links in seen if run.t[k] >= SETTLE]
-    assert len(after) >= 0.5 * np.sum(run.t >= SETTLE), len(after)  # best effort: most came
+    assert len(seen) >= 0.5 * len(run.t), len(seen)  # best effort: most came
     right = np.mean([[(f in links) == run.contact[k, j] for j, f in enumerate(FEET)]
-                     for k, links in after])
+                     for k, links in seen])
     assert right >= 0.97, right
+    # nothing decided before the estimator settled (5.6 ms after it starts), then the robot
+    # standing on its four feet until the gait lifts the first (50 ms)
+    assert run.t[min(seen)[0]] >= 0.0055, min(seen)
+    early = [links for k, links in seen if run.t[k] < 0.05]
+    assert early and all(links == set(FEET) for links in early), early
     # the estimated force on a foot in mid-stance is its true force
     mid = [(index[stamp_of(m)], m.wrench.force) for m in force if stamp_of(m) in index]
     j = FEET.index("LF_foot")
-    stance = [(k, f) for k, f in mid if run.t[k] >= SETTLE and run.force[k, j, 2] > 40.0]
+    stance = [(k, f) for k, f in mid if run.force[k, j, 2] > 40.0]
     assert stance
     err = [abs(f.z - run.force[k, j, 2]) for k, f in stance]
     assert np.median(err) < 5.0, np.median(err)
