@@ -11,8 +11,11 @@ each leg's three joints give its foot's force). The base rows are left out: they
 base twist's noise times the robot's mass times the gain.
 
 A contact touches once its estimated normal force exceeds ``threshold`` (a fraction of the
-robot's weight) and lets go once it falls below ``release`` times that (hysteresis: a force
-hovering at the threshold under noise gives one touchdown, not many).
+robot's weight) while its point moves slower than ``max_speed`` (a foot in the air is not
+touching, however the efforts' noise reads), and lets go once the force falls below
+``release`` times the threshold (hysteresis: a force hovering at the threshold under noise
+gives one touchdown, not many) or the point moves faster than ``LIFT_SPEEDS`` times
+``max_speed``. The contact points' speeds come from the joint velocities and the base twist.
 
 The observer starts from zero (its first ``1 / gain`` s set p(0)) against feet that may already
 carry the robot: for ``SETTLING / gain`` s after each start (the first state, a gap in the stamps)
@@ -46,6 +49,11 @@ DEFAULT_GAIN = 1000.0
 DEFAULT_THRESHOLD = 0.04
 #: ...and lets go below this fraction of the threshold
 DEFAULT_RELEASE = 0.5
+#: m/s: a contact touches down only while its point is this slow...
+DEFAULT_MAX_SPEED = 0.1
+#: ...and a touching one lets go when it moves this many times faster (a foot in stance is
+#: still: only a swing moves it so)
+LIFT_SPEEDS = 3.0
 #: in lags (1 / gain): p(0)'s span, then the residual within 1 % of a force already there
 #: (e^-4.6); 6 ms at the default gain
 SETTLING = 5.6
@@ -94,11 +102,12 @@ class ContactEstimator:
     """State after state, which contacts touch and with what force (the module's docstring)."""
 
     def __init__(self, model: Model, contacts: list[Contact], gain: float = DEFAULT_GAIN,
-                 threshold: float = DEFAULT_THRESHOLD, release: float = DEFAULT_RELEASE
-                 ) -> None:
+                 threshold: float = DEFAULT_THRESHOLD, release: float = DEFAULT_RELEASE,
+                 max_speed: float = DEFAULT_MAX_SPEED) -> None:
         """``contacts``: the links that can touch (:class:`.contacts.Contact`; their frames,
         round feet and normals are used, not their force bounds); ``gain``: the observer's,
-        1/s; ``threshold``: a fraction of the robot's weight; ``release``: of the threshold."""
+        1/s; ``threshold``: a fraction of the robot's weight; ``release``: of the threshold;
+        ``max_speed``: m/s, the contact point's fastest for a touchdown."""
         model.require_free_flyer()
         if not contacts:
             raise ModelError("contact estimation needs at least one contact link")
@@ -108,6 +117,10 @@ class ContactEstimator:
                              f"robot's weight, got {threshold}")
         if not 0.0 < release <= 1.0:
             raise ModelError(f"the contact release must be in (0, 1], got {release}")
+        if not (np.isfinite(max_speed) and max_speed > 0):
+            raise ModelError(f"the contact's largest touchdown speed must be positive (m/s), "
+                             f"got {max_speed}")
+        self.slow, self.fast = max_speed, LIFT_SPEEDS * max_speed
         self.model, self.contacts = model, list(contacts)
         self.links = [c.link for c in contacts]
         self.observer = MomentumObserver(model, gain)
@@ -144,14 +157,18 @@ class ContactEstimator:
             self.observer.reset()
             raise ModelError("the contact observer's residual is not finite (a state far from "
                              "the last one?): restarted")
-        A = self.contact_map(q)[6:]
-        w = np.linalg.lstsq(A, r[6:], rcond=None)[0]
+        A = self.contact_map(q)
+        w = np.linalg.lstsq(A[6:], r[6:], rcond=None)[0]
+        velocity = A.T @ v  # each contact frame component's velocity (negated: A is -J^T)
         settled = bool(self.observer.when[0] >= self.settling)  # s since the observer started
         forces, normal = {}, {}
         for c, link in enumerate(self.links):
             o = self._offsets[c]
             fn = float(w[o + 2])
-            self.touching[c] = settled and fn > (self.off if self.touching[c] else self.on)
+            speed = float(np.linalg.norm(velocity[o : o + 3]))
+            self.touching[c] = settled and (fn > self.off and speed < self.fast
+                                            if self.touching[c] else
+                                            fn > self.on and speed < self.slow)
             forces[link], normal[link] = self._R[c] @ w[o : o + 3], fn
         return ContactEstimate(dict(zip(self.links, self.touching.tolist(), strict=True)),
                                forces, normal, settled)

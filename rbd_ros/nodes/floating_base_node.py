@@ -61,6 +61,7 @@ from ..dynamics import Data, Model, RbdError, load_urdf_string
 from ..dynamics.configuration import interpolate_base
 from ..dynamics.contact_estimation import (
     DEFAULT_GAIN,
+    DEFAULT_MAX_SPEED,
     DEFAULT_RELEASE,
     DEFAULT_THRESHOLD,
     ContactEstimator,
@@ -190,6 +191,10 @@ class FloatingBaseNode(NodeBase):
         d("contact_release", DEFAULT_RELEASE, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1.0),
             description="estimate_contacts: ...and lets go below this fraction of the threshold"))
+        d("contact_max_speed", DEFAULT_MAX_SPEED, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 100.0),
+            description=("estimate_contacts: m/s, a link touches down only while its contact "
+                         "point is this slow, and lets go when it moves three times faster")))
         d("contact_observer_gain", DEFAULT_GAIN, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1e5),
             description="estimate_contacts: the momentum observer's gain, 1/s (its lag: 1/gain)"))
@@ -267,7 +272,8 @@ class FloatingBaseNode(NodeBase):
         if value("estimate_contacts"):
             estimator = {"gain": float(value("contact_observer_gain")),
                          "threshold": float(value("contact_threshold")),
-                         "release": float(value("contact_release"))}
+                         "release": float(value("contact_release")),
+                         "max_speed": float(value("contact_max_speed"))}
         try:
             return Live(model, contacts, mu, self.name_map(), timeout, world, estimator)
         except InputError as e:
@@ -307,7 +313,7 @@ class FloatingBaseNode(NodeBase):
         urdf = changes.get("robot_description") or self.urdf
         keys = {"robot_description", "contact_links", "friction_coefficient", "gravity",
                 "input_timeout", "world_frame", "estimate_contacts", "contact_threshold",
-                "contact_release", "contact_observer_gain"}
+                "contact_release", "contact_observer_gain", "contact_max_speed"}
         if not (keys & changes.keys() or any(k.startswith("contacts.") for k in changes)):
             return SetParametersResult(successful=True)
         try:

@@ -2,7 +2,7 @@
 that shares no code with rbd_ros (Pinocchio, test/quadsim.py): the contact state is right in
 at least 99 % of the samples and settles within 10 ms of every touchdown and lift-off, on the
 bundled quadruped (where the defaults were chosen) and on Solo-12 and ANYmal C (where they
-were not), with effort noise of 2 % of the torques' RMS."""
+were not), with effort noise of 2 % and 6 % of the torques' RMS."""
 
 from __future__ import annotations
 
@@ -29,12 +29,14 @@ def gait(request: pytest.FixtureRequest) -> tuple[str, Run]:
     return robot, simulate(urdf, feet, posture, (trot if kind == "trot" else bound)(feet), 2.5)
 
 
+@pytest.mark.parametrize("noise", [0.02, 0.06])
 def test_contacts_are_right_in_99_percent_and_each_event_within_10_ms(
-        gait: tuple[str, Run]) -> None:
+        gait: tuple[str, Run], noise: float) -> None:
+    """At effort noise of 2 % and 6 % of the efforts' RMS (about 0.3 N m on these robots)."""
     robot, run = gait
     events = int(np.sum(run.contact[1:] != run.contact[:-1]))
     assert events >= 30, events  # the run is a gait, not a stand
-    est, settled = estimate(robot, run, noise=0.02)
+    est, settled = estimate(robot, run, noise=noise)
     right = float(np.mean(est[settled] == run.contact[settled]))
     assert right >= 0.99, right
     assert not misses(run, est, settled)
@@ -78,6 +80,8 @@ def test_what_cannot_estimate_is_refused() -> None:
         ContactEstimator(m, [Contact("LF_foot")], threshold=0.0)
     with pytest.raises(ModelError, match="release"):
         ContactEstimator(m, [Contact("LF_foot")], release=1.5)
+    with pytest.raises(ModelError, match="touchdown speed must be positive"):
+        ContactEstimator(m, [Contact("LF_foot")], max_speed=0.0)
     est = ContactEstimator(m, [Contact("LF_foot")])
     with pytest.raises(ModelError, match="effort"):
         est.update(0.0, m.neutral(), np.zeros(m.nv), np.zeros(3))
