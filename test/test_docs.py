@@ -37,7 +37,9 @@ def test_the_docs_build_without_warnings_and_list_every_parameter_and_option(
                  "floating.base_reaction", "floating.forward_dynamics", "contacts.Contact",
                  "contacts.Reaction", "contacts.solve", "contacts.check_contacts",
                  "kinematics.placements", "observer.MomentumObserver",
-                 "observer.MomentumObserver.update", "observer.CollisionDetector"):
+                 "observer.MomentumObserver.update", "observer.CollisionDetector",
+                 "contact_estimation.ContactEstimator",
+                 "contact_estimation.ContactEstimator.update"):
         assert f'id="rbd_ros.dynamics.{name}"' in api, name
     for tutorial in ("feedforward", "services", "collisions", "floating_base", "recordings"):
         page = (out / "tutorials" / f"{tutorial}.html").read_text()

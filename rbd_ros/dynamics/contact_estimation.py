@@ -85,7 +85,42 @@ def _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal
         o += size[c]
 
 
-_MAP = Direct(_contact_map)
+@njit(cache=True, nogil=True)
+def _contact_step(mi, mf, maps, lin, q, v, r, W, wv, body, contact_R, contact_p, normal,
+                  radius, size, X, R, p, geometry, f_ext, col, A, offsets, limits, settled,
+                  touching, forces, normal_force):
+    """One state's decision (the module's docstring) from the observer's residual ``r``: the
+    contact map ``A`` at ``q``, the wrenches that explain ``r``'s joint rows by least squares,
+    each contact's force (world axes) and normal force, and ``touching`` updated with
+    ``limits`` (touchdown force, release force, touchdown speed, lift-off speed)."""
+    _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal, radius, size,
+                 X, R, p, geometry, f_ext, col, A)
+    J = A[6:]  # the joint rows; by least squares, as normal equations lightly regularised
+    G = J.T @ J  # (a leg at a singular posture leaves them singular)
+    G += (1e-12 * np.trace(G) + 1e-300) * np.eye(G.shape[0])
+    w = np.linalg.solve(G, J.T @ r[6:])
+    on, off, slow, fast = limits[0], limits[1], limits[2], limits[3]
+    for c in range(offsets.shape[0]):
+        o = offsets[c]
+        speed2 = 0.0  # the contact point's speed: J_c v (A is -J^T)
+        for i in range(3):
+            u = 0.0
+            for k in range(A.shape[0]):
+                u += A[k, o + i] * v[k]
+            speed2 += u * u
+        speed, fn = np.sqrt(speed2), w[o + 2]
+        if not settled:
+            touching[c] = False
+        elif touching[c]:
+            touching[c] = fn > off and speed < fast
+        else:
+            touching[c] = fn > on and speed < slow
+        for i in range(3):
+            forces[c, i] = R[c, i, 0] * w[o] + R[c, i, 1] * w[o + 1] + R[c, i, 2] * w[o + 2]
+        normal_force[c] = fn
+
+
+_STEP = Direct(_contact_step)
 
 
 @dataclass
@@ -120,13 +155,13 @@ class ContactEstimator:
         if not (np.isfinite(max_speed) and max_speed > 0):
             raise ModelError(f"the contact's largest touchdown speed must be positive (m/s), "
                              f"got {max_speed}")
-        self.slow, self.fast = max_speed, LIFT_SPEEDS * max_speed
         self.model, self.contacts = model, list(contacts)
         self.links = [c.link for c in contacts]
         self.observer = MomentumObserver(model, gain)
         self.settling = SETTLING / gain
         weight = model.total_mass * float(np.linalg.norm(model.gravity))
         self.on, self.off = threshold * weight, threshold * release * weight
+        self._limits = np.array([self.on, self.off, max_speed, LIFT_SPEEDS * max_speed])
         P = _problem(model, tuple(contacts), 1.0)
         self._frames = (P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size)
         self._offsets = np.r_[0, np.cumsum(P.size)[:-1]]
@@ -136,39 +171,27 @@ class ContactEstimator:
         self._geometry, self._f_ext = np.zeros((6, n)), np.zeros((model.nb, 6))
         self._col, self.A = np.empty(model.nv), np.empty((model.nv, n))
         self.touching = np.zeros(k, dtype=bool)
+        self._forces, self._normal = np.zeros((k, 3)), np.zeros(k)
         self._tau = np.zeros(model.nv)
-
-    def contact_map(self, q: F64) -> F64:
-        """(nv, n): each contact-frame wrench component's joint torques ``J^T``, at ``q``."""
-        m = self.model
-        _MAP.call(m.mi, m.mf, m.maps, m.lin, q, self.observer.data.W, self.observer.data.wv,
-                  *self._frames, self._X, self._R, self._p, self._geometry, self._f_ext,
-                  self._col, self.A)
-        return self.A
 
     def update(self, t: float, q: F64, v: F64, effort: F64) -> ContactEstimate:
         """The estimate at time ``t`` (s, increasing) from the full state (base pose and twist
         from odometry) and the measured joint efforts (``nv - 6``, the model's joint order)."""
         m = self.model
         self._tau[6:] = m.check_vector(effort, m.nv - 6, "effort")
+        q, v, _ = m.check_state(q, v, self._tau, "effort")
         self.observer.update(t, q, v, self._tau)
-        r = self.observer.single_lag  # at this gain the second lag would filter nothing
+        r = self.observer.state[3]  # r before the second lag: at this gain it filters nothing
         if not np.all(np.isfinite(r)):
             self.observer.reset()
             raise ModelError("the contact observer's residual is not finite (a state far from "
                              "the last one?): restarted")
-        A = self.contact_map(q)
-        w = np.linalg.lstsq(A[6:], r[6:], rcond=None)[0]
-        velocity = A.T @ v  # each contact frame component's velocity (negated: A is -J^T)
         settled = bool(self.observer.when[0] >= self.settling)  # s since the observer started
-        forces, normal = {}, {}
-        for c, link in enumerate(self.links):
-            o = self._offsets[c]
-            fn = float(w[o + 2])
-            speed = float(np.linalg.norm(velocity[o : o + 3]))
-            self.touching[c] = settled and (fn > self.off and speed < self.fast
-                                            if self.touching[c] else
-                                            fn > self.on and speed < self.slow)
-            forces[link], normal[link] = self._R[c] @ w[o : o + 3], fn
+        _STEP.call(m.mi, m.mf, m.maps, m.lin, q, v, r, self.observer.data.W,
+                   self.observer.data.wv, *self._frames, self._X, self._R, self._p,
+                   self._geometry, self._f_ext, self._col, self.A, self._offsets, self._limits,
+                   settled, self.touching, self._forces, self._normal)
         return ContactEstimate(dict(zip(self.links, self.touching.tolist(), strict=True)),
-                               forces, normal, settled)
+                               dict(zip(self.links, self._forces.copy(), strict=True)),
+                               dict(zip(self.links, self._normal.tolist(), strict=True)),
+                               settled)
