@@ -62,6 +62,7 @@ def _analyze(args: argparse.Namespace) -> int:
                    command_topic=args.command_topic, command_joints=args.command_joints,
                    filter=args.filter, friction=args.friction, progress=not args.quiet,
                    observer_gain=args.observer_gain,
+                   collision_thresholds=tuple(args.collision_thresholds),
                    outputs=Options.outputs + ("csv",) * args.csv,
                    rename=tuple(args.rename), hold=_values(args.hold, "--hold"),
                    effort_scale=_values(args.effort_scale, "--effort-scale"))
@@ -233,8 +234,13 @@ def parser() -> argparse.ArgumentParser:
                     help="accelerations by zero-phase central or causal backward differences")
     an.add_argument("--friction", action="store_true", help="model the URDF's joint friction")
     an.add_argument("--observer-gain", type=_positive, default=DEFAULT_GAIN, metavar="K",
-                    help="1/s: the dynamics node's observer_gain, for the collision_thresholds "
-                         "the summary gives (default %(default)g, the node's)")
+                    help="1/s: the dynamics node's observer_gain, for the residual per state "
+                         "(tau_observer) and the collision_thresholds the summary gives "
+                         "(default %(default)g, the node's)")
+    an.add_argument("--collision-thresholds", nargs="+", type=_positive, default=[],
+                    metavar="T", help="the dynamics node's collision_thresholds (N m, in "
+                                      "--command-joints' order, else the URDF's): its "
+                                      "collision flags per state (the collision columns)")
     an.add_argument("--csv", action="store_true",
                     help="also write the table as analysis.csv (text: about 1 KB and 5 us per "
                          "joint state; analysis.parquet holds the same table)")

@@ -5,8 +5,10 @@ the external torques ``model torque - measured effort`` (the torque the environm
 at each joint, the sign of every external torque in rbd_ros), and, when commanded efforts are
 recorded, the accelerations they should have produced (ABA). The dynamics node's momentum
 observer runs over the recording too, as the node would (at its gain, from the recorded
-velocities or, without them, the positions' differences): each joint's largest residual, and
-``collision_thresholds`` for the node from it, when the recording is of free motion.
+velocities or, without them, the positions' differences): its residual per state (the node's
+``~/external_torques``), each joint's largest, and ``collision_thresholds`` for the node from
+it, when the recording is of free motion; with ``collision_thresholds`` given, the node's
+collision flags per state too.
 
 Accelerations (and velocities, when the recording has none) are estimated from the stamps by
 differences: ``central`` (zero-phase: each sample uses its two neighbours; the default) or
@@ -32,8 +34,8 @@ import numpy as np
 from numba import njit
 
 from ..dynamics.model import F64, Model
-from ..dynamics.observer import DEFAULT_GAIN, ResidualPeaks
-from .errors import OutputError
+from ..dynamics.observer import COLLISION_RELEASE, DEFAULT_GAIN, ResidualPeaks
+from .errors import BagError, OutputError
 from .outputs import one_numba_thread, output_set
 from .recording import Reading, open_recording
 from .stream import Observed, Stream, Summary, chunks
@@ -47,6 +49,8 @@ class Options(Reading):
     filter: str = "central"  # or "backward"
     friction: bool = False
     observer_gain: float = DEFAULT_GAIN  # 1/s, as the dynamics node's observer_gain
+    #: the dynamics node's collision_thresholds (in command_joints' order, else the model's)
+    collision_thresholds: tuple[float, ...] = ()
     outputs: tuple[str, ...] = ("mcap", "parquet", "png")  # and "csv"
     progress: bool = True
 
@@ -71,7 +75,9 @@ class Emit:
         # the observer goes through the blocks in order on a thread of its own (it releases
         # the GIL), a block behind the rest
         self.observing = ThreadPoolExecutor(1, thread_name_prefix="rbd-observer")
-        self.observed: Future[None] | None = None
+        self.observed: Future[F64] | None = None
+        self.pending: dict[str, Any] | None = None  # the block whose residual is coming
+        self.flags = Flags(names, opts)
         self.held = np.array([names.index(n) for n in opts.hold], dtype=np.int64)
         self.stride = max(1, total // PLOT_BUCKETS)
         self.plot: list[F64] = []
@@ -101,30 +107,35 @@ class Emit:
         if self.held.size:  # as the node: a held joint has no motor, no effort
             effort = effort.copy()
             effort[:, self.held] = 0.0
-        self._observed()
+        self._write_pending()
         self.observed = self.observing.submit(self.peaks.add, cols["ns"], cols["q"], cols["v"],
                                               cols["differenced"], effort)
+        self.pending = cols
         self.summary.messages += n
-        if self.writers is not None:
-            self.writers.write(cols)
         self.plot.append(envelope)
         if self.opts.progress:
             _progress(self.summary.messages, self.total, self.start)
 
-    def _observed(self) -> None:
-        """The observer's last block done (its error raised here)."""
-        if self.observed is not None:
-            self.observed.result()
-            self.observed = None
+    def _write_pending(self) -> None:
+        """The last block, once the observer has given its residual (its error raised here),
+        with its collision flags, to the writers."""
+        if self.observed is None or self.pending is None:
+            return
+        cols, self.pending = self.pending, None
+        cols["tau_observer"] = self.observed.result()
+        self.observed = None
+        cols["collision"] = self.flags(cols["tau_observer"])
+        if self.writers is not None:
+            self.writers.write(cols)
 
     def finish(self, out_dir: Path) -> Summary:
         """The files closed, the plots drawn, and the summary written."""
         if self.opts.progress:
             print(file=sys.stderr)
         png = "png" in self.opts.outputs and self.plot
+        self._write_pending()
         if self.writers is not None:
             self.writers.close(np.vstack(self.plot) if png else None)
-        self._observed()
         self.summary.seconds = time.monotonic() - self.start
         if self.peaks.states:
             self.summary.observer = Observed(self.opts.observer_gain, self.peaks.states,
@@ -138,6 +149,45 @@ class Emit:
         self.observing.shutdown(cancel_futures=True)
         if self.writers is not None:
             self.writers.abort()
+
+
+class Flags:
+    """The dynamics node's collision flags (``CollisionDetector``: hysteresis at its default
+    release) over residuals given block after block."""
+
+    def __init__(self, names: list[str], opts: Options) -> None:
+        order = opts.command_joints or names
+        given = opts.collision_thresholds
+        if given and len(given) != len(order):
+            raise BagError(f"--collision-thresholds has {len(given)} values for "
+                              f"{len(order)} joints ({', '.join(order)})")
+        self.thresholds = np.full(len(names), np.inf)
+        for name, x in zip(order, given, strict=False):
+            if name in names:
+                self.thresholds[names.index(name)] = x
+        self.on = bool(given)
+        self.state = np.zeros(len(names), dtype=np.bool_)
+
+    def __call__(self, residual: F64) -> F64:
+        out = np.full(residual.shape, np.nan)
+        if self.on:
+            _hysteresis(residual, self.thresholds, COLLISION_RELEASE * self.thresholds,
+                        self.state, out)
+        return out
+
+
+@njit(cache=True, nogil=True)
+def _hysteresis(residual, on, off, state, out):
+    """Per state and joint: flagged once ``|residual|`` exceeds ``on``, until it falls below
+    ``off`` (``state``: the flags, kept between calls); a NaN residual keeps them, and gives
+    NaN."""
+    for r in range(residual.shape[0]):
+        for j in range(residual.shape[1]):
+            x = abs(residual[r, j])
+            if np.isnan(x):
+                continue
+            state[j] = x >= off[j] if state[j] else x > on[j]
+            out[r, j] = 1.0 if state[j] else 0.0
 
 
 @njit(cache=True, nogil=True)

@@ -32,6 +32,10 @@ COLUMNS = {
     "tau_external": "external torque, the torque the environment applies at the joint: "
                     "tau_model - tau_measured (N m or N)",
     "qdd_predicted": "acceleration the commanded efforts produce (ABA; rad/s^2 or m/s^2)",
+    "tau_observer": "the dynamics node's ~/external_torques: its momentum observer's residual "
+                    "at the analysis's observer gain (N m or N; NaN where it gives none)",
+    "collision": "the dynamics node's collision flag with the analysis's collision "
+                 "thresholds: 1 flagged, 0 not (NaN: no thresholds, or no residual)",
 }
 #: sensor_msgs/msg/JointState as ros2 bag stores a schema (ros2msg, dependencies appended)
 JOINT_STATE_DEF = "\n".join([
@@ -44,6 +48,8 @@ TOPICS = (
     ("/rbd/model_torques", "tau_model", "sensor_msgs/msg/JointState"),
     ("/rbd/external_torques_from_acceleration", "tau_external", "sensor_msgs/msg/JointState"),
     ("/rbd/predicted_accelerations", "qdd_predicted", "sensor_msgs/msg/JointState"),
+    ("/rbd/external_torques", "tau_observer", "sensor_msgs/msg/JointState"),
+    ("/rbd/collision_flags", "collision", "sensor_msgs/msg/JointState"),
 )
 
 

@@ -70,6 +70,8 @@ def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
 DEFAULT_GAIN = 200.0
 #: collision thresholds from a recording of free motion: its residual's peak times this
 THRESHOLD_MARGIN = 1.5
+#: a collision flag is cleared below this fraction of its threshold (the node's default)
+COLLISION_RELEASE = 0.5
 #: states further apart than this restart the observer (its integral would span what happened
 #: between them), in the dynamics node and over a recording
 GAP_S = 0.5
@@ -136,7 +138,7 @@ def _fit(hist_ns, hist_q, hist_e, newest, n, start, base_q, q, v, e):
 
 @njit(cache=True, nogil=True)
 def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, gain, gap_ns,
-                  S, hist_ns, hist_q, hist_e, clock, when, peak, peak_ns):
+                  S, hist_ns, hist_q, hist_e, clock, when, peak, peak_ns, out):
     """The observer over states ``ns`` (int ns stamps), in order, as the dynamics node runs it.
 
     ``differenced`` per state: its velocities are not measured. The state the observer takes
@@ -149,8 +151,9 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
     differenced velocities restarts the observer. Each joint's largest residual magnitude and
     its stamp go into ``peak`` and ``peak_ns``. Kept between calls: ``S`` (the observer's
     state), the last states for the fit (``hist_*``, a ring), ``clock`` (by ``LAST`` ...
-    ``START``) and ``when`` (the last step's time, s from the start). Returns how many
-    states gave a residual."""
+    ``START``) and ``when`` (the last step's time, s from the start). ``out[k]``: the residual
+    state ``k`` gives, as the dynamics node answers it (NaN: none; a piece of the last state,
+    at its stamp: the last one). Returns how many states gave a residual."""
     nq, nv = q.shape[1], tau.shape[1]
     base_q = 7 if nq != nv else 0  # a free flyer's coordinates come first
     base_v = 6 if nq != nv else 0
@@ -159,6 +162,7 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
     qm, vm, em = np.empty(nq), np.empty(nv), np.empty(nv)
     stepped = 0
     for k in range(ns.shape[0]):
+        out[k, :] = np.nan
         diff = 1 if differenced[k] else 0
         usable = True
         for j in range(nq):
@@ -171,6 +175,8 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
             continue
         t, taken = ns[k], clock[TAKEN]
         if taken > 0 and t == clock[LAST]:
+            if when[0] >= 0.0:
+                out[k, :] = S[6]
             continue
         if taken > 0 and (t < clock[LAST] or t - clock[LAST] > gap_ns or diff != clock[MODE]):
             taken = 0
@@ -197,6 +203,7 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
                       -1.0 if when[0] < 0.0 else tc - when[0], S)
         when[0] = tc
         stepped += 1
+        out[k, :] = S[6]
         for j in range(nv):
             if abs(S[6, j]) > peak[j]:
                 peak[j], peak_ns[j] = abs(S[6, j]), t
@@ -228,9 +235,9 @@ class _Run:
                       self.state, self.hist_ns, self.hist_q, self.hist_e, self.clock, self.when,
                       self.peak, self.peak_ns)
 
-    def args(self, ns: np.ndarray, q: F64, v: F64, differenced: np.ndarray, tau: F64
-             ) -> tuple[object, ...]:
-        return (*self._model, ns, q, v, differenced, tau, *self._kept)
+    def args(self, ns: np.ndarray, q: F64, v: F64, differenced: np.ndarray, tau: F64,
+             out: F64) -> tuple[object, ...]:
+        return (*self._model, ns, q, v, differenced, tau, *self._kept, out)
 
     def restart(self) -> None:
         self.state[:] = 0.0
@@ -245,14 +252,17 @@ class ResidualPeaks(_Run):
         super().__init__(model, gain, friction)
         self.states = 0  # states that gave a residual
 
-    def add(self, ns: np.ndarray, q: F64, v: F64, differenced: np.ndarray, tau: F64) -> None:
+    def add(self, ns: np.ndarray, q: F64, v: F64, differenced: np.ndarray, tau: F64) -> F64:
         """A block of states: stamps (int ns), positions, velocities, whether each state's
-        velocities are not measured (then fitted to the positions, as the node does), efforts."""
+        velocities are not measured (then fitted to the positions, as the node does), efforts.
+        Returns each state's residual (NaN where it gives none: :func:`observer_over`)."""
         f64 = np.float64
+        out = np.empty((len(ns), self.model.nv))
         self.states += observer_over(*self.args(
             np.ascontiguousarray(ns, dtype=np.int64), np.ascontiguousarray(q, dtype=f64),
             np.ascontiguousarray(v, dtype=f64), np.ascontiguousarray(differenced, dtype=np.bool_),
-            np.ascontiguousarray(tau, dtype=f64)))
+            np.ascontiguousarray(tau, dtype=f64), out))
+        return out
 
 
 def external_torques(model: Model, data: Data, q: F64, v: F64, a: F64, effort: F64,
@@ -276,6 +286,7 @@ class MomentumObserver(_Run):
         super().__init__(model, gain, friction)
         self._ns = np.zeros(1, dtype=np.int64)
         self._flag = np.zeros(1, dtype=np.bool_)
+        self._out = np.empty((1, model.nv))
 
     @property
     def residual(self) -> F64:
@@ -309,7 +320,7 @@ class MomentumObserver(_Run):
         q, v, tau = m.check_state(q, v, tau, "tau")
         self._ns[0] = round(t * 1e9)
         self._flag[0] = differenced
-        _OVER.call(*self.args(self._ns, q[None], v[None], self._flag, tau[None]))
+        _OVER.call(*self.args(self._ns, q[None], v[None], self._flag, tau[None], self._out))
         return self.residual
 
 

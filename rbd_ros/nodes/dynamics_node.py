@@ -63,6 +63,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
 from ..dynamics.model import check_gravity, payload_parts
 from ..dynamics.observer import (
+    COLLISION_RELEASE,
     DEFAULT_GAIN,
     GAP_S,
     CollisionDetector,
@@ -198,7 +199,7 @@ class DynamicsNode(NodeBase):
             description="N m (N): external torque that flags a collision, one for all joints "
                         "or one per joint in `joints` order; unset or empty: no collision "
                         "output"))
-        d("collision_release", 0.5, ParameterDescriptor(
+        d("collision_release", COLLISION_RELEASE, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.01, 1.0),
             description="a flagged joint clears below this fraction of its threshold"))
         self.declare_joint_names()

@@ -13,9 +13,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from armsim import DT, fifth_link_wrench, simulate
 from recordings import write_joint_states
+from rosbags.highlevel import AnyReader
 
 from rbd_ros.bag.analyze import Options, analyze
 from rbd_ros.dynamics import load_urdf
@@ -104,14 +106,38 @@ def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
     for seed, push in ((2, False), (3, True)):
         ns, q, v, e = run(seed, push)
         detector = CollisionDetector(thresholds, 0.5)
-        flagged = np.array([detector.update(r) or detector.flags.any()
-                            for r in node_residuals(ns, q, v, e, gain)])
+        residuals = node_residuals(ns, q, v, e, gain)
+        flags = np.zeros(residuals.shape, dtype=bool)
+        for k, r in enumerate(residuals):
+            detector.update(r)
+            flags[k] = detector.flags
+        flagged: np.ndarray = flags.any(axis=1)
         t = (ns - ns[0]) * 1e-9
         if not push:
             assert not flagged.any()
         else:
             assert not flagged[t < 1.5].any()
             assert flagged[(t >= 1.5 + 0.02) & (t < 1.8)].all()
+        # analyze with those thresholds writes the node's residual and flags per state
+        bag = write_joint_states(tmp_path / f"run{seed}", ns.tolist(), q, v, e)
+        subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--out",
+                        str(tmp_path / f"out{seed}"), "--observer-gain", "80", "--quiet",
+                        "--collision-thresholds", *(repr(float(x)) for x in thresholds)],
+                       capture_output=True, text=True, check=True)
+        table = pq.read_table(tmp_path / f"out{seed}" / "analysis.parquet")
+        names = [f"joint{k}" for k in range(1, 8)]
+        written = np.column_stack([table[f"tau_observer_{n}"].to_numpy() for n in names])
+        np.testing.assert_allclose(np.abs(written), residuals, rtol=1e-9, atol=1e-12)
+        wrote = np.column_stack([table[f"collision_{n}"].to_numpy() for n in names])
+        np.testing.assert_array_equal(wrote, flags.astype(float))
+        with AnyReader([tmp_path / f"out{seed}" / "analysis.mcap"]) as reader:
+            topics = {c.topic: c.msgcount for c in reader.connections}
+        assert topics["/rbd/external_torques"] == topics["/rbd/collision_flags"] == len(ns)
+    wrong = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--out",
+                            str(tmp_path / "wrong"), "--quiet", "--collision-thresholds", "1",
+                            "2"], capture_output=True, text=True)
+    assert wrong.returncode == 2, wrong.stderr
+    assert "--collision-thresholds has 2 values for 7 joints (joint1," in wrong.stderr
 
 
 def test_a_gain_that_is_not_positive_is_refused() -> None:
