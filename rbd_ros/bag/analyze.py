@@ -160,7 +160,7 @@ class Flags:
         given = opts.collision_thresholds
         if given and len(given) != len(order):
             raise BagError(f"--collision-thresholds has {len(given)} values for "
-                              f"{len(order)} joints ({', '.join(order)})")
+                           f"{len(order)} joints ({', '.join(order)})")
         self.thresholds = np.full(len(names), np.inf)
         for name, x in zip(order, given, strict=False):
             if name in names:
