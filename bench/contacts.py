@@ -21,23 +21,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
 
-from quadsim import LEGS, Run, bound, estimate, settling, simulate, trot
+from quadsim import LEGS, Run, bound, estimate, settling, simulate, states, trot
 
-from rbd_ros.dynamics import load_urdf
 from rbd_ros.dynamics.contact_estimation import DEFAULT_GAIN, ContactEstimator
 from rbd_ros.dynamics.contacts import Contact
 
 
 def cost(robot: str, run: Run, gain: float) -> float:
     """us per ``ContactEstimator.update`` over the run's states (built beforehand)."""
-    m = load_urdf(LEGS[robot][0], floating_base=True)
-    iq = [m.joint(n).idx_q for n in run.joints]
-    iv = [m.joint(n).idx_v for n in run.joints]
-    Q, V = np.zeros((len(run.t), m.nq)), np.zeros((len(run.t), m.nv))
-    Q[:, :7], V[:, :6], Q[:, iq], V[:, iv] = run.q[:, :7], run.v[:, :6], run.q[:, 7:], \
-        run.v[:, 6:]
-    E = np.zeros((len(run.t), m.nv - 6))
-    E[:, np.array(iv) - 6] = run.tau
+    m, Q, V, E = states(robot, run)
     est = ContactEstimator(m, [Contact(f) for f in run.feet], gain=gain)
     est.update(-1.0, Q[0], V[0], E[0])  # compiled, outside the timing
     t0 = time.perf_counter()

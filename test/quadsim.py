@@ -19,7 +19,7 @@ import numpy as np
 import pinocchio as pin
 from pinref import robot_path
 
-from rbd_ros.dynamics import load_urdf
+from rbd_ros.dynamics import Model, load_urdf
 from rbd_ros.dynamics.contact_estimation import ContactEstimator
 from rbd_ros.dynamics.contacts import Contact
 from rbd_ros.robots import QUADRUPED
@@ -195,30 +195,40 @@ def estimate(robot: str, run: Run, noise: float, seed: int = 0, **options: float
     """The estimator's contact states over the run (``options``: its own), the efforts with
     Gaussian noise of ``noise`` times their RMS; and which states it had settled in (decided
     the contacts: none before)."""
-    m = load_urdf(LEGS[robot][0], floating_base=True)
-    iq = [m.joint(n).idx_q for n in run.joints]
-    iv = [m.joint(n).idx_v for n in run.joints]
-    est = ContactEstimator(m, [Contact(f) for f in run.feet], **options)
     rng = np.random.default_rng(seed)
     sigma = noise * np.sqrt(np.mean(run.tau ** 2))
+    m, Q, V, E = states(robot, run, run.tau + rng.normal(0.0, sigma, run.tau.shape))
+    est = ContactEstimator(m, [Contact(f) for f in run.feet], **options)
     out = np.empty(run.contact.shape, dtype=bool)
     settled = np.empty(len(run.t), dtype=bool)
-    q, v, e = np.empty(m.nq), np.empty(m.nv), np.empty(m.nv - 6)
     for k in range(len(run.t)):
-        q[:7], v[:6] = run.q[k, :7], run.v[k, :6]
-        q[iq], v[iv] = run.q[k, 7:], run.v[k, 6:]
-        e[np.array(iv) - 6] = run.tau[k] + rng.normal(0.0, sigma, len(iv))
-        state = est.update(run.t[k], q, v, e)
+        state = est.update(run.t[k], Q[k], V[k], E[k])
         out[k] = [state.touching[f] for f in run.feet]
         settled[k] = state.settled
     return out, settled
 
 
+def states(robot: str, run: Run, tau: np.ndarray | None = None
+           ) -> tuple[Model, np.ndarray, np.ndarray, np.ndarray]:
+    """rbd_ros's model of the robot and the run's states in its order: positions, velocities
+    (base first) and joint efforts (``tau`` in the run's joint order, else the run's), one row
+    per sample."""
+    m = load_urdf(LEGS[robot][0], floating_base=True)
+    iq = [m.joint(n).idx_q for n in run.joints]
+    iv = [m.joint(n).idx_v for n in run.joints]
+    Q, V, E = np.zeros((len(run.t), m.nq)), np.zeros((len(run.t), m.nv)), \
+        np.zeros((len(run.t), m.nv - 6))
+    Q[:, :7], V[:, :6], Q[:, iq], V[:, iv] = run.q[:, :7], run.v[:, :6], run.q[:, 7:], \
+        run.v[:, 6:]
+    E[:, np.array(iv) - 6] = run.tau if tau is None else tau
+    return m, Q, V, E
+
+
 def settling(run: Run, est: np.ndarray, settled: np.ndarray
              ) -> list[tuple[str, str, float, float]]:
-    """Each touchdown and lift-off once the estimator has settled: (foot, "touchdown" or "lift-off", when, how
-    long after it the estimate settles: equal to the truth from then until WITHIN before the
-    next event, where an early answer to that one may come)."""
+    """Each touchdown and lift-off once the estimator has settled: (foot, "touchdown" or
+    "lift-off", when, how long after it the estimate settles: equal to the truth from then
+    until WITHIN before the next event, where an early answer to that one may come)."""
     out = []
     dt = run.t[1] - run.t[0]
     early = round(WITHIN / dt)
