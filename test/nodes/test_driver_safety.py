@@ -152,11 +152,12 @@ def test_the_command_order_comes_from_the_controller(ros: None, probe: Probe, tm
         grav = probe.listen(JointState, "/ctl/rbd_dynamics/gravity_torques")
         pub = probe.node.create_publisher(JointState, "/ctl/joint_states", SENSOR)
 
-        def send() -> bool:
+        def send() -> bool:  # until both outputs came (each matches the probe on its own)
             pub.publish(state(time.time_ns(), NAMES))
-            return bool(cmd)
+            return bool(cmd) and bool(grav)
 
-        assert probe.spin_until(send, 60), "no gravity_command in the controller's order"
+        assert probe.spin_until(send, 60), \
+            f"{len(cmd)} gravity_command, {len(grav)} gravity_torques messages"
         want = [G[NAMES.index(j)] for j in CONTROLLER_JOINTS]
         np.testing.assert_allclose(cmd[-1].data, want, atol=1e-9)
         assert grav
