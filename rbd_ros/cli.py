@@ -15,7 +15,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from .bag.errors import BagError, OutputError, missing_extra
 from .dynamics import Data, RbdError, gravity, load_urdf
-from .dynamics.observer import DEFAULT_GAIN
+from .dynamics.observer import COLLISION_RELEASE, DEFAULT_GAIN
 from .identify.excite import TOPIC
 from .robots import ARM, QUADRUPED
 
@@ -54,15 +54,48 @@ def _demo(args: argparse.Namespace) -> int:
     return run_quadruped() if args.robot == "quadruped" else run(args.seconds, args.plot)
 
 
+def _node_parameters(args: argparse.Namespace) -> dict[str, Any]:
+    """The observer's and the collision flags' settings: the dynamics node's parameters file
+    (``--params``), or the options that stand for them (not both)."""
+    from .bag.analyze import node_parameters
+
+    given = {"observer_gain": args.observer_gain, "friction": args.friction or None,
+             "joints": args.command_joints,
+             "collision_thresholds": args.collision_thresholds or None}
+    if args.params is None:
+        return {k: v for k, v in given.items() if v is not None}
+    params = node_parameters(args.params)
+    both = [k for k, v in given.items() if v is not None and k in params]
+    if both:
+        raise BagError(f"--params {args.params} sets {', '.join(both)}: give "
+                       f"{'them' if len(both) > 1 else 'it'} there or as options, not both")
+    kinds = {"observer_gain": float, "collision_release": float, "friction": bool}
+    out = {k: v for k, v in given.items() if v is not None}
+    for k, v in params.items():
+        kind = kinds.get(k)
+        try:
+            out[k] = kind(v) if kind else [str(x) if k == "joints" else float(x) for x in v]
+        except (TypeError, ValueError):
+            raise BagError(f"--params {args.params}: {k} cannot be {v!r}") from None
+    return out
+
+
 def _analyze(args: argparse.Namespace) -> int:
     from .bag.analyze import Options, analyze
     from .bag.fleet import analyze_fleet, find_recordings, status_table
 
+    node = _node_parameters(args)
     opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
-                   command_topic=args.command_topic, command_joints=args.command_joints,
-                   filter=args.filter, friction=args.friction, progress=not args.quiet,
-                   observer_gain=args.observer_gain,
-                   collision_thresholds=tuple(args.collision_thresholds),
+                   command_topic=args.command_topic, command_joints=node.get("joints"),
+                   filter=args.filter, friction=node.get("friction", False),
+                   progress=not args.quiet,
+                   observer_gain=node.get("observer_gain", DEFAULT_GAIN),
+                   collision_thresholds=tuple(node.get("collision_thresholds", ())),
+                   collision_thresholds_moving=tuple(node.get("collision_thresholds_moving",
+                                                              ())),
+                   collision_thresholds_per_speed=tuple(
+                       node.get("collision_thresholds_per_speed", ())),
+                   collision_release=node.get("collision_release", COLLISION_RELEASE),
                    outputs=Options.outputs + ("csv",) * args.csv,
                    rename=tuple(args.rename), hold=_values(args.hold, "--hold"),
                    effort_scale=_values(args.effort_scale, "--effort-scale"))
@@ -233,14 +266,18 @@ def parser() -> argparse.ArgumentParser:
     an.add_argument("--filter", choices=("central", "backward"), default="central",
                     help="accelerations by zero-phase central or causal backward differences")
     an.add_argument("--friction", action="store_true", help="model the URDF's joint friction")
-    an.add_argument("--observer-gain", type=_positive, default=DEFAULT_GAIN, metavar="K",
+    an.add_argument("--observer-gain", type=_positive, metavar="K",
                     help="1/s: the dynamics node's observer_gain, for the residual per state "
                          "(tau_observer) and the collision_thresholds the summary gives "
-                         "(default %(default)g, the node's)")
+                         f"(default {DEFAULT_GAIN:g}, the node's)")
     an.add_argument("--collision-thresholds", nargs="+", type=_positive, default=[],
                     metavar="T", help="the dynamics node's collision_thresholds (N m, in "
                                       "--command-joints' order, else the URDF's): its "
                                       "collision flags per state (the collision columns)")
+    an.add_argument("--params", type=Path, metavar="FILE",
+                    help="the dynamics node's parameters file (as for --params-file; "
+                         "analyze writes one, collision_thresholds.yaml): its observer_gain, "
+                         "friction, joints and collision_* for the residual and the flags")
     an.add_argument("--csv", action="store_true",
                     help="also write the table as analysis.csv (text: about 1 KB and 5 us per "
                          "joint state; analysis.parquet holds the same table)")

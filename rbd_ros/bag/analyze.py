@@ -23,6 +23,7 @@ short text summary. A long recording can be analysed in parts on Dask workers (:
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -34,11 +35,16 @@ import numpy as np
 from numba import njit
 
 from ..dynamics.model import F64, Model
-from ..dynamics.observer import COLLISION_RELEASE, DEFAULT_GAIN, ResidualPeaks
+from ..dynamics.observer import (
+    COLLISION_RELEASE,
+    DEFAULT_GAIN,
+    ResidualPeaks,
+    collision_level,
+)
 from .errors import BagError, OutputError
 from .outputs import one_numba_thread, output_set
 from .recording import Reading, open_recording
-from .stream import Observed, Stream, Summary, chunks
+from .stream import THRESHOLD_PARAMETERS, Observed, Stream, Summary, chunks
 from .writers import WriterProcess, Writers, preload_pyplot
 
 PLOT_BUCKETS = 2_000  # the plots show each series' min and max in this many spans of time
@@ -49,10 +55,47 @@ class Options(Reading):
     filter: str = "central"  # or "backward"
     friction: bool = False
     observer_gain: float = DEFAULT_GAIN  # 1/s, as the dynamics node's observer_gain
-    #: the dynamics node's collision_thresholds (in command_joints' order, else the model's)
+    #: the dynamics node's collision_thresholds, collision_thresholds_moving and
+    #: collision_thresholds_per_speed (each in command_joints' order, else the model's; one
+    #: value: for all joints)
     collision_thresholds: tuple[float, ...] = ()
+    collision_thresholds_moving: tuple[float, ...] = ()
+    collision_thresholds_per_speed: tuple[float, ...] = ()
+    collision_release: float = COLLISION_RELEASE
     outputs: tuple[str, ...] = ("mcap", "parquet", "png")  # and "csv"
     progress: bool = True
+
+
+#: what ``analyze --params`` takes from the dynamics node's parameters file
+NODE_PARAMETERS = ("observer_gain", "friction", "joints", "collision_release",
+                   *THRESHOLD_PARAMETERS)
+
+
+def node_parameters(path: Path) -> dict[str, Any]:
+    """The dynamics node's parameters in a ROS 2 parameters file (``--params-file``: the
+    ``ros__parameters`` of ``rbd_dynamics`` in any namespace, or of the file's only node), those
+    of ``NODE_PARAMETERS`` it sets."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        tree = YAML(typ="safe").load(path.read_text())
+    except (OSError, YAMLError) as e:
+        raise BagError(f"--params {path}: {e}") from None
+    nodes = {}
+    stack = [("", tree)]
+    while stack:
+        key, x = stack.pop()
+        if isinstance(x, dict):
+            if isinstance(x.get("ros__parameters"), dict):
+                nodes[key] = x["ros__parameters"]
+            stack += [(str(k), y) for k, y in x.items() if k != "ros__parameters"]
+    mine = [k for k in nodes if k.rsplit("/", 1)[-1] == "rbd_dynamics"]
+    if not (mine or len(nodes) == 1):
+        raise BagError(f"--params {path}: no ros__parameters of rbd_dynamics in it (nodes: "
+                       f"{', '.join(nodes) or 'none'})")
+    params = nodes[mine[0] if mine else next(iter(nodes))]
+    return {k: params[k] for k in NODE_PARAMETERS if k in params}
 
 
 def _progress(done: int, total: int, start: float) -> None:
@@ -122,9 +165,10 @@ class Emit:
         if self.observed is None or self.pending is None:
             return
         cols, self.pending = self.pending, None
-        cols["tau_observer"] = self.observed.result()
+        observed = self.observed.result()
         self.observed = None
-        cols["collision"] = self.flags(cols["tau_observer"])
+        cols["tau_observer"] = observed[:, 0]
+        cols["collision"] = self.flags(observed[:, 0], observed[:, 1])
         if self.writers is not None:
             self.writers.write(cols)
 
@@ -140,9 +184,10 @@ class Emit:
         if self.peaks.states:
             self.summary.observer = Observed(self.opts.observer_gain, self.peaks.states,
                                              self.peaks.peak, self.peaks.peak_ns,
+                                             self.peaks.binned,
                                              self.opts.command_joints or self.names,
                                              list(self.opts.hold))
-        (out_dir / "summary.txt").write_text(self.summary.text() + "\n")
+        self.summary.write(out_dir)
         return self.summary
 
     def abort(self) -> None:
@@ -152,41 +197,57 @@ class Emit:
 
 
 class Flags:
-    """The dynamics node's collision flags (``CollisionDetector``: hysteresis at its default
-    release) over residuals given block after block."""
+    """The dynamics node's collision flags (``CollisionDetector``: thresholds that grow
+    with speed, hysteresis) over residuals given block after block."""
 
     def __init__(self, names: list[str], opts: Options) -> None:
         order = opts.command_joints or names
         given = opts.collision_thresholds
-        if given and len(given) != len(order):
-            raise BagError(f"--collision-thresholds has {len(given)} values for "
-                           f"{len(order)} joints ({', '.join(order)})")
-        self.thresholds = np.full(len(names), np.inf)
-        for name, x in zip(order, given, strict=False):
-            if name in names:
-                self.thresholds[names.index(name)] = x
         self.on = bool(given)
+        parts = []
+        for k, (param, values) in enumerate(zip(THRESHOLD_PARAMETERS, (
+                given, opts.collision_thresholds_moving, opts.collision_thresholds_per_speed),
+                strict=True)):
+            label = "--collision-thresholds" if k == 0 else param
+            if len(values) > 1 and len(values) != len(order):
+                raise BagError(f"{label} has {len(values)} values for {len(order)} joints "
+                               f"({', '.join(order)})")
+            if not all(math.isfinite(x) and (x > 0 if k == 0 else x >= 0) for x in values):
+                raise BagError(f"{label} must be {'positive' if k == 0 else 'at least 0'}, "
+                               f"got {list(values)}")
+            if values and not given:
+                raise BagError(f"{param} needs collision_thresholds (the thresholds at rest)")
+            part = np.full(len(names), np.inf if k == 0 else 0.0)
+            for name, x in zip(order, np.resize(values, len(order)) if values else [],
+                               strict=False):
+                if name in names:
+                    part[names.index(name)] = x
+            parts.append(part)
+        self.rest, self.moving, self.per_speed = parts  # no threshold (inf): never flagged
+        if not 0.0 < opts.collision_release <= 1.0:
+            raise BagError(f"collision_release must be in (0, 1], got {opts.collision_release}")
+        self.release = opts.collision_release
         self.state = np.zeros(len(names), dtype=np.bool_)
 
-    def __call__(self, residual: F64) -> F64:
+    def __call__(self, residual: F64, speed: F64) -> F64:
         out = np.full(residual.shape, np.nan)
         if self.on:
-            _hysteresis(residual, self.thresholds, COLLISION_RELEASE * self.thresholds,
-                        self.state, out)
+            level = collision_level(self.rest, self.moving, self.per_speed, speed)
+            _hysteresis(residual, level, self.release, self.state, out)
         return out
 
 
 @njit(cache=True, nogil=True)
-def _hysteresis(residual, on, off, state, out):
-    """Per state and joint: flagged once ``|residual|`` exceeds ``on``, until it falls below
-    ``off`` (``state``: the flags, kept between calls); a NaN residual keeps them, and gives
-    NaN."""
+def _hysteresis(residual, on, release, state, out):
+    """Per state and joint: flagged once ``|residual|`` exceeds ``on`` (that state's), until it
+    falls below ``release`` times it (``state``: the flags, kept between calls); a NaN residual
+    keeps them, and gives NaN."""
     for r in range(residual.shape[0]):
         for j in range(residual.shape[1]):
             x = abs(residual[r, j])
             if np.isnan(x):
                 continue
-            state[j] = x >= off[j] if state[j] else x > on[j]
+            state[j] = x >= release * on[r, j] if state[j] else x > on[r, j]
             out[r, j] = 1.0 if state[j] else 0.0
 
 
@@ -254,7 +315,7 @@ def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
         if damage:
             summary.warnings.append(f"the recording is damaged after {summary.messages} joint "
                                     f"states ({damage}); the analysis stops there")
-            (out_dir / "summary.txt").write_text(summary.text() + "\n")
+            summary.write(out_dir)
         return summary
     finally:
         # on any error (Ctrl-C too), leave no writer process behind

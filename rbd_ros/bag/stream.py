@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from numpy.typing import NDArray
 
 from ..dynamics import Model, aba_batch, rnea_batch
 from ..dynamics.model import F64
-from ..dynamics.observer import THRESHOLD_MARGIN
+from ..dynamics.observer import MOVING_SPEED, THRESHOLD_MARGIN, collision_envelope
 from .decode import decode, decode_arrays, without
 from .readers import Batch, batches
 from .recording import (
@@ -40,29 +41,63 @@ from .recording import (
 Sink = Callable[[int, dict[str, Any]], None]
 
 
+def _up(x: float) -> float:
+    """``x`` rounded up to 3 significant digits."""
+    if x <= 0:
+        return 0.0
+    step = 10.0 ** (math.floor(math.log10(x)) - 2)
+    return float(f"{math.ceil(x / step - 1e-9) * step:.3g}")
+
+
+#: the node's parameters the summary proposes, with the envelope's columns
+#: (:func:`collision_envelope`)
+THRESHOLD_PARAMETERS = ("collision_thresholds", "collision_thresholds_moving",
+                        "collision_thresholds_per_speed")
+#: the file an analysis writes them to, as the dynamics node's parameters
+THRESHOLDS_FILE = "collision_thresholds.yaml"
+
+
 @dataclass
 class Observed:
     """The dynamics node's momentum observer over a recording: each joint's largest residual
-    (``~/external_torques``) and when, and the collision thresholds they give."""
+    (``~/external_torques``) and when, its largest at each speed, and the collision thresholds
+    they give."""
 
     gain: float  # 1/s
     states: int  # joint states it took
     peak: F64  # N m (N), per joint in the model's order
     at_ns: NDArray[np.int64]  # the stamp of each peak
+    binned: F64  # the largest at each speed (rows: joints; columns: SPEED_EDGES)
     order: list[str]  # the thresholds' joint order: the node's ``joints``
     held: list[str]  # joints without effort: no residual
 
-    def thresholds(self, names: list[str]) -> list[float]:
-        """``collision_thresholds`` in ``order``: each joint's peak times the margin, rounded
-        up to 3 significant digits; a held joint (its residual is NaN, never flagged) the
-        largest of the others."""
+    def thresholds(self, names: list[str]) -> dict[str, list[float]]:
+        """The node's collision parameters (``THRESHOLD_PARAMETERS``) in ``order``: the envelope
+        of each joint's peaks at each speed times the margin (:func:`collision_envelope`),
+        rounded up to 3 significant digits; a held joint (its residual is NaN, never flagged)
+        the largest of the others'."""
+        envelope = collision_envelope(self.binned)
         out = {}
-        for name, p in zip(names, self.peak, strict=True):
-            x = THRESHOLD_MARGIN * p
-            step = 10.0 ** (math.floor(math.log10(x)) - 2) if x > 0 else 1e-3
-            out[name] = math.ceil(x / step) * step
-        top = max([out[n] for n in names if n not in self.held], default=1.0)
-        return [float(f"{top if n in self.held else out[n]:.3g}") for n in self.order]
+        for k, param in enumerate(THRESHOLD_PARAMETERS):
+            mine = {n: _up(x) for n, x in zip(names, envelope[:, k], strict=True)}
+            if k == 0:  # a threshold at rest must be positive
+                mine = {n: x or 1e-3 for n, x in mine.items()}
+            top = max([mine[n] for n in names if n not in self.held], default=1.0)
+            out[param] = [top if n in self.held else mine[n] for n in self.order]
+        return out
+
+    def parameters(self, names: list[str]) -> str:
+        """The thresholds as the dynamics node's parameters file (``THRESHOLDS_FILE``), which
+        ``analyze --params`` reads too."""
+        rows = [f"# rbd-ros analyze: collision thresholds from the observer's residual over "
+                f"{self.states} joint states,",
+                "# for the dynamics node if the recording was of free motion, without contacts",
+                "/**/rbd_dynamics:", "  ros__parameters:",
+                f"    observer_gain: {float(self.gain)!r}",
+                f"    joints: [{', '.join(self.order)}]"]
+        rows += [f"    {param}: [{', '.join(repr(float(x)) for x in values)}]"
+                 for param, values in self.thresholds(names).items()]
+        return "\n".join(rows) + "\n"
 
     def lines(self, names: list[str], start: float) -> list[str]:
         held = f"; held joints {', '.join(self.held)} have no effort: the largest of the " \
@@ -73,11 +108,14 @@ class Observed:
         rows += [f"{n:<24} {p:13.4f} {1e-9 * t - start:18.4f}"
                  for n, p, t in zip(names, self.peak, self.at_ns, strict=True)
                  if n not in self.held]
-        values = ", ".join(f"{x:g}" for x in self.thresholds(names))
-        rows.append(f"collision_thresholds: [{values}]")
-        rows.append(f"  ({THRESHOLD_MARGIN:g} x each peak, in the order {', '.join(self.order)}"
-                    f"{held}: for the dynamics node's parameters at observer_gain "
-                    f"{self.gain:g}, if this recording is of free motion, without contacts)")
+        for param, values in self.thresholds(names).items():
+            rows.append(f"{param}: [{', '.join(f'{x:g}' for x in values)}]")
+        rows.append(f"  (each joint's threshold at speed s: collision_thresholds + moving "
+                    f"tanh(s / {MOVING_SPEED:g}) + per_speed s, {THRESHOLD_MARGIN:g} x the "
+                    f"envelope of its residual's peaks at each speed; in the order "
+                    f"{', '.join(self.order)}{held}: for the dynamics node's parameters at "
+                    f"observer_gain {self.gain:g}, if this recording is of free motion, "
+                    f"without contacts)")
         return rows
 
 
@@ -99,6 +137,12 @@ class Summary:
     def of(cls, joints: list[str], warnings: list[str]) -> Summary:
         return cls(joints=joints, sum_sq=np.zeros(len(joints)), count=np.zeros(len(joints)),
                    worst=[(0.0, math.nan)] * len(joints), warnings=list(warnings))
+
+    def write(self, out_dir: Path) -> None:
+        """``summary.txt``, and the thresholds' parameters file when the observer ran."""
+        (out_dir / "summary.txt").write_text(self.text() + "\n")
+        if self.observer is not None:
+            (out_dir / THRESHOLDS_FILE).write_text(self.observer.parameters(self.joints))
 
     def rms(self) -> F64:
         return np.sqrt(self.sum_sq / np.maximum(self.count, 1))

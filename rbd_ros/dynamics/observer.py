@@ -36,14 +36,25 @@ from .spatial import JOINT_FREE
 def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
     """One step of the observer in its state ``S`` (rows: p(0), the integral without r, the
     last integrand without r, r, scratch for p and C^T v - g, the residual (r through the
-    second lag), the time since the start, the states p(0) is the mean of). ``dt < 0``: the
-    first state. The states of the first 1 / K s only set p(0), as the mean of their
+    second lag), the time since the start, the states p(0) is the mean of, the joint's speed
+    through the first lag, through both (as late as the residual), and its last speed).
+    ``dt < 0``:
+    the first state. The states of the first 1 / K s only set p(0), as the mean of their
     ``p - integral``: one state's velocity noise in p(0) would stay in r for 1 / K, and the
     second lag would show it whole."""
     p, drift = S[4], S[5]
     observer_terms_core(mi, mf, maps, lin, q, v, fric, W, wv, p, drift)
     for i in range(p.shape[0]):
         drive = tau[i] + drift[i]
+        speed = abs(v[i])
+        if dt < 0.0:
+            S[9, i], S[10, i] = speed, speed
+        else:  # the speed through the residual's two lags, by the same trapezoid
+            half = 0.5 * dt * gain[i]
+            last = S[9, i]
+            S[9, i] = ((1.0 - half) * last + half * (S[11, i] + speed)) / (1.0 + half)
+            S[10, i] = ((1.0 - half) * S[10, i] + half * (last + S[9, i])) / (1.0 + half)
+        S[11, i] = speed
         if dt < 0.0:
             S[0, i], S[7, i], S[8, i] = p[i], 0.0, 1.0
         elif S[7, i] + dt < 1.0 / gain[i]:
@@ -68,8 +79,15 @@ def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
 #: (bench/observer.py) a held load's residual is within 1 % of it on exact states, and pushes
 #: are flagged after 6 ms (median). A lower gain passes less noise and lags more
 DEFAULT_GAIN = 200.0
-#: collision thresholds from a recording of free motion: its residual's peak times this
+#: collision thresholds from a recording of free motion: the envelope of its residual's peaks
+#: (:func:`collision_envelope`) times this
 THRESHOLD_MARGIN = 1.5
+#: rad/s (m/s): a collision threshold's ``moving`` part is all there above about this speed (the
+#: friction of a joint that slides, where at rest it sticks)
+MOVING_SPEED = 0.02
+#: the speeds a free-motion recording's residual peaks are kept for: 0, then from 1 mrad/s up,
+#: three to an octave (the last one open)
+SPEED_EDGES = np.concatenate(([0.0], 1e-3 * 2.0 ** (np.arange(40) / 3.0)))
 #: a collision flag is cleared below this fraction of its threshold (the node's default)
 COLLISION_RELEASE = 0.5
 #: states further apart than this restart the observer (its integral would span what happened
@@ -138,7 +156,7 @@ def _fit(hist_ns, hist_q, hist_e, newest, n, start, base_q, q, v, e):
 
 @njit(cache=True, nogil=True)
 def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, gain, gap_ns,
-                  S, hist_ns, hist_q, hist_e, clock, when, peak, peak_ns, out):
+                  S, hist_ns, hist_q, hist_e, clock, when, peak, peak_ns, binned, out):
     """The observer over states ``ns`` (int ns stamps), in order, as the dynamics node runs it.
 
     ``differenced`` per state: its velocities are not measured. The state the observer takes
@@ -149,11 +167,12 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
     A state with a non-finite input is passed over; one at the last one's stamp too (pieces of
     one state); a stamp further than ``gap_ns`` on, or back, or a change between measured and
     differenced velocities restarts the observer. Each joint's largest residual magnitude and
-    its stamp go into ``peak`` and ``peak_ns``. Kept between calls: ``S`` (the observer's
-    state), the last states for the fit (``hist_*``, a ring), ``clock`` (by ``LAST`` ...
-    ``START``) and ``when`` (the last step's time, s from the start). ``out[k]``: the residual
-    state ``k`` gives, as the dynamics node answers it (NaN: none; a piece of the last state,
-    at its stamp: the last one). Returns how many states gave a residual."""
+    its stamp go into ``peak`` and ``peak_ns``, and its largest at each speed (``SPEED_EDGES``)
+    into ``binned``. Kept between calls: ``S`` (the observer's state), the last states for the
+    fit (``hist_*``, a ring), ``clock`` (by ``LAST`` ... ``START``) and ``when`` (the last
+    step's time, s from the start). ``out[k]``: the residual state ``k`` gives, as the dynamics
+    node answers it, and each joint's speed as late (NaN: none; a piece of the last state, at
+    its stamp: the last ones). Returns how many states gave a residual."""
     nq, nv = q.shape[1], tau.shape[1]
     base_q = 7 if nq != nv else 0  # a free flyer's coordinates come first
     base_v = 6 if nq != nv else 0
@@ -162,7 +181,7 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
     qm, vm, em = np.empty(nq), np.empty(nv), np.empty(nv)
     stepped = 0
     for k in range(ns.shape[0]):
-        out[k, :] = np.nan
+        out[k] = np.nan
         diff = 1 if differenced[k] else 0
         usable = True
         for j in range(nq):
@@ -176,7 +195,7 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
         t, taken = ns[k], clock[TAKEN]
         if taken > 0 and t == clock[LAST]:
             if when[0] >= 0.0:
-                out[k, :] = S[6]
+                out[k, 0], out[k, 1] = S[6], S[10]
             continue
         if taken > 0 and (t < clock[LAST] or t - clock[LAST] > gap_ns or diff != clock[MODE]):
             taken = 0
@@ -203,10 +222,13 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
                       -1.0 if when[0] < 0.0 else tc - when[0], S)
         when[0] = tc
         stepped += 1
-        out[k, :] = S[6]
+        out[k, 0], out[k, 1] = S[6], S[10]
         for j in range(nv):
-            if abs(S[6, j]) > peak[j]:
-                peak[j], peak_ns[j] = abs(S[6, j]), t
+            size_j = abs(S[6, j])
+            if size_j > peak[j]:
+                peak[j], peak_ns[j] = size_j, t
+            b = np.searchsorted(SPEED_EDGES, abs(S[10, j]), side="right") - 1
+            binned[j, b] = max(binned[j, b], size_j)
     return stepped
 
 
@@ -221,7 +243,7 @@ class _Run:
         self.gain = np.broadcast_to(np.asarray(gain, dtype=np.float64), (model.nv,)).copy()
         if not np.all(self.gain > 0):
             raise ModelError("the observer's gain must be positive")
-        self.state = np.zeros((9, model.nv))
+        self.state = np.zeros((12, model.nv))
         self.hist_ns = np.zeros(HISTORY, dtype=np.int64)
         self.hist_q = np.zeros((HISTORY, model.nq))
         self.hist_e = np.zeros((HISTORY, model.nv))
@@ -229,11 +251,12 @@ class _Run:
         self.when = np.zeros(1)
         self.peak = np.zeros(model.nv)  # N m (N)
         self.peak_ns = np.zeros(model.nv, dtype=np.int64)  # where each was (0: none)
+        self.binned = np.zeros((model.nv, len(SPEED_EDGES)))  # and at each speed
         m = model  # the arguments around a call's states (the arrays change in place only)
         self._model = (m.mi, m.mf, m.maps, m.lin)
         self._kept = (self.friction, self.data.W, self.data.wv, self.gain, round(GAP_S * 1e9),
                       self.state, self.hist_ns, self.hist_q, self.hist_e, self.clock, self.when,
-                      self.peak, self.peak_ns)
+                      self.peak, self.peak_ns, self.binned)
 
     def args(self, ns: np.ndarray, q: F64, v: F64, differenced: np.ndarray, tau: F64,
              out: F64) -> tuple[object, ...]:
@@ -255,9 +278,10 @@ class ResidualPeaks(_Run):
     def add(self, ns: np.ndarray, q: F64, v: F64, differenced: np.ndarray, tau: F64) -> F64:
         """A block of states: stamps (int ns), positions, velocities, whether each state's
         velocities are not measured (then fitted to the positions, as the node does), efforts.
-        Returns each state's residual (NaN where it gives none: :func:`observer_over`)."""
+        Returns each state's residual and each joint's speed as late (``out[:, 0]`` and
+        ``out[:, 1]``; NaN where it gives none: :func:`observer_over`)."""
         f64 = np.float64
-        out = np.empty((len(ns), self.model.nv))
+        out = np.empty((len(ns), 2, self.model.nv))
         self.states += observer_over(*self.args(
             np.ascontiguousarray(ns, dtype=np.int64), np.ascontiguousarray(q, dtype=f64),
             np.ascontiguousarray(v, dtype=f64), np.ascontiguousarray(differenced, dtype=np.bool_),
@@ -286,13 +310,20 @@ class MomentumObserver(_Run):
         super().__init__(model, gain, friction)
         self._ns = np.zeros(1, dtype=np.int64)
         self._flag = np.zeros(1, dtype=np.bool_)
-        self._out = np.empty((1, model.nv))
+        self._out = np.empty((1, 2, model.nv))
 
     @property
     def residual(self) -> F64:
         """The last residual (a copy)."""
         r: F64 = self.state[6].copy()
         return r
+
+    @property
+    def speed(self) -> F64:
+        """Each joint's speed (rad/s, m/s) through the residual's two lags: as late as the last
+        residual (a copy). What a collision threshold that grows with speed takes."""
+        s: F64 = self.state[10].copy()
+        return s
 
     @property
     def single_lag(self) -> F64:
@@ -342,25 +373,76 @@ def likely_links(model: Model, flagged: np.ndarray) -> list[str]:
     return [model.body_names[i] for i in range(model.nb) if hit[i] and not covered[i]]
 
 
+def collision_envelope(binned: F64, margin: float = THRESHOLD_MARGIN) -> F64:
+    """Collision thresholds that grow with each joint's speed ``s`` (:class:`CollisionDetector`),
+    ``rest + moving tanh(s / MOVING_SPEED) + per_speed s``, over the residual's largest
+    magnitudes at each speed of a free-motion recording (``binned``: per joint and
+    ``SPEED_EDGES`` bin, 0 where none), times ``margin``: the three least-squares fitted to the
+    bins' peaks at their lowest speed (none negative), ``rest`` raised until no peak is above.
+    Where the model is wrong in proportion to speed (unmodelled friction, the URDF's damping),
+    a joint at rest then gets a threshold below its fastest motion's peak. Rows: joints;
+    columns: rest (N m, N), moving (N m, N), per_speed (N m s/rad, N s/m)."""
+    out = np.zeros((binned.shape[0], 3))
+    for j, peaks in enumerate(binned):
+        seen = peaks > 0
+        if not seen.any():
+            continue
+        s, y = SPEED_EDGES[seen], peaks[seen]
+        A = np.column_stack([np.ones_like(s), np.tanh(s / MOVING_SPEED), s])
+        free = [0, 1, 2]
+        while True:
+            c = np.zeros(3)
+            c[free] = np.linalg.lstsq(A[:, free], y, rcond=None)[0]
+            negative = [k for k in free[1:] if c[k] < 0]
+            if not negative:
+                break
+            free.remove(negative[0])
+        c[0] = max(c[0], 0.0) + max(0.0, float(np.max(y - A @ np.maximum(c, 0.0))))
+        out[j] = margin * np.maximum(c, 0.0)
+    return out
+
+
+def collision_level(thresholds: F64, moving: F64, per_speed: F64, speed: F64) -> F64:
+    """The collision thresholds at these speeds (one per joint, or rows of them):
+    ``thresholds + moving tanh(|speed| / MOVING_SPEED) + per_speed |speed|``."""
+    s = np.abs(speed)
+    level: F64 = thresholds + moving * np.tanh(s / MOVING_SPEED) + per_speed * s
+    return level
+
+
 class CollisionDetector:
     """Per-joint collision flags from residuals, with hysteresis: a joint is flagged when its
     residual's magnitude exceeds its threshold, and stays flagged until it falls below
     ``release`` times it (a residual hovering at the threshold under noise then flags once,
-    not at every crossing)."""
+    not at every crossing). Each joint's threshold grows with its speed ``s`` (the observer's
+    :attr:`MomentumObserver.speed`): ``thresholds + moving tanh(s / MOVING_SPEED) + per_speed
+    s`` (:func:`collision_envelope`), as the model's error does."""
 
-    def __init__(self, thresholds: F64, release: float) -> None:
+    def __init__(self, thresholds: F64, release: float, moving: F64 | float = 0.0,
+                 per_speed: F64 | float = 0.0) -> None:
         self.thresholds = np.asarray(thresholds, dtype=np.float64)
         if not (np.all(np.isfinite(self.thresholds)) and np.all(self.thresholds > 0)):
             raise ModelError("collision thresholds must be finite and positive")
         if not 0.0 < release <= 1.0:
             raise ModelError(f"the release fraction must be in (0, 1], got {release}")
-        self.release = self.thresholds * release
+        self.moving, self.per_speed = (np.broadcast_to(np.asarray(x, dtype=np.float64),
+                                                       self.thresholds.shape).copy()
+                                       for x in (moving, per_speed))
+        if not (np.all(np.isfinite(self.moving)) and np.all(self.moving >= 0)
+                and np.all(np.isfinite(self.per_speed)) and np.all(self.per_speed >= 0)):
+            raise ModelError("the thresholds' moving and per-speed parts must be finite and "
+                             "not negative")
+        self.release = release
+        self.level = self.thresholds.copy()  # the thresholds at the last update's speeds
         self.flags = np.zeros(self.thresholds.shape, dtype=bool)
 
-    def update(self, residual: F64) -> bool:
-        """New flags from the residuals (in the thresholds' order); True if any changed."""
+    def update(self, residual: F64, speed: F64 | None = None) -> bool:
+        """New flags from the residuals and the joints' speeds (:attr:`MomentumObserver.speed`;
+        None: at rest), in the thresholds' order; True if any changed."""
+        self.level = self.thresholds.copy() if speed is None else \
+            collision_level(self.thresholds, self.moving, self.per_speed, speed)
         size = np.abs(residual)
-        flags = np.where(self.flags, size >= self.release, size > self.thresholds)
+        flags = np.where(self.flags, size >= self.release * self.level, size > self.level)
         changed = bool(np.any(flags != self.flags))
         self.flags = flags
         return changed

@@ -30,8 +30,11 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
   a status for the whole robot (level ERROR while any joint is flagged; the likely contact
   links and the flagged joints in its message and values) and one per joint (its residual and
   threshold). A joint is flagged when its residual exceeds its threshold and cleared when it
-  falls below ``collision_release`` times it. Published when a flag changes, and at least once
-  a second of joint-state stamps.
+  falls below ``collision_release`` times it. The threshold grows with the joint's speed ``s``
+  (through the residual's lags) as the model's error does: ``collision_thresholds +
+  collision_thresholds_moving tanh(s / observer.MOVING_SPEED) + collision_thresholds_per_speed
+  s`` (0.02 rad/s; ``rbd-ros analyze`` of free motion proposes all three). Published when a
+  flag changes, and at least once a second of joint-state stamps.
 
 - out ``~/status`` (std_msgs/String, latched): "ok", or what stops an output now (stale joint
   states, no command order, clamped commands, no model), when it changes
@@ -66,6 +69,7 @@ from ..dynamics.observer import (
     COLLISION_RELEASE,
     DEFAULT_GAIN,
     GAP_S,
+    MOVING_SPEED,
     CollisionDetector,
     MomentumObserver,
     external_torques,
@@ -95,6 +99,9 @@ from .messages import (
 from .trajectory import Trajectory
 
 COLLISION_HEARTBEAT_NS = 1_000_000_000
+#: the collision thresholds' parameters: at rest, once moving, per unit of speed
+THRESHOLDS = ("collision_thresholds", "collision_thresholds_moving",
+              "collision_thresholds_per_speed")
 WATCHDOG_S = 0.02  # how often silent inputs, subscribers and controllers are looked at
 
 
@@ -199,6 +206,17 @@ class DynamicsNode(NodeBase):
             description="N m (N): external torque that flags a collision, one for all joints "
                         "or one per joint in `joints` order; unset or empty: no collision "
                         "output"))
+        d("collision_thresholds_moving", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+            description="N m (N): added to collision_thresholds once a joint moves (the "
+                        f"friction of a joint that slides), times tanh(speed / {MOVING_SPEED} "
+                        "rad/s); "
+                        "one for all joints or one per joint in `joints` order; unset: 0"))
+        d("collision_thresholds_per_speed", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
+            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+            description="N m s/rad (N s/m): added to collision_thresholds per unit of the "
+                        "joint's speed; one for all joints or one per joint in `joints` order; "
+                        "unset: 0"))
         d("collision_release", COLLISION_RELEASE, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.01, 1.0),
             description="a flagged joint clears below this fraction of its threshold"))
@@ -254,7 +272,7 @@ class DynamicsNode(NodeBase):
 
     # ------------------------------------------------------------------ parameters
     def _check_startup(self) -> None:
-        for name in ("gravity", "joint_states_qos", "collision_thresholds"):
+        for name in ("gravity", "joint_states_qos", *THRESHOLDS):
             reason = self._invalid(Parameter(name, value=self.param(name)))
             if reason:
                 raise ValueError(f"parameter {name}: {reason}")
@@ -310,12 +328,14 @@ class DynamicsNode(NodeBase):
                 input_qos(v)
             except ValueError as e:
                 return str(e)
-        elif p.name == "collision_thresholds" and v is not None:
-            v = list(v)  # empty: no collision output
-            if not all(math.isfinite(x) and x > 0 for x in v):
-                return f"collision_thresholds must be positive numbers, got {v}"
+        elif p.name in THRESHOLDS and v is not None:
+            v = list(v)  # empty: no collision output (at rest), or 0
+            rest = p.name == THRESHOLDS[0]
+            if not all(math.isfinite(x) and (x > 0 if rest else x >= 0) for x in v):
+                return (f"{p.name} must be {'positive numbers' if rest else 'numbers >= 0'}, "
+                        f"got {v}")
             if v and self.live is not None and len(v) not in (1, len(self.live.joints)):
-                return (f"collision_thresholds has {len(v)} values: give one for all joints or "
+                return (f"{p.name} has {len(v)} values: give one for all joints or "
                         f"one per joint in the order {self.live.joints}")
         elif p.name == "joints" and self.live is not None:
             try:
@@ -355,7 +375,7 @@ class DynamicsNode(NodeBase):
                 self.clamp = bool(p.value)
         if payload and self.bare is not None:
             self._swap(self._carrying(self.bare, payload))
-        observer = {"friction", "observer_gain", "collision_thresholds", "collision_release"}
+        observer = {"friction", "observer_gain", "collision_release", *THRESHOLDS}
         if self.live is not None and observer & {p.name for p in params}:
             self._observe_with(self.live, {p.name: p.value for p in params})
         return SetParametersResult(successful=True)
@@ -369,15 +389,18 @@ class DynamicsNode(NodeBase):
         live.observer = MomentumObserver(live.model, value("observer_gain"),
                                          bool(value("friction")))
         live.observed_ns = 0
-        thresholds = list(value("collision_thresholds") or [])
+        parts = [list(value(name) or []) for name in THRESHOLDS]
         live.detector = None
-        if len(thresholds) not in (0, 1, len(live.joints)):
-            self.get_logger().warning(
-                f"collision_thresholds has {len(thresholds)} values for the joints "
-                f"{live.joints}: no collision output until it is set again")
-        elif thresholds:
-            live.detector = CollisionDetector(np.resize(thresholds, len(live.joints)),
-                                              value("collision_release"))
+        for name, values in zip(THRESHOLDS, parts, strict=True):
+            if len(values) not in (0, 1, len(live.joints)):
+                self.get_logger().warning(
+                    f"{name} has {len(values)} values for the joints {live.joints}: no "
+                    f"collision output until it is set again")
+                return
+        if parts[0]:
+            rest, moving, per_speed = (np.resize(x or [0.0], len(live.joints)) for x in parts)
+            live.detector = CollisionDetector(rest, value("collision_release"), moving,
+                                              per_speed)
 
     def _set_rate(self, hz: float) -> None:
         if self.timer is not None:
@@ -659,7 +682,8 @@ class DynamicsNode(NodeBase):
         residual[live.held_v] = np.nan
         self._emit(live, stamp, self.pub_external, None, residual)
         detector = live.detector
-        if detector is not None and (detector.update(residual[live.joints_v])
+        if detector is not None and (detector.update(residual[live.joints_v],
+                                                     observer.speed[live.joints_v])
                                      or ns - live.reported_ns >= COLLISION_HEARTBEAT_NS):
             live.reported_ns = ns
             self.pub_collision.publish(self._collision(live, stamp, residual))
@@ -685,7 +709,7 @@ class DynamicsNode(NodeBase):
                              values=[KeyValue(key="residual", value=f"{r:.6g}"),
                                      KeyValue(key="threshold", value=f"{t:.6g}")])
             for j, f, r, t in zip(live.joints, detector.flags, residual[live.joints_v],
-                                  detector.thresholds, strict=True)])
+                                  detector.level, strict=True)])
         msg.header.stamp = stamp
         return msg
 

@@ -21,6 +21,7 @@ from rosbags.typesys.stores.ros2_humble import sensor_msgs__msg__JointState as B
 
 from rbd_ros.bag.analyze import Options, analyze
 from rbd_ros.bag.errors import BagError
+from rbd_ros.bag.stream import THRESHOLDS_FILE
 from rbd_ros.robots import ARM
 
 TS = get_typestore(Stores.ROS2_HUMBLE)
@@ -298,7 +299,8 @@ def test_no_outputs_gives_the_summary_alone(tmp_path: Path, recording: Rec) -> N
     alone = analyze([bag], tmp_path / "a", Options(urdf=ARM, progress=False, outputs=()))
     full = analyze([bag], tmp_path / "b", Options(urdf=ARM, progress=False,
                                                    outputs=("parquet",)))
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [".rbd-outputs", "summary.txt"]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [".rbd-outputs",
+                                                                  THRESHOLDS_FILE, "summary.txt"]
     assert alone.messages == full.messages == len(recording["t"])
     np.testing.assert_array_equal(alone.rms(), full.rms())
 
@@ -481,7 +483,7 @@ def test_an_interrupted_run_leaves_the_previous_complete_outputs(
     monkeypatch.setattr(Stream, "add", add)
     analyze([bag], out, Options(urdf=ARM, progress=False, outputs=("parquet",)))
     assert sorted(p.name for p in out.iterdir()) == [".rbd-outputs", "analysis.parquet",
-                                                     "summary.txt"]
+                                                     THRESHOLDS_FILE, "summary.txt"]
 
 
 def test_an_arm_and_its_gripper_published_apart_are_one_joint_state_a_stamp(

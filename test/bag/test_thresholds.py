@@ -19,7 +19,8 @@ from armsim import DT, fifth_link_wrench, simulate
 from recordings import write_joint_states
 from rosbags.highlevel import AnyReader
 
-from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.bag.analyze import Options, analyze, node_parameters
+from rbd_ros.bag.stream import THRESHOLD_PARAMETERS, THRESHOLDS_FILE
 from rbd_ros.dynamics import load_urdf
 from rbd_ros.dynamics.observer import (
     DEFAULT_GAIN,
@@ -28,6 +29,7 @@ from rbd_ros.dynamics.observer import (
     WINDOW_S,
     CollisionDetector,
     MomentumObserver,
+    collision_level,
 )
 from rbd_ros.robots import ARM
 
@@ -48,10 +50,11 @@ def run(seed: int, push: bool = False, seconds: float = 3.0
 
 
 def node_residuals(ns: np.ndarray, q: np.ndarray, v: np.ndarray | None, e: np.ndarray,
-                   gain: float) -> np.ndarray:
+                   gain: float, speeds: list[np.ndarray] | None = None) -> np.ndarray:
     """The residual at each state as the dynamics node computes it: restarted when the stamps
     jump by more than GAP_S; without velocities, given the backward difference of the
-    positions, as the node's joint states have it (the observer fits its own)."""
+    positions, as the node's joint states have it (the observer fits its own). ``speeds``:
+    each state's joint speeds as the node's collision thresholds take them, appended."""
     observer = MomentumObserver(load_urdf(ARM), gain)
     out, t0 = [], ns[0]
     for k in range(len(ns)):
@@ -63,11 +66,13 @@ def node_residuals(ns: np.ndarray, q: np.ndarray, v: np.ndarray | None, e: np.nd
             out.append(observer.update((ns[k] - t0) * 1e-9, q[k], vk, e[k], differenced=True))
         else:
             out.append(observer.update((ns[k] - t0) * 1e-9, q[k], v[k], e[k]))
+        if speeds is not None:
+            speeds.append(observer.speed)
     return np.abs(np.array(out))
 
 
-def thresholds_printed(text: str) -> np.ndarray:
-    line = re.search(r"^collision_thresholds: \[(.*)\]$", text, re.M)
+def thresholds_printed(text: str, name: str = "collision_thresholds") -> np.ndarray:
+    line = re.search(rf"^{name}: \[(.*)\]$", text, re.M)
     assert line is not None, text
     return np.array([float(x) for x in line.group(1).split(",")])
 
@@ -80,36 +85,55 @@ def test_the_peaks_are_the_node_observers(tmp_path: Path, velocities: bool) -> N
     summary = analyze([bag], tmp_path / "out", Options(progress=False, outputs=()))
     observed = summary.observer
     assert observed is not None and observed.gain == DEFAULT_GAIN
-    want = node_residuals(ns, q, v if velocities else None, e, DEFAULT_GAIN)
+    speeds: list[np.ndarray] = []
+    want = node_residuals(ns, q, v if velocities else None, e, DEFAULT_GAIN, speeds)
     np.testing.assert_allclose(observed.peak, want.max(axis=0), rtol=1e-9)
     np.testing.assert_array_equal(observed.at_ns, ns[want.argmax(axis=0)])
     # every state gives a residual; without velocities, but those that fill the positions'
     # window after each of the two starts (its span, at 1 kHz)
     fill = 0 if velocities else int(WINDOW_S / DT) + 1
     assert observed.states == len(ns) - 2 * fill
-    printed = thresholds_printed((tmp_path / "out" / "summary.txt").read_text())
-    assert np.all(printed >= THRESHOLD_MARGIN * observed.peak)
-    np.testing.assert_allclose(printed, THRESHOLD_MARGIN * observed.peak, rtol=1e-2)
+    # the thresholds at each state's speeds clear its residual by the margin, and one of each
+    # joint's states nearly touches them: an envelope, not a bound far above
+    text = (tmp_path / "out" / "summary.txt").read_text()
+    rest, moving, per_speed = (thresholds_printed(text, f"collision_thresholds{part}")
+                               for part in ("", "_moving", "_per_speed"))
+    level = collision_level(rest, moving, per_speed, np.array(speeds))
+    reach = (THRESHOLD_MARGIN * want / level).max(axis=0)
+    assert np.all(reach <= 1.0) and np.all(reach > 0.6), reach
+    # the file analyze writes holds the same, as the node's parameters
+    file = node_parameters(tmp_path / "out" / THRESHOLDS_FILE)
+    assert file["joints"] == [f"joint{k}" for k in range(1, 8)]
+    assert file["observer_gain"] == DEFAULT_GAIN
+    for param, values in zip(THRESHOLD_PARAMETERS, (rest, moving, per_speed), strict=True):
+        np.testing.assert_array_equal(file[param], values)
 
 
 def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
-    """From the printed line, at a gain other than the default, after 10 s of free motion: another
-    run of free motion (its own noise) raises no flag; a 0.3 s push on the fifth link raises one within 20 ms."""
+    """From the parameters file analyze writes, at a gain other than the default, after 10 s of
+    free motion: another run of free motion (its own noise) raises no flag; a 0.3 s push on
+    the fifth link raises one within 20 ms. analyze given that file (--params, as the node's
+    --params-file) writes the node's residual and flags per state."""
     gain = 80.0
     ns, q, v, e = run(1, seconds=10.0)  # longer than the runs: its peaks are the noise's tail
     bag = write_joint_states(tmp_path / "calibration", ns.tolist(), q, v, e)
     out = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--out",
                           str(tmp_path / "out"), "--observer-gain", "80", "--quiet"],
                          capture_output=True, text=True, check=True).stdout
-    thresholds = thresholds_printed(out)
     assert "at observer_gain 80" in out
+    params = tmp_path / "out" / THRESHOLDS_FILE
+    file = node_parameters(params)
+    assert file["observer_gain"] == gain
+    rest, moving, per_speed = (np.array(file[p]) for p in THRESHOLD_PARAMETERS)
+    np.testing.assert_array_equal(rest, thresholds_printed(out))
     for seed, push in ((2, False), (3, True)):
         ns, q, v, e = run(seed, push)
-        detector = CollisionDetector(thresholds, 0.5)
-        residuals = node_residuals(ns, q, v, e, gain)
+        detector = CollisionDetector(rest, 0.5, moving, per_speed)
+        speeds: list[np.ndarray] = []
+        residuals = node_residuals(ns, q, v, e, gain, speeds)
         flags = np.zeros(residuals.shape, dtype=bool)
         for k, r in enumerate(residuals):
-            detector.update(r)
+            detector.update(r, speeds[k])
             flags[k] = detector.flags
         flagged = np.any(flags, axis=1)
         t = (ns - ns[0]) * 1e-9
@@ -118,11 +142,9 @@ def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
         else:
             assert not flagged[t < 1.5].any()
             assert flagged[(t >= 1.5 + 0.02) & (t < 1.8)].all()
-        # analyze with those thresholds writes the node's residual and flags per state
         bag = write_joint_states(tmp_path / f"run{seed}", ns.tolist(), q, v, e)
         subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--out",
-                        str(tmp_path / f"out{seed}"), "--observer-gain", "80", "--quiet",
-                        "--collision-thresholds", *(repr(float(x)) for x in thresholds)],
+                        str(tmp_path / f"out{seed}"), "--quiet", "--params", str(params)],
                        capture_output=True, text=True, check=True)
         table = pq.read_table(tmp_path / f"out{seed}" / "analysis.parquet")
         names = [f"joint{k}" for k in range(1, 8)]
@@ -133,11 +155,17 @@ def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
         with AnyReader([tmp_path / f"out{seed}" / "analysis.mcap"]) as reader:
             topics = {c.topic: c.msgcount for c in reader.connections}
         assert topics["/rbd/external_torques"] == topics["/rbd/collision_flags"] == len(ns)
-    wrong = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--out",
-                            str(tmp_path / "wrong"), "--quiet", "--collision-thresholds", "1",
-                            "2"], capture_output=True, text=True)
-    assert wrong.returncode == 2, wrong.stderr
-    assert "--collision-thresholds has 2 values for 7 joints (joint1," in wrong.stderr
+    for extra, says in ((["--collision-thresholds", "1", "2"],
+                         "--collision-thresholds has 2 values for 7 joints (joint1,"),
+                        (["--params", str(params), "--observer-gain", "80"],
+                         "sets observer_gain: give it there or as options, not both"),
+                        (["--params", str(bag / "metadata.yaml")],  # not a parameters file
+                         "no ros__parameters of rbd_dynamics")):
+        wrong = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag),
+                                "--out", str(tmp_path / "wrong"), "--quiet", *extra],
+                               capture_output=True, text=True)
+        assert wrong.returncode == 2, wrong.stderr
+        assert says in wrong.stderr
 
 
 def test_a_gain_that_is_not_positive_is_refused() -> None:

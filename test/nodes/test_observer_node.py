@@ -34,6 +34,7 @@ from rbd_ros.dynamics.observer import (
     FIT_AT,
     WINDOW_S,
     MomentumObserver,
+    collision_level,
     external_torques,
 )
 from rbd_ros.robots import ARM
@@ -211,6 +212,12 @@ def test_parameters_are_checked_and_change_live(node: NodeProcess, probe: Probe)
     ok, reason = set_param("observer_gain", ParameterValue(
         type=ParameterType.PARAMETER_DOUBLE, double_value=0.0))
     assert not ok and "observer_gain out of range Min: 0.01" in reason
+    ok, reason = set_param("collision_thresholds_moving", ParameterValue(
+        type=arr, double_array_value=[1.0, 2.0]))
+    assert not ok and "collision_thresholds_moving has 2 values" in reason
+    ok, reason = set_param("collision_thresholds_per_speed", ParameterValue(
+        type=arr, double_array_value=[-1.0]))
+    assert not ok and "collision_thresholds_per_speed must be numbers >= 0" in reason
     ok, _ = set_param("collision_thresholds", ParameterValue(type=arr,
                                                              double_array_value=[3.0]))
     assert ok and node.alive()
@@ -223,10 +230,51 @@ def test_parameters_are_checked_and_change_live(node: NodeProcess, probe: Probe)
     assert ranges == [(0.01, 1e4), (0.01, 1.0)]
 
 
+def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Probe) -> None:
+    """collision_thresholds_moving and collision_thresholds_per_speed set live: in every
+    ~/collision message, each joint's threshold is collision_thresholds + moving
+    tanh(s / MOVING_SPEED) + per_speed s at its speed s as the core's observer has it at that
+    state (its two lags). The arm swings to its posture and is pushed meanwhile."""
+    def set_param(name: str, values: list[float]) -> None:
+        request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=ParameterValue(
+            type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values))])
+        res = probe.call(SetParameters, "/push/rbd_dynamics/set_parameters", request)
+        assert res.results[0].successful, res.results[0].reason
+
+    moving, per_speed = 0.5, 1.0
+    states = list(simulate(fifth_link_wrench(), 0.8, on=(0.1, 0.4)))
+    offset = T0 + 3 * 10**10  # a stretch of its own: the observer restarts
+    flags = probe.listen(DiagnosticArray, "/push/rbd_dynamics/collision", RELIABLE)
+    set_param("collision_thresholds", [float(x) for x in push_thresholds()])
+    set_param("collision_thresholds_moving", [moving])
+    set_param("collision_thresholds_per_speed", [per_speed])
+    try:
+        feed(probe, states, offset, True)
+    finally:
+        set_param("collision_thresholds_moving", [])
+        set_param("collision_thresholds_per_speed", [])
+    observer, speed = MomentumObserver(MODEL, K), {}
+    for t, q, v, tau, _ in states:
+        observer.update(t, q, v, tau)
+        speed[offset + round(t * 1e9)] = observer.speed
+    mine = [m for m in flags if m.header.stamp.sec * 10**9 + m.header.stamp.nanosec in speed]
+    assert len(mine) >= 2, [m.status[0].message for m in flags]
+    fastest = 0.0
+    for m in mine:
+        s = speed[m.header.stamp.sec * 10**9 + m.header.stamp.nanosec]
+        fastest = max(fastest, s.max())
+        shown = [float({kv.key: kv.value for kv in j.values}["threshold"]) for j in m.status[1:]]
+        want = collision_level(push_thresholds(), np.full(7, moving), np.full(7, per_speed), s)
+        np.testing.assert_allclose(shown, want, rtol=1e-5)
+    assert fastest > 0.05  # a message while the arm moved: the speed's part was there
+
+
 @pytest.mark.parametrize("args, reason", [
     (["-p", "observer_gain:=-5.0"], "observer_gain out of range Min: 0.01"),
     (["-p", "collision_release:=1.5"], "collision_release out of range Min: 0.01, Max: 1.0"),
     (["-p", "collision_thresholds:=[0.0]"], "collision_thresholds must be positive"),
+    (["-p", "collision_thresholds_moving:=[-1.0]"],
+     "collision_thresholds_moving must be numbers >= 0"),
 ])
 def test_a_bad_observer_configuration_stops_with_its_reason(ros: None, args: list[str],
                                                             reason: str) -> None:
