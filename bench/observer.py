@@ -79,10 +79,13 @@ def motion(t: float, m: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             -amp * w * w * np.sin(w * t))
 
 
-def simulate(m: Model, seconds: float, pushes: list[tuple[float, int, np.ndarray]]
+def simulate(m: Model, seconds: float, pushes: list[tuple[float, int, np.ndarray]],
+             friction: tuple[np.ndarray, np.ndarray] | None = None
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(t, q, v, tau) at 1 kHz of the arm tracking ``motion`` under PD + inverse dynamics,
-    pushed by ``pushes`` (start, body, [force; torque] in its frame)."""
+    pushed by ``pushes`` (start, body, [force; torque] in its frame); ``friction``: each
+    joint's Coulomb (N m, smoothed over 10 mrad/s) and viscous (N m s/rad) friction, which
+    ``tau`` (the motors' torques) then works against and the controller does not know of."""
     d = Data(m)
     n, nv = round(seconds / DT), m.nv
 
@@ -101,7 +104,10 @@ def simulate(m: Model, seconds: float, pushes: list[tuple[float, int, np.ndarray
         return tau
 
     def f(t: float, x: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        return np.concatenate([x[nv:], aba(m, d, x[:nv], x[nv:], tau, f_ext=wrench(t))])
+        v = x[nv:]
+        if friction is not None:
+            tau = tau - friction[0] * np.tanh(v / 0.01) - friction[1] * v
+        return np.concatenate([v, aba(m, d, x[:nv], v, tau, f_ext=wrench(t))])
 
     T, Q, V, TAU = np.arange(n) * DT, np.empty((n, nv)), np.empty((n, nv)), np.empty((n, nv))
     x = np.concatenate(motion(0.0, m)[:2])

@@ -44,7 +44,8 @@ from ..dynamics.observer import (
 from .errors import BagError, OutputError
 from .outputs import one_numba_thread, output_set
 from .recording import Reading, open_recording
-from .stream import THRESHOLD_PARAMETERS, Observed, Stream, Summary, chunks
+from .stream import Observed, Stream, Summary, chunks
+from .thresholds import THRESHOLD_PARAMETERS
 from .writers import WriterProcess, Writers, preload_pyplot
 
 PLOT_BUCKETS = 2_000  # the plots show each series' min and max in this many spans of time
@@ -168,7 +169,7 @@ class Emit:
         observed = self.observed.result()
         self.observed = None
         cols["tau_observer"] = observed[:, 0]
-        cols["collision"] = self.flags(observed[:, 0], observed[:, 1])
+        cols["collision"] = self.flags(observed)
         if self.writers is not None:
             self.writers.write(cols)
 
@@ -205,9 +206,8 @@ class Flags:
         given = opts.collision_thresholds
         self.on = bool(given)
         parts = []
-        for k, (param, values) in enumerate(zip(THRESHOLD_PARAMETERS, (
-                given, opts.collision_thresholds_moving, opts.collision_thresholds_per_speed),
-                strict=True)):
+        for k, param in enumerate(THRESHOLD_PARAMETERS):
+            values = getattr(opts, param)
             label = "--collision-thresholds" if k == 0 else param
             if len(values) > 1 and len(values) != len(order):
                 raise BagError(f"{label} has {len(values)} values for {len(order)} joints "
@@ -223,17 +223,22 @@ class Flags:
                 if name in names:
                     part[names.index(name)] = x
             parts.append(part)
-        self.rest, self.moving, self.per_speed = parts  # no threshold (inf): never flagged
+        self.parts = parts  # no threshold at rest (inf): never flagged
         if not 0.0 < opts.collision_release <= 1.0:
             raise BagError(f"collision_release must be in (0, 1], got {opts.collision_release}")
         self.release = opts.collision_release
         self.state = np.zeros(len(names), dtype=np.bool_)
 
-    def __call__(self, residual: F64, speed: F64) -> F64:
+    def __call__(self, observed: F64) -> F64:
+        """Per state and joint, 1.0 flagged, 0.0 not, NaN no decision (no residual, or the
+        observer not settled: :meth:`ResidualPeaks.add`'s planes)."""
+        residual, velocity, settled = observed.transpose(1, 0, 2)
         out = np.full(residual.shape, np.nan)
         if self.on:
-            level = collision_level(self.rest, self.moving, self.per_speed, speed)
-            _hysteresis(residual, level, self.release, self.state, out)
+            rest, moving, per_speed = self.parts
+            level = collision_level(rest, moving, per_speed, velocity)
+            _hysteresis(np.where(settled == 1.0, residual, np.inf), level, self.release,
+                        self.state, out)
         return out
 
 
@@ -241,11 +246,14 @@ class Flags:
 def _hysteresis(residual, on, release, state, out):
     """Per state and joint: flagged once ``|residual|`` exceeds ``on`` (that state's), until it
     falls below ``release`` times it (``state``: the flags, kept between calls); a NaN residual
-    keeps them, and gives NaN."""
+    keeps them, and gives NaN; an infinite one (not settled) clears them, and gives NaN."""
     for r in range(residual.shape[0]):
         for j in range(residual.shape[1]):
             x = abs(residual[r, j])
             if np.isnan(x):
+                continue
+            if np.isinf(x):
+                state[j] = False
                 continue
             state[j] = x >= release * on[r, j] if state[j] else x > on[r, j]
             out[r, j] = 1.0 if state[j] else 0.0

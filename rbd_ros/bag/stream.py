@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from ..dynamics import Model, aba_batch, rnea_batch
 from ..dynamics.model import F64
-from ..dynamics.observer import MOVING_SPEED, THRESHOLD_MARGIN, collision_envelope
+from ..dynamics.observer import MOVING_SPEED, THRESHOLD_MARGIN
 from .decode import decode, decode_arrays, without
 from .readers import Batch, batches
 from .recording import (
@@ -34,6 +34,7 @@ from .recording import (
     joint_values,
     one_per_stamp,
 )
+from .thresholds import THRESHOLD_PARAMETERS, envelope
 
 #: a computed block: ``ns`` and, per joint state and joint, ``q``, ``v``, ``a``,
 #: ``tau_measured``, ``tau_model``, ``gravity``, ``qdd_predicted``; ``differenced`` per joint
@@ -49,10 +50,6 @@ def _up(x: float) -> float:
     return float(f"{math.ceil(x / step - 1e-9) * step:.3g}")
 
 
-#: the node's parameters the summary proposes, with the envelope's columns
-#: (:func:`collision_envelope`)
-THRESHOLD_PARAMETERS = ("collision_thresholds", "collision_thresholds_moving",
-                        "collision_thresholds_per_speed")
 #: the file an analysis writes them to, as the dynamics node's parameters
 THRESHOLDS_FILE = "collision_thresholds.yaml"
 
@@ -67,19 +64,19 @@ class Observed:
     states: int  # joint states it took
     peak: F64  # N m (N), per joint in the model's order
     at_ns: NDArray[np.int64]  # the stamp of each peak
-    binned: F64  # the largest at each speed (rows: joints; columns: SPEED_EDGES)
+    binned: F64  # the largest at each speed (ResidualPeaks.binned)
     order: list[str]  # the thresholds' joint order: the node's ``joints``
     held: list[str]  # joints without effort: no residual
 
     def thresholds(self, names: list[str]) -> dict[str, list[float]]:
         """The node's collision parameters (``THRESHOLD_PARAMETERS``) in ``order``: the envelope
-        of each joint's peaks at each speed times the margin (:func:`collision_envelope`),
-        rounded up to 3 significant digits; a held joint (its residual is NaN, never flagged)
-        the largest of the others'."""
-        envelope = collision_envelope(self.binned)
+        of each joint's peaks over its speeds times the margin
+        (:func:`.thresholds.envelope`), rounded up to 3 significant digits; a held joint (its
+        residual is NaN, never flagged) the largest of the others'."""
+        fitted = envelope(self.binned)
         out = {}
         for k, param in enumerate(THRESHOLD_PARAMETERS):
-            mine = {n: _up(x) for n, x in zip(names, envelope[:, k], strict=True)}
+            mine = {n: _up(x) for n, x in zip(names, fitted[:, k], strict=True)}
             if k == 0:  # a threshold at rest must be positive
                 mine = {n: x or 1e-3 for n, x in mine.items()}
             top = max([mine[n] for n in names if n not in self.held], default=1.0)
@@ -112,8 +109,9 @@ class Observed:
             rows.append(f"{param}: [{', '.join(f'{x:g}' for x in values)}]")
         rows.append(f"  (each joint's threshold at speed s: collision_thresholds + moving "
                     f"tanh(s / {MOVING_SPEED:g}) + per_speed s, {THRESHOLD_MARGIN:g} x the "
-                    f"envelope of its residual's peaks at each speed; in the order "
-                    f"{', '.join(self.order)}{held}: for the dynamics node's parameters at "
+                    f"envelope of its residual's peaks; in the order {', '.join(self.order)}"
+                    f"{held}; in "
+                    f"{THRESHOLDS_FILE} as the node's parameters: for the dynamics node at "
                     f"observer_gain {self.gain:g}, if this recording is of free motion, "
                     f"without contacts)")
         return rows

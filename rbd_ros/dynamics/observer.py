@@ -36,8 +36,8 @@ from .spatial import JOINT_FREE
 def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
     """One step of the observer in its state ``S`` (rows: p(0), the integral without r, the
     last integrand without r, r, scratch for p and C^T v - g, the residual (r through the
-    second lag), the time since the start, the states p(0) is the mean of, the joint's speed
-    through the first lag, through both (as late as the residual), and its last speed).
+    second lag), the time since the start, the states p(0) is the mean of, the joint's velocity
+    through the first lag, through both (as late as the residual), and its last velocity).
     ``dt < 0``:
     the first state. The states of the first 1 / K s only set p(0), as the mean of their
     ``p - integral``: one state's velocity noise in p(0) would stay in r for 1 / K, and the
@@ -46,15 +46,14 @@ def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
     observer_terms_core(mi, mf, maps, lin, q, v, fric, W, wv, p, drift)
     for i in range(p.shape[0]):
         drive = tau[i] + drift[i]
-        speed = abs(v[i])
         if dt < 0.0:
-            S[9, i], S[10, i] = speed, speed
-        else:  # the speed through the residual's two lags, by the same trapezoid
+            S[9, i], S[10, i] = v[i], v[i]
+        else:  # the velocity through the residual's two lags, by the same trapezoid
             half = 0.5 * dt * gain[i]
             last = S[9, i]
-            S[9, i] = ((1.0 - half) * last + half * (S[11, i] + speed)) / (1.0 + half)
+            S[9, i] = ((1.0 - half) * last + half * (S[11, i] + v[i])) / (1.0 + half)
             S[10, i] = ((1.0 - half) * S[10, i] + half * (last + S[9, i])) / (1.0 + half)
-        S[11, i] = speed
+        S[11, i] = v[i]
         if dt < 0.0:
             S[0, i], S[7, i], S[8, i] = p[i], 0.0, 1.0
         elif S[7, i] + dt < 1.0 / gain[i]:
@@ -74,13 +73,23 @@ def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
         S[2, i] = drive
 
 
+@njit(cache=True)
+def _lagged(S, gain, since, out):
+    """``out`` (3, nv): the residual, each joint's velocity as late, and whether it has
+    settled (1.0: ``since``, the time since the observer's start, is ``SETTLE / K`` or
+    more)."""
+    for i in range(S.shape[1]):
+        out[0, i], out[1, i] = S[6, i], S[10, i]
+        out[2, i] = 1.0 if since * gain[i] >= SETTLE else 0.0
+
+
 #: 1/s: the dynamics node's observer_gain unless set. A push 1.76x its threshold is flagged
 #: after 10 ms (14 ms from positions only); on the bundled arm with typical sensor noise
 #: (bench/observer.py) a held load's residual is within 1 % of it on exact states, and pushes
 #: are flagged after 6 ms (median). A lower gain passes less noise and lags more
 DEFAULT_GAIN = 200.0
 #: collision thresholds from a recording of free motion: the envelope of its residual's peaks
-#: (:func:`collision_envelope`) times this
+#: (``rbd_ros.bag.thresholds``) times this
 THRESHOLD_MARGIN = 1.5
 #: rad/s (m/s): a collision threshold's ``moving`` part is all there above about this speed (the
 #: friction of a joint that slides, where at rest it sticks)
@@ -90,6 +99,10 @@ MOVING_SPEED = 0.02
 SPEED_EDGES = np.concatenate(([0.0], 1e-3 * 2.0 ** (np.arange(40) / 3.0)))
 #: a collision flag is cleared below this fraction of its threshold (the node's default)
 COLLISION_RELEASE = 0.5
+#: collision flags wait this many 1 / K after each (re)start of the observer: its first 1 / K
+#: only sets p(0), whose error (the velocities' noise) then decays as exp(-K t) through the
+#: lags, to 4 % of it at 6 / K; and the thresholds are drawn from the residuals after it
+SETTLE = 6.0
 #: states further apart than this restart the observer (its integral would span what happened
 #: between them), in the dynamics node and over a recording
 GAP_S = 0.5
@@ -168,11 +181,13 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
     one state); a stamp further than ``gap_ns`` on, or back, or a change between measured and
     differenced velocities restarts the observer. Each joint's largest residual magnitude and
     its stamp go into ``peak`` and ``peak_ns``, and its largest at each speed (``SPEED_EDGES``)
-    into ``binned``. Kept between calls: ``S`` (the observer's state), the last states for the
-    fit (``hist_*``, a ring), ``clock`` (by ``LAST`` ... ``START``) and ``when`` (the last
-    step's time, s from the start). ``out[k]``: the residual state ``k`` gives, as the dynamics
-    node answers it, and each joint's speed as late (NaN: none; a piece of the last state, at
-    its stamp: the last ones). Returns how many states gave a residual."""
+    into ``binned`` (not those of states the observer has not settled in). Kept between
+    calls: ``S`` (the observer's state), the last states for the fit (``hist_*``, a ring),
+    ``clock`` (by ``LAST`` ... ``START``) and ``when`` (the last step's time, s from the
+    start).
+    ``out[k]``: the residual state ``k`` gives, as the dynamics node answers it, each joint's
+    velocity as late and whether it has settled (NaN: none; a piece of the last state, at its
+    stamp: the last ones). Returns how many states gave a residual."""
     nq, nv = q.shape[1], tau.shape[1]
     base_q = 7 if nq != nv else 0  # a free flyer's coordinates come first
     base_v = 6 if nq != nv else 0
@@ -195,7 +210,7 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
         t, taken = ns[k], clock[TAKEN]
         if taken > 0 and t == clock[LAST]:
             if when[0] >= 0.0:
-                out[k, 0], out[k, 1] = S[6], S[10]
+                _lagged(S, gain, when[0], out[k])
             continue
         if taken > 0 and (t < clock[LAST] or t - clock[LAST] > gap_ns or diff != clock[MODE]):
             taken = 0
@@ -222,12 +237,14 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
                       -1.0 if when[0] < 0.0 else tc - when[0], S)
         when[0] = tc
         stepped += 1
-        out[k, 0], out[k, 1] = S[6], S[10]
+        _lagged(S, gain, tc, out[k])
         for j in range(nv):
+            if out[k, 2, j] == 0.0:
+                continue  # not settled: no flag, no peak
             size_j = abs(S[6, j])
             if size_j > peak[j]:
                 peak[j], peak_ns[j] = size_j, t
-            b = np.searchsorted(SPEED_EDGES, abs(S[10, j]), side="right") - 1
+            b = np.searchsorted(SPEED_EDGES, abs(out[k, 1, j]), side="right") - 1
             binned[j, b] = max(binned[j, b], size_j)
     return stepped
 
@@ -278,10 +295,11 @@ class ResidualPeaks(_Run):
     def add(self, ns: np.ndarray, q: F64, v: F64, differenced: np.ndarray, tau: F64) -> F64:
         """A block of states: stamps (int ns), positions, velocities, whether each state's
         velocities are not measured (then fitted to the positions, as the node does), efforts.
-        Returns each state's residual and each joint's speed as late (``out[:, 0]`` and
-        ``out[:, 1]``; NaN where it gives none: :func:`observer_over`)."""
+        Returns each state's residual, each joint's velocity as late, and whether it has
+        settled (``out[:, 0]``, ``out[:, 1]``, ``out[:, 2]``; NaN where it gives none:
+        :func:`observer_over`)."""
         f64 = np.float64
-        out = np.empty((len(ns), 2, self.model.nv))
+        out = np.empty((len(ns), 3, self.model.nv))
         self.states += observer_over(*self.args(
             np.ascontiguousarray(ns, dtype=np.int64), np.ascontiguousarray(q, dtype=f64),
             np.ascontiguousarray(v, dtype=f64), np.ascontiguousarray(differenced, dtype=np.bool_),
@@ -310,7 +328,7 @@ class MomentumObserver(_Run):
         super().__init__(model, gain, friction)
         self._ns = np.zeros(1, dtype=np.int64)
         self._flag = np.zeros(1, dtype=np.bool_)
-        self._out = np.empty((1, 2, model.nv))
+        self._out = np.zeros((1, 3, model.nv))  # the last state's (not settled)
 
     @property
     def residual(self) -> F64:
@@ -321,9 +339,16 @@ class MomentumObserver(_Run):
     @property
     def speed(self) -> F64:
         """Each joint's speed (rad/s, m/s) through the residual's two lags: as late as the last
-        residual (a copy). What a collision threshold that grows with speed takes."""
-        s: F64 = self.state[10].copy()
+        residual. What a collision threshold that grows with speed takes."""
+        s: F64 = np.abs(self.state[10])
         return s
+
+    @property
+    def settled(self) -> np.ndarray:
+        """Per joint, whether the observer has run ``SETTLE / K`` since its (re)start: before,
+        its residual carries the start's error, and no collision is flagged."""
+        settled: np.ndarray = self._out[0, 2] == 1.0
+        return settled
 
     @property
     def single_lag(self) -> F64:
@@ -336,6 +361,7 @@ class MomentumObserver(_Run):
     def reset(self) -> None:
         """Start again: the next state is the new p(0), its residual zero."""
         self.restart()
+        self._out[:] = 0.0
 
     def update(self, t: float, q: F64, v: F64, tau: F64, differenced: bool = False) -> F64:
         """The residual (external joint torques) at time ``t`` (s) with the applied torques
@@ -373,39 +399,10 @@ def likely_links(model: Model, flagged: np.ndarray) -> list[str]:
     return [model.body_names[i] for i in range(model.nb) if hit[i] and not covered[i]]
 
 
-def collision_envelope(binned: F64, margin: float = THRESHOLD_MARGIN) -> F64:
-    """Collision thresholds that grow with each joint's speed ``s`` (:class:`CollisionDetector`),
-    ``rest + moving tanh(s / MOVING_SPEED) + per_speed s``, over the residual's largest
-    magnitudes at each speed of a free-motion recording (``binned``: per joint and
-    ``SPEED_EDGES`` bin, 0 where none), times ``margin``: the three least-squares fitted to the
-    bins' peaks at their lowest speed (none negative), ``rest`` raised until no peak is above.
-    Where the model is wrong in proportion to speed (unmodelled friction, the URDF's damping),
-    a joint at rest then gets a threshold below its fastest motion's peak. Rows: joints;
-    columns: rest (N m, N), moving (N m, N), per_speed (N m s/rad, N s/m)."""
-    out = np.zeros((binned.shape[0], 3))
-    for j, peaks in enumerate(binned):
-        seen = peaks > 0
-        if not seen.any():
-            continue
-        s, y = SPEED_EDGES[seen], peaks[seen]
-        A = np.column_stack([np.ones_like(s), np.tanh(s / MOVING_SPEED), s])
-        free = [0, 1, 2]
-        while True:
-            c = np.zeros(3)
-            c[free] = np.linalg.lstsq(A[:, free], y, rcond=None)[0]
-            negative = [k for k in free[1:] if c[k] < 0]
-            if not negative:
-                break
-            free.remove(negative[0])
-        c[0] = max(c[0], 0.0) + max(0.0, float(np.max(y - A @ np.maximum(c, 0.0))))
-        out[j] = margin * np.maximum(c, 0.0)
-    return out
-
-
-def collision_level(thresholds: F64, moving: F64, per_speed: F64, speed: F64) -> F64:
-    """The collision thresholds at these speeds (one per joint, or rows of them):
-    ``thresholds + moving tanh(|speed| / MOVING_SPEED) + per_speed |speed|``."""
-    s = np.abs(speed)
+def collision_level(thresholds: F64, moving: F64, per_speed: F64, velocity: F64) -> F64:
+    """The collision thresholds at these velocities (one per joint, or rows of them):
+    ``thresholds + moving tanh(|velocity| / MOVING_SPEED) + per_speed |velocity|``."""
+    s = np.abs(velocity)
     level: F64 = thresholds + moving * np.tanh(s / MOVING_SPEED) + per_speed * s
     return level
 
@@ -414,9 +411,9 @@ class CollisionDetector:
     """Per-joint collision flags from residuals, with hysteresis: a joint is flagged when its
     residual's magnitude exceeds its threshold, and stays flagged until it falls below
     ``release`` times it (a residual hovering at the threshold under noise then flags once,
-    not at every crossing). Each joint's threshold grows with its speed ``s`` (the observer's
-    :attr:`MomentumObserver.speed`): ``thresholds + moving tanh(s / MOVING_SPEED) + per_speed
-    s`` (:func:`collision_envelope`), as the model's error does."""
+    not at every crossing). Each joint's threshold grows with its speed (the observer's
+    :attr:`MomentumObserver.speed`, as late as the residual), as the model's error does:
+    :func:`collision_level`."""
 
     def __init__(self, thresholds: F64, release: float, moving: F64 | float = 0.0,
                  per_speed: F64 | float = 0.0) -> None:
@@ -425,24 +422,29 @@ class CollisionDetector:
             raise ModelError("collision thresholds must be finite and positive")
         if not 0.0 < release <= 1.0:
             raise ModelError(f"the release fraction must be in (0, 1], got {release}")
-        self.moving, self.per_speed = (np.broadcast_to(np.asarray(x, dtype=np.float64),
-                                                       self.thresholds.shape).copy()
-                                       for x in (moving, per_speed))
-        if not (np.all(np.isfinite(self.moving)) and np.all(self.moving >= 0)
-                and np.all(np.isfinite(self.per_speed)) and np.all(self.per_speed >= 0)):
-            raise ModelError("the thresholds' moving and per-speed parts must be finite and "
-                             "not negative")
+        self.moving, self.per_speed = (
+            np.broadcast_to(np.asarray(x, dtype=np.float64), self.thresholds.shape).copy()
+            for x in (moving, per_speed))
+        for part in (self.moving, self.per_speed):
+            if not (np.all(np.isfinite(part)) and np.all(part >= 0)):
+                raise ModelError("the thresholds' moving and per-speed parts must be finite "
+                                 "and not negative")
         self.release = release
         self.level = self.thresholds.copy()  # the thresholds at the last update's speeds
         self.flags = np.zeros(self.thresholds.shape, dtype=bool)
 
-    def update(self, residual: F64, speed: F64 | None = None) -> bool:
-        """New flags from the residuals and the joints' speeds (:attr:`MomentumObserver.speed`;
-        None: at rest), in the thresholds' order; True if any changed."""
-        self.level = self.thresholds.copy() if speed is None else \
-            collision_level(self.thresholds, self.moving, self.per_speed, speed)
+    def update(self, residual: F64, velocity: F64 | None = None,
+               settled: np.ndarray | None = None) -> bool:
+        """New flags from the residuals and the joints' velocities as late (None: at rest),
+        in the thresholds' order; a joint not ``settled`` (:attr:`MomentumObserver.settled`)
+        is not flagged. True if any flag changed."""
+        self.level = collision_level(self.thresholds, self.moving, self.per_speed,
+                                     np.zeros_like(self.thresholds) if velocity is None
+                                     else velocity)
         size = np.abs(residual)
         flags = np.where(self.flags, size >= self.release * self.level, size > self.level)
+        if settled is not None:
+            flags &= settled
         changed = bool(np.any(flags != self.flags))
         self.flags = flags
         return changed

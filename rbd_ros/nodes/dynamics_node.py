@@ -33,8 +33,9 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
   falls below ``collision_release`` times it. The threshold grows with the joint's speed ``s``
   (through the residual's lags) as the model's error does: ``collision_thresholds +
   collision_thresholds_moving tanh(s / observer.MOVING_SPEED) + collision_thresholds_per_speed
-  s`` (0.02 rad/s; ``rbd-ros analyze`` of free motion proposes all three). Published when a
-  flag changes, and at least once a second of joint-state stamps.
+  s`` (0.02 rad/s; ``rbd-ros analyze`` of free motion proposes all three). No joint is flagged
+  in the first ``observer.SETTLE / observer_gain`` s after the observer (re)starts. Published
+  when a flag changes, and at least once a second of joint-state stamps.
 
 - out ``~/status`` (std_msgs/String, latched): "ok", or what stops an output now (stale joint
   states, no command order, clamped commands, no model), when it changes
@@ -398,9 +399,8 @@ class DynamicsNode(NodeBase):
                     f"collision output until it is set again")
                 return
         if parts[0]:
-            rest, moving, per_speed = (np.resize(x or [0.0], len(live.joints)) for x in parts)
-            live.detector = CollisionDetector(rest, value("collision_release"), moving,
-                                              per_speed)
+            rest, *motion = (np.resize(x or [0.0], len(live.joints)) for x in parts)
+            live.detector = CollisionDetector(rest, value("collision_release"), *motion)
 
     def _set_rate(self, hz: float) -> None:
         if self.timer is not None:
@@ -683,7 +683,8 @@ class DynamicsNode(NodeBase):
         self._emit(live, stamp, self.pub_external, None, residual)
         detector = live.detector
         if detector is not None and (detector.update(residual[live.joints_v],
-                                                     observer.speed[live.joints_v])
+                                                     observer.speed[live.joints_v],
+                                                     observer.settled[live.joints_v])
                                      or ns - live.reported_ns >= COLLISION_HEARTBEAT_NS):
             live.reported_ns = ns
             self.pub_collision.publish(self._collision(live, stamp, residual))

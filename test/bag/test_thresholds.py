@@ -20,7 +20,8 @@ from recordings import write_joint_states
 from rosbags.highlevel import AnyReader
 
 from rbd_ros.bag.analyze import Options, analyze, node_parameters
-from rbd_ros.bag.stream import THRESHOLD_PARAMETERS, THRESHOLDS_FILE
+from rbd_ros.bag.stream import THRESHOLDS_FILE
+from rbd_ros.bag.thresholds import THRESHOLD_PARAMETERS
 from rbd_ros.dynamics import load_urdf
 from rbd_ros.dynamics.observer import (
     DEFAULT_GAIN,
@@ -50,11 +51,13 @@ def run(seed: int, push: bool = False, seconds: float = 3.0
 
 
 def node_residuals(ns: np.ndarray, q: np.ndarray, v: np.ndarray | None, e: np.ndarray,
-                   gain: float, speeds: list[np.ndarray] | None = None) -> np.ndarray:
+                   gain: float, motion: list[tuple[np.ndarray, ...]] | None = None
+                   ) -> np.ndarray:
     """The residual at each state as the dynamics node computes it: restarted when the stamps
     jump by more than GAP_S; without velocities, given the backward difference of the
-    positions, as the node's joint states have it (the observer fits its own). ``speeds``:
-    each state's joint speeds as the node's collision thresholds take them, appended."""
+    positions, as the node's joint states have it (the observer fits its own). ``motion``:
+    each state's joint speeds as the node's collision thresholds take them, and whether each
+    joint's observer has settled, appended."""
     observer = MomentumObserver(load_urdf(ARM), gain)
     out, t0 = [], ns[0]
     for k in range(len(ns)):
@@ -66,8 +69,8 @@ def node_residuals(ns: np.ndarray, q: np.ndarray, v: np.ndarray | None, e: np.nd
             out.append(observer.update((ns[k] - t0) * 1e-9, q[k], vk, e[k], differenced=True))
         else:
             out.append(observer.update((ns[k] - t0) * 1e-9, q[k], v[k], e[k]))
-        if speeds is not None:
-            speeds.append(observer.speed)
+        if motion is not None:
+            motion.append((observer.speed, observer.settled))
     return np.abs(np.array(out))
 
 
@@ -85,8 +88,13 @@ def test_the_peaks_are_the_node_observers(tmp_path: Path, velocities: bool) -> N
     summary = analyze([bag], tmp_path / "out", Options(progress=False, outputs=()))
     observed = summary.observer
     assert observed is not None and observed.gain == DEFAULT_GAIN
-    speeds: list[np.ndarray] = []
-    want = node_residuals(ns, q, v if velocities else None, e, DEFAULT_GAIN, speeds)
+    motion: list[tuple[np.ndarray, ...]] = []
+    want = node_residuals(ns, q, v if velocities else None, e, DEFAULT_GAIN, motion)
+    speed, settled = (np.array(x) for x in zip(*motion, strict=True))
+    # the peaks (the thresholds' ground) are those of settled states: SETTLE / K after each
+    # start, as the flags
+    assert not settled[0].any() and settled[-1].all() and not settled[1500].any()
+    want = np.where(settled, want, 0.0)
     np.testing.assert_allclose(observed.peak, want.max(axis=0), rtol=1e-9)
     np.testing.assert_array_equal(observed.at_ns, ns[want.argmax(axis=0)])
     # every state gives a residual; without velocities, but those that fill the positions'
@@ -96,16 +104,15 @@ def test_the_peaks_are_the_node_observers(tmp_path: Path, velocities: bool) -> N
     # the thresholds at each state's speeds clear its residual by the margin, and one of each
     # joint's states nearly touches them: an envelope, not a bound far above
     text = (tmp_path / "out" / "summary.txt").read_text()
-    rest, moving, per_speed = (thresholds_printed(text, f"collision_thresholds{part}")
-                               for part in ("", "_moving", "_per_speed"))
-    level = collision_level(rest, moving, per_speed, np.array(speeds))
+    printed = [thresholds_printed(text, param) for param in THRESHOLD_PARAMETERS]
+    level = collision_level(*printed, speed)
     reach = (THRESHOLD_MARGIN * want / level).max(axis=0)
     assert np.all(reach <= 1.0) and np.all(reach > 0.6), reach
     # the file analyze writes holds the same, as the node's parameters
     file = node_parameters(tmp_path / "out" / THRESHOLDS_FILE)
     assert file["joints"] == [f"joint{k}" for k in range(1, 8)]
     assert file["observer_gain"] == DEFAULT_GAIN
-    for param, values in zip(THRESHOLD_PARAMETERS, (rest, moving, per_speed), strict=True):
+    for param, values in zip(THRESHOLD_PARAMETERS, printed, strict=True):
         np.testing.assert_array_equal(file[param], values)
 
 
@@ -124,17 +131,18 @@ def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
     params = tmp_path / "out" / THRESHOLDS_FILE
     file = node_parameters(params)
     assert file["observer_gain"] == gain
-    rest, moving, per_speed = (np.array(file[p]) for p in THRESHOLD_PARAMETERS)
+    rest, *parts = (np.array(file[p]) for p in THRESHOLD_PARAMETERS)
     np.testing.assert_array_equal(rest, thresholds_printed(out))
     for seed, push in ((2, False), (3, True)):
         ns, q, v, e = run(seed, push)
-        detector = CollisionDetector(rest, 0.5, moving, per_speed)
-        speeds: list[np.ndarray] = []
-        residuals = node_residuals(ns, q, v, e, gain, speeds)
+        detector = CollisionDetector(rest, 0.5, *parts)
+        motion: list[tuple[np.ndarray, ...]] = []
+        residuals = node_residuals(ns, q, v, e, gain, motion)
         flags = np.zeros(residuals.shape, dtype=bool)
         for k, r in enumerate(residuals):
-            detector.update(r, speeds[k])
+            detector.update(r, *motion[k])
             flags[k] = detector.flags
+        settled = np.array([m[1] for m in motion])
         flagged = np.any(flags, axis=1)
         t = (ns - ns[0]) * 1e-9
         if not push:
@@ -151,10 +159,11 @@ def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
         written = np.column_stack([table[f"tau_observer_{n}"].to_numpy() for n in names])
         np.testing.assert_allclose(np.abs(written), residuals, rtol=1e-9, atol=1e-12)
         wrote = np.column_stack([table[f"collision_{n}"].to_numpy() for n in names])
-        np.testing.assert_array_equal(wrote, flags.astype(float))
+        np.testing.assert_array_equal(wrote, np.where(settled, flags, np.nan))
         with AnyReader([tmp_path / f"out{seed}" / "analysis.mcap"]) as reader:
             topics = {c.topic: c.msgcount for c in reader.connections}
-        assert topics["/rbd/external_torques"] == topics["/rbd/collision_flags"] == len(ns)
+        assert topics["/rbd/external_torques"] == len(ns)  # no flag before it settles
+        assert topics["/rbd/collision_flags"] == settled.all(axis=1).sum() == len(ns) - 75
     for extra, says in ((["--collision-thresholds", "1", "2"],
                          "--collision-thresholds has 2 values for 7 joints (joint1,"),
                         (["--params", str(params), "--observer-gain", "80"],

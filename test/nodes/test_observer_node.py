@@ -234,7 +234,7 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
     """collision_thresholds_moving and collision_thresholds_per_speed set live: in every
     ~/collision message, each joint's threshold is collision_thresholds + moving
     tanh(s / MOVING_SPEED) + per_speed s at its speed s as the core's observer has it at that
-    state (its two lags). The arm swings to its posture and is pushed meanwhile."""
+    state (through its two lags). The arm swings to its posture and is pushed meanwhile."""
     def set_param(name: str, values: list[float]) -> None:
         request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=ParameterValue(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values))])
@@ -251,8 +251,8 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
     try:
         feed(probe, states, offset, True)
     finally:
-        set_param("collision_thresholds_moving", [])
-        set_param("collision_thresholds_per_speed", [])
+        for part in ("moving", "per_speed"):
+            set_param(f"collision_thresholds_{part}", [])
     observer, speed = MomentumObserver(MODEL, K), {}
     for t, q, v, tau, _ in states:
         observer.update(t, q, v, tau)
