@@ -119,13 +119,14 @@ def simulated(urdf: Path, seconds: float) -> None:
     free = simulate(truth, 5.0, [])
     rms = np.sqrt(np.mean(free[3] ** 2, axis=0))
     friction = (0.10 * rms, 0.05 * rms)
-    pushes, t = [], 1.0
-    while t < seconds - 1.0:
+    pushes, when = [], 1.0
+    while when < seconds - 1.0:
         force, at = rng.standard_normal(3), rng.standard_normal(3)
         force *= PUSH / np.linalg.norm(force)
         at *= REACH / np.linalg.norm(at)
-        pushes.append((t, int(rng.integers(2, truth.nb)), np.r_[force, np.cross(at, force)]))
-        t += rng.uniform(1.0, 2.0)
+        pushes.append((when, int(rng.integers(2, truth.nb)),
+                       np.r_[force, np.cross(at, force)]))
+        when += rng.uniform(1.0, 2.0)
 
     def measured(run: tuple[np.ndarray, ...], seed: int) -> tuple[np.ndarray, ...]:
         g = np.random.default_rng(seed)
@@ -156,15 +157,15 @@ def simulated(urdf: Path, seconds: float) -> None:
     for differenced in (False, True):
         peaks, free_out = observed(model, calib, differenced)
         sd = np.nanstd(free_out[:, 0], axis=0)
-        sigmas = (size / sd).max(axis=1)
-        big = sigmas >= SIGMAS
+        big: np.ndarray = (size / sd).max(axis=1) >= SIGMAS
         _, out = observed(model, run, differenced)
         for name, thresholds in rules(peaks.peak, peaks.binned).items():
             flags = flags_over(out, thresholds)
-            anyf = flags.any(axis=1)
+            anyf = np.asarray(flags.any(axis=1))
             rises = np.flatnonzero(anyf[1:] & ~anyf[:-1]) + 1
             t = run[0]
-            delays, right, near = np.full(len(pushes), np.nan), 0, 0
+            delays: np.ndarray = np.full(len(pushes), np.nan)
+            right = near = 0
             for i, (start, body, _) in enumerate(pushes):
                 k = rises[(t[rises] >= start) & (t[rises] < start + PUSH_S + AFTER_S)]
                 if not k.size:
@@ -172,19 +173,19 @@ def simulated(urdf: Path, seconds: float) -> None:
                 delays[i] = (t[k[0]] - start) * 1e3
                 window = (t >= t[k[0]]) & (t < t[k[0]] + ISOLATE_S)
                 named = [model.body_names.index(n)
-                         for n in likely_links(model, flags[window].any(axis=0))]
+                         for n in likely_links(model, np.asarray(flags[window].any(axis=0)))]
                 if DEBUG:
                     print(body, named, np.flatnonzero(flags[window].any(axis=0)),
                           np.round(size[i], 1))
-                right += body in named
-                near += any(n == body or model.mi[n, 0] == body or model.mi[body, 0] == n
-                            for n in named)
+                right += int(body in named)
+                near += int(any(n == body or model.mi[n, 0] == body or model.mi[body, 0] == n
+                                for n in named))
             false = sum(1 for k in rises
                         if not any(s <= t[k] < s + PUSH_S + AFTER_S for s, _, _ in pushes))
             got = np.isfinite(delays)
-            p50, p90 = (np.percentile(delays[got], (50, 90)) if got.any()
-                        else (np.nan, np.nan))
-            worst = np.nanmax(delays[big]) if (big & got).any() else np.nan
+            p50, p90 = (float(x) for x in (np.percentile(delays[got], (50, 90)) if got.any()
+                                            else (np.nan, np.nan)))
+            worst = float(np.nanmax(delays[big])) if (big & got).any() else np.nan
             print(f"{'measured' if not differenced else 'positions':<12} {name:<14} "
                   f"{' '.join(f'{x:5.2f}' for x in thresholds[0]):<44} "
                   f"{got.sum():>4}/{len(pushes):<3} {(got & big).sum():>4}/{big.sum():<3} "
@@ -195,13 +196,14 @@ def real_ur10e(folder: Path, urdf: Path) -> None:
     from rbd_ros.bag.analyze import Options, analyze
 
     gains = ur10e_gains(folder / "identification_data")
-    scale = tuple(zip(UR10E_JOINTS, (float(k) for k in gains), strict=True))
+    scale = {j: float(k) for j, k in zip(UR10E_JOINTS, gains, strict=True)}
     model = load_urdf(urdf)
     with tempfile.TemporaryDirectory() as tmp:
         def bag(path: Path, name: str) -> Path:
             d = ur10e_csv(path.parent, path.name)
-            return write_bag(Path(tmp) / name, UR10E_JOINTS, d[:, 0] - d[0, 0], d[:, 1:7],
-                             d[:, 7:13], d[:, 13:19])
+            written: Path = write_bag(Path(tmp) / name, UR10E_JOINTS, d[:, 0] - d[0, 0],
+                                      d[:, 1:7], d[:, 7:13], d[:, 13:19])
+            return written
 
         ident = folder / "identification_data"
         calib = bag(ident / "ur-20_02_19_14harm50sec.csv", "free14")
@@ -231,7 +233,8 @@ def real_ur10e(folder: Path, urdf: Path) -> None:
                     hit = np.flatnonzero(flags[start:end].any(axis=1))
                     if hit.size:
                         delays.append((t[start + hit[0]] - t[start]) * 1e3)
-                        links.append(",".join(likely_links(model, flags[start:end].any(axis=0))))
+                        links.append(",".join(likely_links(
+                            model, np.asarray(flags[start:end].any(axis=0)))))
             print(f"{name:<14} {' '.join(f'{x:5.1f}' for x in thr[0]):<38} "
                   f"{flagged_free:>17d} {len(delays):>3}/{total:<3} "
                   f"{' '.join(f'{x:.0f}' for x in delays):<34} {' '.join(sorted(set(links)))}")

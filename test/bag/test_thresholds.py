@@ -105,7 +105,7 @@ def test_the_peaks_are_the_node_observers(tmp_path: Path, velocities: bool) -> N
     # joint's states nearly touches them: an envelope, not a bound far above
     text = (tmp_path / "out" / "summary.txt").read_text()
     printed = [thresholds_printed(text, param) for param in THRESHOLD_PARAMETERS]
-    level = collision_level(*printed, speed)
+    level = collision_level(printed[0], printed[1], printed[2], speed)
     reach = (THRESHOLD_MARGIN * want / level).max(axis=0)
     assert np.all(reach <= 1.0) and np.all(reach > 0.6), reach
     # the file analyze writes holds the same, as the node's parameters
