@@ -11,8 +11,9 @@ envelope of its peaks at each speed, what analyze gives now), on a model that is
 lacks (10 % and 5 % of each joint's RMS torque, per rad/s for the latter); the estimator's
 model has every link's mass and inertia 10-30 % off (a random sign per link). What the driver
 publishes: positions with 1e-5 rad of noise, velocities 2e-3 rad/s, efforts 1 N m, stamps
-that jitter by +-0.4 ms. Thresholds from a 30 s run of free motion (other noise); then a run
-with pushes (``PUSH`` N on a random link, random direction, at a random point ``REACH`` from
+that jitter by +-0.4 ms. Thresholds from 30 s of free motion and 10 s of holding still (other
+noise: a user's recording of normal work); then a run, moving and again holding still, with
+pushes (``PUSH`` N on a random link, random direction, at a random point ``REACH`` from
 its origin, 150 ms) during the motion. Per
 push, its size in sigmas: its largest joint torque over the standard deviation of that
 joint's residual in free motion. Columns: the thresholds at rest (joint 1 ..); pushes flagged,
@@ -66,7 +67,6 @@ NOISE = (1e-5, 2e-3, 1.0)  # rad, rad/s, N m
 JITTER_S = 4e-4
 AFTER_S = 0.3  # a flag this long after a push ended is a false alarm
 ISOLATE_S = 0.02  # the link is named from the joints flagged within this of the first flag
-DEBUG = False
 
 
 def perturbed(urdf: str, seed: int) -> str:
@@ -82,27 +82,30 @@ def perturbed(urdf: str, seed: int) -> str:
     return re.sub(r"<inertial>.*?</inertial>", link, urdf, flags=re.S)
 
 
-def observed(model: Model, run: tuple[np.ndarray, ...], differenced: bool
+def observed(model: Model, runs: list[tuple[np.ndarray, ...]], differenced: bool
              ) -> tuple[ResidualPeaks, np.ndarray]:
-    """The observer over a run as the node runs it: (its peaks, per state the residual and
-    the joints' speeds)."""
-    t, q, v, e = run
-    peaks = ResidualPeaks(model, DEFAULT_GAIN)
-    ns = np.round(t * 1e9).astype(np.int64)
-    out = peaks.add(ns, q, v, np.full(len(t), differenced), e)
-    return peaks, out
+    """The observer over runs (one after the other, a second apart) as the node runs it: (its
+    peaks, per state the residual, the joints' speeds and whether it had settled)."""
+    peaks, out, offset = ResidualPeaks(model, DEFAULT_GAIN), [], 0.0
+    for t, q, v, e in runs:
+        ns = np.round((t + offset) * 1e9).astype(np.int64)
+        out.append(peaks.add(ns, q, v, np.full(len(t), differenced), e))
+        offset += t[-1] + 1.0
+    return peaks, np.concatenate(out)
 
 
-def flags_over(out: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+def flags_over(out: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per state and joint, the node's flag (hysteresis at half) with these thresholds (rows:
-    rest, moving, per_speed), each state at its speeds."""
+    rest, moving, per_speed), each state at its speeds; and where the node looks for the
+    contact's link (``CollisionDetector.loaded``)."""
     detector = CollisionDetector(np.maximum(thresholds[0], 1e-9), 0.5, *thresholds[1:])
     flags = np.zeros(out[:, 0].shape, dtype=bool)
+    loaded = np.zeros(out[:, 0].shape, dtype=bool)
     for k in range(len(out)):
         if np.all(np.isfinite(out[k, 0])):
             detector.update(out[k, 0], out[k, 1], out[k, 2] == 1.0)
-        flags[k] = detector.flags
-    return flags
+        flags[k], loaded[k] = detector.flags, detector.loaded
+    return flags, loaded
 
 
 def rules(peak: np.ndarray, binned: np.ndarray) -> dict[str, np.ndarray]:
@@ -135,61 +138,74 @@ def simulated(urdf: Path, seconds: float) -> None:
                 *(x + s * g.standard_normal(x.shape) for x, s in zip((q, v, e), NOISE,
                                                                        strict=True)))
 
-    calib = measured(simulate(truth, 30.0, [], friction), 2)
-    exact = simulate(truth, seconds, pushes, friction)
-    run = measured(exact, 3)
-    d = Data(truth)  # each push's joint torques, J^T f, over its 150 ms
-    size = np.zeros((len(pushes), truth.nv))
-    for i, (start, body, w) in enumerate(pushes):
-        f = np.zeros((truth.nb, 6))
-        f[body] = w
-        k = np.flatnonzero((exact[0] >= start) & (exact[0] < start + PUSH_S))
-        z = np.zeros(truth.nv)
-        size[i] = np.abs([rnea(truth, d, exact[1][j], z, z)
-                          - rnea(truth, d, exact[1][j], z, z, f) for j in k]).max(axis=0)
+    # a user's recording of normal work: 30 s moving, then 10 s holding still
+    calib = [measured(simulate(truth, 30.0, [], friction), 2),
+             measured(simulate(truth, 10.0, [], friction, held=True), 4)]
     print(f"\n## {urdf.stem}, {truth.nv} joints: masses and inertias 10-30 % off, unmodelled "
           f"friction, noise q {NOISE[0]:g} rad, v {NOISE[1]:g} rad/s, effort {NOISE[2]:g} N m, "
           f"stamps +-{JITTER_S * 1e3:g} ms; {len(pushes)} pushes of {PUSH:g} N for "
-          f"{PUSH_S * 1e3:.0f} ms in {seconds:g} s")
-    print(f"{'velocities':<12} {'thresholds':<14} {'at rest N m (joint 1..)':<44} "
+          f"{PUSH_S * 1e3:.0f} ms in {seconds:g} s, while it moves and while it holds still")
+    print(f"{'run':<7} {'velocities':<11} {'thresholds':<14} {'at rest N m (joint 1..)':<44} "
           f"{'flagged':>8} {'>=15 sd':>8} {'ms p50':>7} {'p90':>5} {'15sd max':>9} "
           f"{'false':>6} {'link':>5} {'+-1':>5}")
-    for differenced in (False, True):
-        peaks, free_out = observed(model, calib, differenced)
-        sd = np.nanstd(free_out[:, 0], axis=0)
-        big: np.ndarray = (size / sd).max(axis=1) >= SIGMAS
-        _, out = observed(model, run, differenced)
-        for name, thresholds in rules(peaks.peak, peaks.binned).items():
-            flags = flags_over(out, thresholds)
-            anyf = np.asarray(flags.any(axis=1))
-            rises = np.flatnonzero(anyf[1:] & ~anyf[:-1]) + 1
-            t = run[0]
-            delays: np.ndarray = np.full(len(pushes), np.nan)
-            right = near = 0
-            for i, (start, body, _) in enumerate(pushes):
-                k = rises[(t[rises] >= start) & (t[rises] < start + PUSH_S + AFTER_S)]
-                if not k.size:
-                    continue
-                delays[i] = (t[k[0]] - start) * 1e3
-                window = (t >= t[k[0]]) & (t < t[k[0]] + ISOLATE_S)
-                named = [model.body_names.index(n)
-                         for n in likely_links(model, np.asarray(flags[window].any(axis=0)))]
-                if DEBUG:
-                    print(body, named, np.flatnonzero(flags[window].any(axis=0)),
-                          np.round(size[i], 1))
-                right += int(body in named)
-                near += int(any(n == body or model.mi[n, 0] == body or model.mi[body, 0] == n
-                                for n in named))
-            false = sum(1 for k in rises
-                        if not any(s <= t[k] < s + PUSH_S + AFTER_S for s, _, _ in pushes))
-            got = np.isfinite(delays)
-            p50, p90 = (float(x) for x in (np.percentile(delays[got], (50, 90)) if got.any()
-                                            else (np.nan, np.nan)))
-            worst = float(np.nanmax(delays[big])) if (big & got).any() else np.nan
-            print(f"{'measured' if not differenced else 'positions':<12} {name:<14} "
-                  f"{' '.join(f'{x:5.2f}' for x in thresholds[0]):<44} "
-                  f"{got.sum():>4}/{len(pushes):<3} {(got & big).sum():>4}/{big.sum():<3} "
-                  f"{p50:7.1f} {p90:5.0f} {worst:9.0f} {false:6d} {right:5d} {near:5d}")
+    calibrated = {differenced: observed(model, calib, differenced)
+                  for differenced in (False, True)}
+    for held in (False, True):
+        exact = simulate(truth, seconds, pushes, friction, held)
+        run = measured(exact, 3)
+        size = push_torques(truth, exact, pushes)
+        for differenced, (peaks, free_out) in calibrated.items():
+            sd = np.nanstd(free_out[:, 0], axis=0)
+            big: np.ndarray = (size / sd).max(axis=1) >= SIGMAS
+            _, out = observed(model, [run], differenced)
+            for name, thresholds in rules(peaks.peak, peaks.binned).items():
+                row = scored(model, run[0], *flags_over(out, thresholds), pushes, big)
+                print(f"{'held' if held else 'moving':<7} "
+                      f"{'positions' if differenced else 'measured':<11} {name:<14} "
+                      f"{' '.join(f'{x:5.2f}' for x in thresholds[0]):<44} {row}")
+
+
+def push_torques(m: Model, exact: tuple[np.ndarray, ...],
+                 pushes: list[tuple[float, int, np.ndarray]]) -> np.ndarray:
+    """Each push's largest joint torques (J^T f) over its 150 ms."""
+    d, z = Data(m), np.zeros(m.nv)
+    size = np.zeros((len(pushes), m.nv))
+    for i, (start, body, w) in enumerate(pushes):
+        f = np.zeros((m.nb, 6))
+        f[body] = w
+        k = np.flatnonzero((exact[0] >= start) & (exact[0] < start + PUSH_S))
+        size[i] = np.abs([rnea(m, d, exact[1][j], z, z) - rnea(m, d, exact[1][j], z, z, f)
+                          for j in k]).max(axis=0)
+    return size
+
+
+def scored(model: Model, t: np.ndarray, flags: np.ndarray, loaded: np.ndarray,
+           pushes: list[tuple[float, int, np.ndarray]], big: np.ndarray) -> str:
+    """The table's row from a run's flags: pushes flagged (all, and the ``big`` ones), delays,
+    false alarms, links named (from ``loaded``)."""
+    anyf = np.asarray(flags.any(axis=1))
+    rises = np.flatnonzero(anyf[1:] & ~anyf[:-1]) + 1
+    delays: np.ndarray = np.full(len(pushes), np.nan)
+    right = near = 0
+    for i, (start, body, _) in enumerate(pushes):
+        k = rises[(t[rises] >= start) & (t[rises] < start + PUSH_S + AFTER_S)]
+        if not k.size:
+            continue
+        delays[i] = (t[k[0]] - start) * 1e3
+        window = (t >= t[k[0]]) & (t < t[k[0]] + ISOLATE_S)
+        named = [model.body_names.index(n)
+                 for n in likely_links(model, np.asarray(loaded[window].any(axis=0)))]
+        right += int(body in named)
+        near += int(any(n == body or model.mi[n, 0] == body or model.mi[body, 0] == n
+                        for n in named))
+    false = sum(1 for k in rises
+                if not any(s <= t[k] < s + PUSH_S + AFTER_S for s, _, _ in pushes))
+    got = np.isfinite(delays)
+    p50, p90 = (float(x) for x in (np.percentile(delays[got], (50, 90)) if got.any()
+                                    else (np.nan, np.nan)))
+    worst = float(np.nanmax(delays[big])) if (big & got).any() else np.nan
+    return (f"{got.sum():>4}/{len(pushes):<3} {(got & big).sum():>4}/{big.sum():<3} "
+            f"{p50:7.1f} {p90:5.0f} {worst:9.0f} {false:6d} {right:5d} {near:5d}")
 
 
 def real_ur10e(folder: Path, urdf: Path) -> None:

@@ -80,12 +80,13 @@ def motion(t: float, m: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def simulate(m: Model, seconds: float, pushes: list[tuple[float, int, np.ndarray]],
-             friction: tuple[np.ndarray, np.ndarray] | None = None
+             friction: tuple[np.ndarray, np.ndarray] | None = None, held: bool = False
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(t, q, v, tau) at 1 kHz of the arm tracking ``motion`` under PD + inverse dynamics,
-    pushed by ``pushes`` (start, body, [force; torque] in its frame); ``friction``: each
-    joint's Coulomb (N m, smoothed over 10 mrad/s) and viscous (N m s/rad) friction, which
-    ``tau`` (the motors' torques) then works against and the controller does not know of."""
+    """(t, q, v, tau) at 1 kHz of the arm tracking ``motion`` (``held``: holding its start)
+    under PD + inverse dynamics, pushed by ``pushes`` (start, body, [force; torque] in its
+    frame); ``friction``: each joint's Coulomb (N m, smoothed over 10 mrad/s) and viscous
+    (N m s/rad) friction, which ``tau`` (the motors' torques) then works against and the
+    controller does not know of."""
     d = Data(m)
     n, nv = round(seconds / DT), m.nv
 
@@ -98,7 +99,9 @@ def simulate(m: Model, seconds: float, pushes: list[tuple[float, int, np.ndarray
         return None
 
     def control(t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        qd, vd, ad = motion(t, m)
+        qd, vd, ad = motion(0.0 if held else t, m)
+        if held:
+            vd, ad = np.zeros(nv), np.zeros(nv)
         a = ad + 400.0 * (qd - q) + 40.0 * (vd - v)
         tau: np.ndarray = crba(m, d, q) @ a + gravity(m, d, q)  # (Coriolis left to the PD)
         return tau
@@ -110,7 +113,7 @@ def simulate(m: Model, seconds: float, pushes: list[tuple[float, int, np.ndarray
         return np.concatenate([v, aba(m, d, x[:nv], v, tau, f_ext=wrench(t))])
 
     T, Q, V, TAU = np.arange(n) * DT, np.empty((n, nv)), np.empty((n, nv)), np.empty((n, nv))
-    x = np.concatenate(motion(0.0, m)[:2])
+    x = np.concatenate([motion(0.0, m)[0], np.zeros(nv) if held else motion(0.0, m)[1]])
     for k in range(n):
         t = T[k]
         tau = control(t, x[:nv], x[nv:])  # held over the step, as a 1 kHz controller does

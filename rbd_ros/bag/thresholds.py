@@ -18,8 +18,8 @@ def envelope(binned: F64, margin: float = THRESHOLD_MARGIN) -> F64:
     """Per joint (rows), the thresholds ``rest + moving tanh(s / MOVING_SPEED) + per_speed s``
     (columns) at its speed ``s`` that lie on or above every peak of ``binned`` (per joint and
     ``SPEED_EDGES`` bin: the residual's largest magnitude, 0 where none) at the bin's lowest
-    speed, and lowest on average over the bins that hold a peak (a linear program; none
-    negative); times ``margin``.
+    speed, and lowest on average over the bins that hold a peak, but nowhere within them above
+    the largest (a linear program; none negative); times ``margin``.
 
     Where the model is wrong in proportion to speed (unmodelled friction, damping), a joint
     that is slow gets a threshold below its fastest motion's peak. (A part that grows with
@@ -40,9 +40,13 @@ def envelope(binned: F64, margin: float = THRESHOLD_MARGIN) -> F64:
         scale = A.max(axis=0)
         used = scale > 0
         B = A[:, used] / scale[used]
-        fit = linprog(B.sum(axis=0), A_ub=-B, b_ub=-y, bounds=(0, None), method="highs")
+        # and nowhere it was seen above the one threshold the largest peak gives: never
+        # higher than it at a speed of the recording
+        top = B[np.argmax(SPEED_EDGES[seen])]
+        fit = linprog(B.sum(axis=0), A_ub=np.vstack([-B, top]), b_ub=np.r_[-y, y.max()],
+                      bounds=(0, None), method="highs")
         if fit.success:
-            out[j, used] = margin * fit.x / scale[used]
+            out[j, used] = margin * np.maximum(fit.x, 0.0) / scale[used]
         else:  # (not seen: the rest alone is always a solution)
             out[j, 0] = margin * y.max()
     return out

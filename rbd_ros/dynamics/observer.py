@@ -432,6 +432,10 @@ class CollisionDetector:
         self.release = release
         self.level = self.thresholds.copy()  # the thresholds at the last update's speeds
         self.flags = np.zeros(self.thresholds.shape, dtype=bool)
+        #: while any joint is flagged, those whose residual is over ``release`` times their
+        #: threshold (the flagged among them): where the contact shows, for
+        #: :func:`likely_links`; none else
+        self.loaded = self.flags.copy()
 
     def update(self, residual: F64, velocity: F64 | None = None,
                settled: np.ndarray | None = None) -> bool:
@@ -447,4 +451,5 @@ class CollisionDetector:
             flags &= settled
         changed = bool(np.any(flags != self.flags))
         self.flags = flags
+        self.loaded = flags | (size >= self.release * self.level) if flags.any() else flags
         return changed

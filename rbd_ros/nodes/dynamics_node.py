@@ -692,9 +692,9 @@ class DynamicsNode(NodeBase):
     def _collision(self, live: Live, stamp: Any, residual: np.ndarray) -> DiagnosticArray:
         detector = live.detector
         assert detector is not None
-        flagged = np.zeros(live.model.nv, dtype=bool)
-        flagged[live.joints_v] = detector.flags
-        links = likely_links(live.model, flagged)
+        loaded = np.zeros(live.model.nv, dtype=bool)
+        loaded[live.joints_v] = detector.loaded
+        links = likely_links(live.model, loaded)
         joints = [j for j, f in zip(live.joints, detector.flags, strict=True) if f]
         node, robot = self.get_name(), live.model.name
         ok, error = DiagnosticStatus.OK, DiagnosticStatus.ERROR

@@ -17,6 +17,7 @@ from rbd_ros.dynamics.observer import (
     DEFAULT_GAIN,
     FIT_AT,
     WINDOW_S,
+    CollisionDetector,
     MomentumObserver,
     likely_links,
 )
@@ -92,6 +93,28 @@ def test_the_contact_link_is_the_deepest_flagged_joints() -> None:
     assert flagged[:5].all() and not flagged[5:].any()
     assert likely_links(m, flagged) == [m.body_names[4]]
     assert likely_links(m, np.zeros(7, dtype=bool)) == []
+
+
+def test_the_link_is_looked_for_below_the_threshold_once_a_joint_is_flagged() -> None:
+    """The fifth link pushed: its torque on joint 5 is under joint 5's threshold, so only the
+    shoulder's joints are flagged; the link is named from the joints over the release level
+    (the hysteresis' own), which joint 5 is. Nothing flagged: no joint looked at."""
+    m = load_urdf(ARM)
+    z = np.zeros(7)
+    r = rnea(m, Data(m), HOLD, z, z) - rnea(m, Data(m), HOLD, z, z, fifth_link_wrench())
+    thresholds = np.abs(r) / 0.8  # every loaded joint at 0.8 of its threshold ...
+    thresholds[:2] = np.abs(r[:2]) / 1.2  # ... but the first two, over it
+    thresholds[5:] = 1.0
+    detector = CollisionDetector(thresholds, 0.5)
+    detector.update(r)
+    assert detector.flags.tolist() == [True, True] + [False] * 5
+    assert likely_links(m, detector.flags) == [m.body_names[1]]
+    assert detector.loaded[:5].all() and not detector.loaded[5:].any()
+    assert likely_links(m, detector.loaded) == [m.body_names[4]]
+    detector.update(np.zeros(7))  # released
+    assert not detector.flags.any() and not detector.loaded.any()
+    detector.update(r, settled=np.zeros(7, dtype=bool))  # the observer not settled: no flag
+    assert not detector.flags.any() and not detector.loaded.any()
 
 
 def test_gain_must_be_positive() -> None:
