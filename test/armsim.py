@@ -24,17 +24,21 @@ def fifth_link_wrench() -> np.ndarray:
 
 
 def simulate(wrench: np.ndarray, seconds: float = 3.0, friction: Model | None = None,
-             on: tuple[float, float] = (1.0, np.inf)) -> Iterator[State]:
+             on: tuple[float, float] = (1.0, np.inf), swing: float = 0.0) -> Iterator[State]:
     """States (t, q, v, tau, external joint torque) of the arm held by PD from 0.2 rad off its
-    posture, ``wrench`` (nb, 6) acting while ``on[0] <= t < on[1]``; with the joint friction of
-    the model ``friction`` if given. The external joint torque is RNEA at the true
-    acceleration minus the applied torques."""
+    posture (``swing``: swinging that far about it instead, each joint at its own pace),
+    ``wrench`` (nb, 6) acting while ``on[0] <= t < on[1]``; with the joint friction of the
+    model ``friction`` if given. The external joint torque is RNEA at the true acceleration
+    minus the applied torques."""
     m = friction or load_urdf(ARM)
     d = Data(m)
     inertia = np.diag(crba(m, d, HOLD))
+    pace = np.linspace(1.5, 3.0, 7)  # rad/s
 
-    def control(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-        tau: np.ndarray = inertia * (100.0 * (HOLD - q) - 20.0 * v) + gravity(m, d, q)
+    def control(t: float, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        want, speed = HOLD + swing * np.sin(pace * t), swing * pace * np.cos(pace * t)
+        tau: np.ndarray = inertia * (100.0 * (want - q) + 20.0 * (speed - v)) \
+            + gravity(m, d, q)
         return tau
 
     def accel(t: float, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
@@ -43,13 +47,14 @@ def simulate(wrench: np.ndarray, seconds: float = 3.0, friction: Model | None = 
 
     def f(t: float, x: np.ndarray) -> np.ndarray:
         q, v = x[:7], x[7:]
-        return np.concatenate([v, accel(t, q, v, control(q, v))])
+        return np.concatenate([v, accel(t, q, v, control(t, q, v))])
 
-    x = np.concatenate([HOLD + 0.2, np.zeros(7)])
+    x = np.concatenate([HOLD + 0.2, np.zeros(7)]) if not swing else \
+        np.concatenate([HOLD, swing * pace])
     for k in range(round(seconds / DT)):
         t = k * DT
         q, v = x[:7], x[7:]
-        tau = control(q, v)
+        tau = control(t, q, v)
         qdd = accel(t, q, v, tau)
         yield t, q.copy(), v.copy(), tau, rnea(m, d, q, v, qdd, friction=friction is not None) - tau
         k1 = f(t, x)

@@ -7,6 +7,7 @@ motion with other noise, and flag a push on a run with one."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import subprocess
 import sys
@@ -15,22 +16,24 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from armsim import DT, fifth_link_wrench, simulate
+from armsim import DT, HOLD, State, fifth_link_wrench, simulate
 from recordings import write_joint_states
 from rosbags.highlevel import AnyReader
 
 from rbd_ros.bag.analyze import Options, analyze, node_parameters
 from rbd_ros.bag.stream import THRESHOLDS_FILE
 from rbd_ros.bag.thresholds import THRESHOLD_PARAMETERS
-from rbd_ros.dynamics import load_urdf
+from rbd_ros.dynamics import Data, Model, load_urdf, load_urdf_string, rnea
 from rbd_ros.dynamics.observer import (
     DEFAULT_GAIN,
     GAP_S,
+    SPEED_EDGES,
     THRESHOLD_MARGIN,
     WINDOW_S,
     CollisionDetector,
     MomentumObserver,
     collision_level,
+    likely_links,
 )
 from rbd_ros.robots import ARM
 
@@ -175,6 +178,97 @@ def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
                                capture_output=True, text=True)
         assert wrong.returncode == 2, wrong.stderr
         assert says in wrong.stderr
+
+
+def wrong_arm(tmp_path: Path) -> tuple[Path, Model]:
+    """(a URDF of the arm with its links' masses and inertias 20 % off, one heavier, the next
+    lighter; the arm as it is, with ten times its URDF's joint friction, which that URDF
+    lacks)."""
+    text = ARM.read_text()
+    links = itertools.cycle([1.2, 0.8])
+
+    def link(match: re.Match[str]) -> str:
+        k = next(links)
+        return re.sub(r'(mass value|ixx|ixy|ixz|iyy|iyz|izz)="([-0-9.e+]+)"',
+                      lambda m: f'{m.group(1)}="{float(m.group(2)) * k!r}"', match.group(0))
+
+    wrong = tmp_path / "wrong.urdf"
+    wrong.write_text(re.sub(r"<inertial>.*?</inertial>", link, text, flags=re.S))
+    rough = re.sub(r'(damping|friction)="([0-9.]+)"',
+                   lambda m: f'{m.group(1)}="{10 * float(m.group(2))!r}"', text)
+    return wrong, load_urdf_string(rough)
+
+
+def recording(path: Path, parts: list[list[State]], seed: int) -> Path:
+    """The parts one after the other, a second apart (the observer starts again after each),
+    with NOISE."""
+    rng = np.random.default_rng(seed)
+    states = [s for part in parts for s in part]
+    ns = [START_NS + k * 10**10 + round(s[0] / DT) * 10**6
+          for k, part in enumerate(parts) for s in part]
+    q, v, e = (np.array([s[i] for s in states]) for i in (1, 2, 3))
+    q, v, e = (x + n * rng.standard_normal(x.shape)
+               for x, n in zip((q, v, e), NOISE, strict=True))
+    return write_joint_states(path, ns, q, v, e)
+
+
+def test_thresholds_from_normal_work_on_a_wrong_model(tmp_path: Path) -> None:
+    """The arm with friction its URDF lacks (ten times the URDF's) and masses 20 % off in its
+    model: analyze of a recording of its normal work (6 s swinging, 2 s held still) proposes
+    thresholds lower at rest than at speed where friction is (the model's error grows with
+    speed), and never above one per joint (1.5 x its peak). With them another recording of
+    normal work raises no flag, and a push on the fifth link while the arm holds still (three
+    times the threshold at rest on the joint it loads most against it) is flagged within
+    20 ms, on the fifth link's chain."""
+    wrong, rough = wrong_arm(tmp_path)
+    free = np.zeros((load_urdf(ARM).nb, 6))
+
+    def work(seed: int, push: np.ndarray = free) -> Path:
+        swinging = list(simulate(free, 6.0, friction=rough, swing=0.3))
+        held = list(simulate(push, 3.0, friction=rough, on=(2.0, 2.3)))
+        return recording(tmp_path / f"work{seed}", [swinging, held], seed)
+
+    run = [sys.executable, "-m", "rbd_ros.cli", "analyze", "--urdf", str(wrong), "--quiet"]
+    calibration = work(1)
+    subprocess.run([*run, str(calibration), "--out", str(tmp_path / "cal")],
+                   capture_output=True, text=True, check=True)
+    params = tmp_path / "cal" / THRESHOLDS_FILE
+    rest, moving, per_speed = (np.array(node_parameters(params)[p])
+                               for p in THRESHOLD_PARAMETERS)
+    # over every speed the residual's peaks were seen at (at their bins' lowest), the
+    # thresholds the file gives are at least 1.5x the peak there, and at most 1.5x the largest
+    observed = analyze([calibration], tmp_path / "again",
+                       Options(urdf=wrong, progress=False, outputs=())).observer
+    assert observed is not None
+    for j, peaks in enumerate(observed.binned):
+        seen = peaks > 0
+        level = collision_level(rest[j], moving[j], per_speed[j], SPEED_EDGES[seen])
+        assert np.all(level >= 1.5 * peaks[seen])
+        assert np.all(level <= 1.5 * peaks.max() * 1.01)  # (rounded up to 3 digits)
+    assert np.all(rest[:4] < 0.8 * 1.5 * observed.peak[:4]), (rest, 1.5 * observed.peak)
+    # the push: three times the rest threshold on the joint it loads most against it
+    m = load_urdf(ARM)
+    z = np.zeros(7)
+    torque = rnea(m, Data(m), HOLD, z, z) - rnea(m, Data(m), HOLD, z, z, fifth_link_wrench())
+    scale = 3.0 / np.max(np.abs(torque) / rest)
+    for seed, push in ((2, free), (3, scale * fifth_link_wrench())):
+        folder = tmp_path / f"out{seed}"
+        subprocess.run([*run, str(work(seed, push)), "--out", str(folder), "--params",
+                        str(params)], capture_output=True, text=True, check=True)
+        table = pq.read_table(folder / "analysis.parquet")
+        t = table["t"].to_numpy() - START_NS * 1e-9 - 10.0  # s into the held part
+        flags = np.column_stack([table[f"collision_joint{k}"].to_numpy()
+                                 for k in range(1, 8)]) == 1.0
+        if not push.any():
+            assert not flags.any(), t[flags.any(axis=1)]
+            continue
+        assert not flags[t < 2.0].any()
+        first = t[flags.any(axis=1)][0]
+        assert 2.0 <= first < 2.02, first
+        # from the flagged joints alone (the node also looks below the thresholds): the
+        # pushed link or one it hangs from, never one beyond
+        named = likely_links(m, flags[(t >= first) & (t < first + 0.02)].any(axis=0))
+        assert len(named) == 1 and named[0] in m.body_names[:5], named
 
 
 def test_a_gain_that_is_not_positive_is_refused() -> None:
