@@ -32,11 +32,16 @@ residual stands over 20 N m from where it was (at least 30 N m at its peak), fro
 rose 15 x the residual's standard deviation at rest (its first second); its delay is from
 there to the first flag. No record says where the person pushed, so the named link is shown,
 not scored.
+
+**Real: a Kinova Gen3** (``--gen3 DIR --gen3-urdf FILE`` as bench/identify_real.py takes them:
+1 kHz, joint torque sensors, two optimised trajectories of 4.7 and 2.3 s): thresholds from
+each trajectory, checked on the other (free motion too: every flag is false).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import sys
 import tempfile
@@ -46,16 +51,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from identify_real import UR10E_JOINTS, ur10e_csv, ur10e_gains, write_bag
+from identify_real import GEN3_JOINTS, UR10E_JOINTS, gen3, ur10e_csv, ur10e_gains, write_bag
 from observer import PUSH_S, simulate
 
 from rbd_ros.bag.thresholds import THRESHOLD_PARAMETERS, envelope
 from rbd_ros.dynamics import Data, Model, load_urdf, load_urdf_string, rnea
 from rbd_ros.dynamics.observer import (
     DEFAULT_GAIN,
+    SPEED_EDGES,
     THRESHOLD_MARGIN,
     CollisionDetector,
     ResidualPeaks,
+    collision_level,
     likely_links,
 )
 from rbd_ros.robots import ARM
@@ -238,12 +245,13 @@ def real_ur10e(folder: Path, urdf: Path) -> None:
         for name, thr in ways.items():
             opts = {**vars(base), "outputs": ("parquet",),
                     **{p: tuple(x) for p, x in zip(THRESHOLD_PARAMETERS, thr, strict=True)}}
-            flagged_free = _flags(analyze([free], Path(tmp) / f"f{name}", Options(**opts)),
-                                  Path(tmp) / f"f{name}")[1].any(axis=1).sum()
+            analyze([free], Path(tmp) / f"f{name}", Options(**opts))
+            flagged_free = _flags(Path(tmp) / f"f{name}", UR10E_JOINTS)[1].any(axis=1).sum()
             delays, links, total = [], [], 0
             for k, b in enumerate(pushed):
                 out = Path(tmp) / f"p{k}{name}"
-                r, flags, t = _flags(analyze([b], out, Options(**opts)), out)
+                analyze([b], out, Options(**opts))
+                r, flags, t = _flags(out, UR10E_JOINTS)
                 for start, end in _pushes(r, t):
                     total += 1
                     hit = np.flatnonzero(flags[start:end].any(axis=1))
@@ -256,12 +264,43 @@ def real_ur10e(folder: Path, urdf: Path) -> None:
                   f"{' '.join(f'{x:.0f}' for x in delays):<34} {' '.join(sorted(set(links)))}")
 
 
-def _flags(summary: object, out: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def free_motion(label: str, urdf: Path, runs: list[Path], joints: list[str],
+                scale: dict[str, float] | None = None) -> None:
+    """Thresholds from each recording of free motion, checked on the others: at rest, and the
+    states the others flag (none is right)."""
+    from rbd_ros.bag.analyze import Options, analyze
+
+    print(f"\n## {label}: thresholds from one recording of free motion, checked on another")
+    print(f"{'from':<5} {'thresholds':<14} {'at rest (joint 1..)':<50} "
+          f"{'fastest (at its top speed)':<50} {'states flagged'}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, run in enumerate(runs):
+            base = {"urdf": urdf, "effort_scale": scale or {}, "progress": False}
+            summary = analyze([run], Path(tmp) / f"a{k}", Options(**base, outputs=()))
+            obs = summary.observer
+            assert obs is not None
+            top = np.array([SPEED_EDGES[np.flatnonzero(b > 0).max()] for b in obs.binned])
+            for name, thr in rules(obs.peak, obs.binned).items():
+                flagged = 0
+                for i, other in enumerate(runs):
+                    if i == k:
+                        continue
+                    out = Path(tmp) / f"f{k}{i}{name}"
+                    params = {p: tuple(x) for p, x in zip(THRESHOLD_PARAMETERS, thr, strict=True)}
+                    analyze([other], out, Options(**base, outputs=("parquet",), **params))
+                    flagged += int(_flags(out, joints)[1].any(axis=1).sum())
+                fast = collision_level(thr[0], thr[1], thr[2], top)
+                print(f"{k + 1:<5} {name:<14} {' '.join(f'{x:5.2f}' for x in thr[0]):<50} "
+                      f"{' '.join(f'{x:5.2f}' for x in fast):<50} {flagged}")
+
+
+def _flags(out: Path, joints: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An analysis' residual, flags and stamps (s)."""
     import pyarrow.parquet as pq
 
     table = pq.read_table(out / "analysis.parquet")
-    r = np.column_stack([table[f"tau_observer_{j}"].to_numpy() for j in UR10E_JOINTS])
-    flags = np.column_stack([table[f"collision_{j}"].to_numpy() for j in UR10E_JOINTS]) > 0
+    r = np.column_stack([table[f"tau_observer_{j}"].to_numpy() for j in joints])
+    flags = np.column_stack([table[f"collision_{j}"].to_numpy() for j in joints]) > 0
     return r, flags, table["t"].to_numpy()
 
 
@@ -301,10 +340,19 @@ def main() -> int:
     parser.add_argument("--ur10e", type=Path, help="dataset_ur10e of shamilmamedov/"
                                                    "dynamic_calibration")
     parser.add_argument("--ur10e-urdf", type=Path)
+    parser.add_argument("--gen3", type=Path, help="as bench/identify_real.py takes it")
+    parser.add_argument("--gen3-urdf", type=Path)
     args = parser.parse_args()
+    logging.getLogger("rbd_ros.dynamics").setLevel(logging.ERROR)  # Gen3's CAD inertias
     simulated(args.urdf, args.seconds)
     if args.ur10e:
         real_ur10e(args.ur10e, args.ur10e_urdf)
+    if args.gen3:
+        with tempfile.TemporaryDirectory() as tmp:
+            first, second, _ = gen3(args.gen3, Path(tmp))
+            free_motion("Kinova Gen3 (real, 1 kHz, joint torque sensors, two fast trajectories "
+                        "of 4.7 and 2.3 s)", args.gen3_urdf, [*first, *(second or [])],
+                        GEN3_JOINTS)
     return 0
 
 
