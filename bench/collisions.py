@@ -45,6 +45,7 @@ import logging
 import re
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -275,8 +276,8 @@ def free_motion(label: str, urdf: Path, runs: list[Path], joints: list[str],
           f"{'fastest (at its top speed)':<50} {'states flagged'}")
     with tempfile.TemporaryDirectory() as tmp:
         for k, run in enumerate(runs):
-            base = {"urdf": urdf, "effort_scale": scale or {}, "progress": False}
-            summary = analyze([run], Path(tmp) / f"a{k}", Options(**base, outputs=()))
+            base = Options(urdf=urdf, effort_scale=scale or {}, progress=False)
+            summary = analyze([run], Path(tmp) / f"a{k}", replace(base, outputs=()))
             obs = summary.observer
             assert obs is not None
             top = np.array([SPEED_EDGES[np.flatnonzero(b > 0).max()] for b in obs.binned])
@@ -286,8 +287,10 @@ def free_motion(label: str, urdf: Path, runs: list[Path], joints: list[str],
                     if i == k:
                         continue
                     out = Path(tmp) / f"f{k}{i}{name}"
-                    params = {p: tuple(x) for p, x in zip(THRESHOLD_PARAMETERS, thr, strict=True)}
-                    analyze([other], out, Options(**base, outputs=("parquet",), **params))
+                    analyze([other], out, replace(
+                        base, outputs=("parquet",), collision_thresholds=tuple(thr[0]),
+                        collision_thresholds_moving=tuple(thr[1]),
+                        collision_thresholds_per_speed=tuple(thr[2])))
                     flagged += int(_flags(out, joints)[1].any(axis=1).sum())
                 fast = collision_level(thr[0], thr[1], thr[2], top)
                 print(f"{k + 1:<5} {name:<14} {' '.join(f'{x:5.2f}' for x in thr[0]):<50} "
