@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import pinocchio as pin  # noqa: E402
 from bag_throughput import bag_throughput  # noqa: E402
+from collisions import simulated as simulated_collisions  # noqa: E402
 from contacts import contact_estimation  # noqa: E402
 from excite import excitation_quality  # noqa: E402
 from latency import first_answer, floating_latency, latency, stale_stop  # noqa: E402
@@ -332,6 +333,11 @@ def main() -> int:
     print("\n# Collision detection (bench/observer.py)")
     sys.argv = [sys.argv[0], "--seconds", "20" if args.quick else "60"]
     observer_detection()
+    print("\n# Collision thresholds from free motion on a wrong model (bench/collisions.py; "
+          "the real arms with --ur10e, --gen3)")
+    from rbd_ros.robots import ARM
+
+    simulated_collisions(ARM, 20.0 if args.quick else 60.0)
     payload_accuracy((5.0, 20.0) if args.quick else (5.0, 10.0, 20.0, 40.0))
     contact_estimation(2.5 if args.quick else 5.0, 0.02)
     excitation_quality()
