@@ -38,10 +38,9 @@ def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
     last integrand without r, r, scratch for p and C^T v - g, the residual (r through the
     second lag), the time since the start, the states p(0) is the mean of, the joint's velocity
     through the first lag, through both (as late as the residual), and its last velocity).
-    ``dt < 0``:
-    the first state. The states of the first 1 / K s only set p(0), as the mean of their
-    ``p - integral``: one state's velocity noise in p(0) would stay in r for 1 / K, and the
-    second lag would show it whole."""
+    ``dt < 0``: the first state. The states of the first 1 / K s only set p(0), as the mean of
+    their ``p - integral``: one state's velocity noise in p(0) would stay in r for 1 / K, and
+    the second lag would show it whole."""
     p, drift = S[4], S[5]
     observer_terms_core(mi, mf, maps, lin, q, v, fric, W, wv, p, drift)
     for i in range(p.shape[0]):
@@ -184,10 +183,9 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
     into ``binned`` (not those of states the observer has not settled in). Kept between
     calls: ``S`` (the observer's state), the last states for the fit (``hist_*``, a ring),
     ``clock`` (by ``LAST`` ... ``START``) and ``when`` (the last step's time, s from the
-    start).
-    ``out[k]``: the residual state ``k`` gives, as the dynamics node answers it, each joint's
-    velocity as late and whether it has settled (NaN: none; a piece of the last state, at its
-    stamp: the last ones). Returns how many states gave a residual."""
+    start). ``out[k]``: the residual state ``k`` gives, as the dynamics node answers it, each
+    joint's velocity as late and whether it has settled (NaN: none; a piece of the last state,
+    at its stamp: the last ones). Returns how many states gave a residual."""
     nq, nv = q.shape[1], tau.shape[1]
     base_q = 7 if nq != nv else 0  # a free flyer's coordinates come first
     base_v = 6 if nq != nv else 0

@@ -211,8 +211,8 @@ class DynamicsNode(NodeBase):
             type=ParameterType.PARAMETER_DOUBLE_ARRAY,
             description="N m (N): added to collision_thresholds once a joint moves (the "
                         f"friction of a joint that slides), times tanh(speed / {MOVING_SPEED} "
-                        "rad/s); "
-                        "one for all joints or one per joint in `joints` order; unset: 0"))
+                        "rad/s); one for all joints or one per joint in `joints` order; "
+                        "unset: 0"))
         d("collision_thresholds_per_speed", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY,
             description="N m s/rad (N s/m): added to collision_thresholds per unit of the "
