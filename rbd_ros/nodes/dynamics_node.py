@@ -71,6 +71,7 @@ from ..dynamics.observer import (
     DEFAULT_GAIN,
     GAP_S,
     MOVING_SPEED,
+    SETTLE,
     CollisionDetector,
     MomentumObserver,
     external_torques,
@@ -651,8 +652,18 @@ class DynamicsNode(NodeBase):
             ("efforts clamped since start", str(self.saturations)),
             ("observer", f"running since {format_stamp(live.t0_ns)}" if live.observed_ns
              else "idle (nobody subscribes to external_torques, no collision_thresholds)"),
-            ("collision flags", ", ".join(flagged) if live.detector is not None
-             else "off (no collision_thresholds)")]
+            ("collision flags", self._flags_said(live, flagged))]
+
+    @staticmethod
+    def _flags_said(live: Live, flagged: list[str]) -> str:
+        if live.detector is None:
+            return "off (no collision_thresholds)"
+        if flagged:
+            return ", ".join(flagged)
+        if live.observed_ns and live.observer is not None and not live.observer.settled.all():
+            return (f"none yet: the observer settles for {SETTLE:g} / observer_gain s after it "
+                    "starts (no joint is flagged meanwhile)")
+        return "none"
 
     def _observe(self, live: Live, stamp: Any) -> None:
         """One step of the momentum observer: ``~/external_torques`` and ``~/collision``."""

@@ -245,6 +245,7 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
     states = list(simulate(fifth_link_wrench(), 0.8, on=(0.1, 0.4)))
     offset = T0 + 3 * 10**10  # a stretch of its own: the observer restarts
     flags = probe.listen(DiagnosticArray, "/push/rbd_dynamics/collision", RELIABLE)
+    health = probe.listen(DiagnosticArray, "/diagnostics")
     set_param("collision_thresholds", [float(x) for x in push_thresholds()])
     set_param("collision_thresholds_moving", [moving])
     set_param("collision_thresholds_per_speed", [per_speed])
@@ -267,6 +268,13 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
         want = collision_level(push_thresholds(), np.full(7, moving), np.full(7, per_speed), s)
         np.testing.assert_allclose(shown, want, rtol=1e-5)
     assert fastest > 0.05  # a message while the arm moved: the speed's part was there
+    # the node's health says the flags are on and none is raised (the push has ended)
+    health.clear()
+    assert probe.spin_until(lambda: any(s.name == "rbd_dynamics: health" for m in health
+                                        for s in m.status), 5.0)
+    said = [{kv.key: kv.value for kv in s.values} for m in health for s in m.status
+            if s.name == "rbd_dynamics: health"]
+    assert said[-1]["collision flags"] == "none", said[-1]
 
 
 @pytest.mark.parametrize("args, reason", [
