@@ -237,7 +237,8 @@ class Flags:
         if self.on:
             rest, moving, per_speed = self.parts
             level = collision_level(rest, moving, per_speed, velocity)
-            _hysteresis(np.where(settled == 1.0, residual, np.inf), level, self.release,
+            # (a state without a residual is NaN in every plane: it keeps the flags)
+            _hysteresis(np.where(settled == 0.0, np.inf, residual), level, self.release,
                         self.state, out)
         return out
 
