@@ -5,6 +5,7 @@ envelope of its peaks at each speed, what analyze gives now), on a model that is
 
     .venv/bin/python bench/collisions.py [--urdf ROBOT.urdf] [--seconds S]
                                          [--ur10e DIR --ur10e-urdf FILE]
+                                         [--gen3 DIR --gen3-urdf FILE]
 
 **Simulated, with a real robot's defects.** The arm (bench/observer.py's: the bundled one, or
 ``--urdf``) tracks a sinusoidal motion at 1 kHz with Coulomb and viscous friction its model
@@ -12,15 +13,15 @@ lacks (10 % and 5 % of each joint's RMS torque, per rad/s for the latter); the e
 model has every link's mass and inertia 10-30 % off (a random sign per link). What the driver
 publishes: positions with 1e-5 rad of noise, velocities 2e-3 rad/s, efforts 1 N m, stamps
 that jitter by +-0.4 ms. Thresholds from 30 s of free motion and 10 s of holding still (other
-noise: a user's recording of normal work); then a run, moving and again holding still, with
-pushes (``PUSH`` N on a random link, random direction, at a random point ``REACH`` from
-its origin, 150 ms) during the motion. Per
-push, its size in sigmas: its largest joint torque over the standard deviation of that
-joint's residual in free motion. Columns: the thresholds at rest (joint 1 ..); pushes flagged,
-and of those at least 15 sigma; the delay from a push's start to the first flag (p50, p90, the
-15-sigma pushes' worst); false alarms (a flag raised more than 0.3 s after every push ended);
-and the link named (the most distal flagged joint's: ``likely_links``) right, or one link off.
-With measured velocities and from positions only (``differenced``).
+noise: a user's recording of normal work); then a run moving, and one holding still, each with
+pushes (``PUSH`` N on a random link, random direction, at a random point ``REACH`` from its
+origin, 150 ms). Per push, its size in sigmas: its largest joint torque over the standard
+deviation of that joint's residual in free motion. Columns: the thresholds at rest (joint
+1 ..); pushes flagged, and of those at least 15 sigma; the delay from a push's start to the
+first flag (p50, p90, the 15-sigma pushes' worst); false alarms (a flag raised more than 0.3 s
+after every push ended); and the link the node names (``likely_links`` of
+``CollisionDetector.loaded`` within 20 ms of the first flag) right, or one link off. With
+measured velocities and from positions only (``differenced``).
 
 **Real: a UR10e** (``--ur10e``: ``dataset_ur10e`` of github.com/shamilmamedov/
 dynamic_calibration at 11af40e; ``--ur10e-urdf``: its ``URe/urdf/ur10e.urdf``): 100 Hz, efforts
@@ -74,7 +75,7 @@ REACH = 0.08  # m: they act this far from their link's origin (a moment about it
 NOISE = (1e-5, 2e-3, 1.0)  # rad, rad/s, N m
 JITTER_S = 4e-4
 AFTER_S = 0.3  # a flag this long after a push ended is a false alarm
-ISOLATE_S = 0.02  # the link is named from the joints flagged within this of the first flag
+ISOLATE_S = 0.02  # the link is named from the joints loaded within this of the first flag
 
 
 def perturbed(urdf: str, seed: int) -> str:
