@@ -187,7 +187,8 @@ class Emit:
                                              self.peaks.peak, self.peaks.peak_ns,
                                              self.peaks.binned,
                                              self.opts.command_joints or self.names,
-                                             list(self.opts.hold))
+                                             list(self.opts.hold),
+                                             bool(self.opts.command_joints))
         self.summary.write(out_dir)
         return self.summary
 

@@ -67,6 +67,7 @@ class Observed:
     binned: F64  # the largest at each speed (ResidualPeaks.binned)
     order: list[str]  # the thresholds' joint order: the node's ``joints``
     held: list[str]  # joints without effort: no residual
+    ordered: bool = False  # ``order`` is the user's (--command-joints), not the model's
 
     def thresholds(self, names: list[str]) -> dict[str, list[float]]:
         """The node's collision parameters (``THRESHOLD_PARAMETERS``) in ``order``: the envelope
@@ -88,10 +89,16 @@ class Observed:
         ``analyze --params`` reads too."""
         rows = [f"# rbd-ros analyze: collision thresholds from the observer's residual over "
                 f"{self.states} joint states,",
-                "# for the dynamics node if the recording was of free motion, without contacts",
-                "/**/rbd_dynamics:", "  ros__parameters:",
-                f"    observer_gain: {float(self.gain)!r}",
-                f"    joints: [{', '.join(self.order)}]"]
+                "# for the dynamics node if the recording was of free motion, without contacts"]
+        if not self.ordered:  # never the order of the node's command topics by a guess
+            rows += ["# one per joint in the URDF's order, "
+                     f"[{', '.join(self.order)}]: the node takes them in its `joints` order",
+                     "# (the effort controller's): if that differs, analyse with "
+                     "--command-joints in it"]
+        rows += ["/**/rbd_dynamics:", "  ros__parameters:",
+                 f"    observer_gain: {float(self.gain)!r}"]
+        if self.ordered:
+            rows.append(f"    joints: [{', '.join(self.order)}]")
         rows += [f"    {param}: [{', '.join(repr(float(x)) for x in values)}]"
                  for param, values in self.thresholds(names).items()]
         return "\n".join(rows) + "\n"

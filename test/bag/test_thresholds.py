@@ -112,11 +112,22 @@ def test_the_peaks_are_the_node_observers(tmp_path: Path, velocities: bool) -> N
     reach = (THRESHOLD_MARGIN * want / level).max(axis=0)
     assert np.all(reach <= 1.0) and np.all(reach > 0.6), reach
     # the file analyze writes holds the same, as the node's parameters
+    # (without --command-joints no `joints`: the node's command topics never take a guessed
+    # order from it; the order is said in a comment)
     file = node_parameters(tmp_path / "out" / THRESHOLDS_FILE)
-    assert file["joints"] == [f"joint{k}" for k in range(1, 8)]
+    assert "joints" not in file
+    assert "URDF's order, [joint1, joint2," in (tmp_path / "out" / THRESHOLDS_FILE).read_text()
     assert file["observer_gain"] == DEFAULT_GAIN
     for param, values in zip(THRESHOLD_PARAMETERS, printed, strict=True):
         np.testing.assert_array_equal(file[param], values)
+    # in the order given (the controller's), with `joints` to say it
+    names = [f"joint{k}" for k in range(7, 0, -1)]
+    analyze([bag], tmp_path / "ordered", Options(progress=False, outputs=(),
+                                                 command_joints=names))
+    file = node_parameters(tmp_path / "ordered" / THRESHOLDS_FILE)
+    assert file["joints"] == names
+    for param, values in zip(THRESHOLD_PARAMETERS, printed, strict=True):
+        np.testing.assert_array_equal(file[param], values[::-1])
 
 
 def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
