@@ -56,12 +56,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from identify_real import GEN3_JOINTS, UR10E_JOINTS, gen3, ur10e_csv, ur10e_gains, write_bag
 from observer import PUSH_S, simulate
 
-from rbd_ros.bag.thresholds import THRESHOLD_PARAMETERS, envelope
+from rbd_ros.bag.thresholds import envelope
 from rbd_ros.dynamics import Data, Model, load_urdf, load_urdf_string, rnea
 from rbd_ros.dynamics.observer import (
     DEFAULT_GAIN,
     SPEED_EDGES,
     THRESHOLD_MARGIN,
+    THRESHOLD_PARAMETERS,
     CollisionDetector,
     ResidualPeaks,
     collision_level,

@@ -23,7 +23,6 @@ short text summary. A long recording can be analysed in parts on Dask workers (:
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -38,14 +37,15 @@ from ..dynamics.model import F64, Model
 from ..dynamics.observer import (
     COLLISION_RELEASE,
     DEFAULT_GAIN,
+    THRESHOLD_PARAMETERS,
     ResidualPeaks,
     collision_level,
+    thresholds_problem,
 )
 from .errors import BagError, OutputError
 from .outputs import one_numba_thread, output_set
 from .recording import Reading, open_recording
 from .stream import Observed, Stream, Summary, chunks
-from .thresholds import THRESHOLD_PARAMETERS
 from .writers import WriterProcess, Writers, preload_pyplot
 
 PLOT_BUCKETS = 2_000  # the plots show each series' min and max in this many spans of time
@@ -213,9 +213,9 @@ class Flags:
             if len(values) > 1 and len(values) != len(order):
                 raise BagError(f"{label} has {len(values)} values for {len(order)} joints "
                                f"({', '.join(order)})")
-            if not all(math.isfinite(x) and (x > 0 if k == 0 else x >= 0) for x in values):
-                raise BagError(f"{label} must be {'positive' if k == 0 else 'at least 0'}, "
-                               f"got {list(values)}")
+            problem = thresholds_problem(param, values)
+            if problem:
+                raise BagError(problem)
             if values and not given:
                 raise BagError(f"{param} needs collision_thresholds (the thresholds at rest)")
             part = np.full(len(names), np.inf if k == 0 else 0.0)

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 
 from ..dynamics import Model, aba_batch, rnea_batch
 from ..dynamics.model import F64
-from ..dynamics.observer import MOVING_SPEED, THRESHOLD_MARGIN
+from ..dynamics.observer import MOVING_SPEED, THRESHOLD_MARGIN, THRESHOLD_PARAMETERS
 from .decode import decode, decode_arrays, without
 from .readers import Batch, batches
 from .recording import (
@@ -34,7 +34,7 @@ from .recording import (
     joint_values,
     one_per_stamp,
 )
-from .thresholds import THRESHOLD_PARAMETERS, envelope
+from .thresholds import envelope
 
 #: a computed block: ``ns`` and, per joint state and joint, ``q``, ``v``, ``a``,
 #: ``tau_measured``, ``tau_model``, ``gravity``, ``qdd_predicted``; ``differenced`` per joint

@@ -9,17 +9,14 @@ import numpy as np
 from ..dynamics.model import F64
 from ..dynamics.observer import MOVING_SPEED, SPEED_EDGES, THRESHOLD_MARGIN
 
-#: the node's parameters, in the envelope's columns
-THRESHOLD_PARAMETERS = ("collision_thresholds", "collision_thresholds_moving",
-                        "collision_thresholds_per_speed")
-
 
 def envelope(binned: F64, margin: float = THRESHOLD_MARGIN) -> F64:
     """Per joint (rows), the thresholds ``rest + moving tanh(s / MOVING_SPEED) + per_speed s``
-    (columns) at its speed ``s`` that lie on or above every peak of ``binned`` (per joint and
-    ``SPEED_EDGES`` bin: the residual's largest magnitude, 0 where none) at the bin's lowest
-    speed, and lowest on average over the bins that hold a peak, but nowhere within them above
-    the largest (a linear program; none negative); times ``margin``.
+    (columns: ``THRESHOLD_PARAMETERS``) at its speed ``s`` that lie on or above every peak of
+    ``binned`` (per joint and ``SPEED_EDGES`` bin: the residual's largest magnitude, 0 where
+    none) at the bin's lowest speed, and lowest on average over the bins that hold a peak, but
+    nowhere within them above the largest (a linear program; none negative); times
+    ``margin``.
 
     Where the model is wrong in proportion to speed (unmodelled friction, damping), a joint
     that is slow gets a threshold below its fastest motion's peak. (A part that grows with

@@ -22,6 +22,9 @@ measured (motor) efforts. A hand pushing a joint forward gives a positive ``tau_
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 from numba import njit
 
@@ -397,6 +400,21 @@ def likely_links(model: Model, flagged: np.ndarray) -> list[str]:
     return [model.body_names[i] for i in range(model.nb) if hit[i] and not covered[i]]
 
 
+#: the dynamics node's parameters of the collision thresholds, :func:`collision_level`'s parts:
+#: at rest, once moving, per unit of speed
+THRESHOLD_PARAMETERS = ("collision_thresholds", "collision_thresholds_moving",
+                        "collision_thresholds_per_speed")
+
+
+def thresholds_problem(name: str, values: Sequence[float]) -> str:
+    """Why ``values`` cannot be the part ``name`` (of ``THRESHOLD_PARAMETERS``) of collision
+    thresholds, or '' if they can: at rest positive, the others not negative, all finite."""
+    rest = name == THRESHOLD_PARAMETERS[0]
+    if all(math.isfinite(x) and (x > 0 if rest else x >= 0) for x in values):
+        return ""
+    return f"{name} must be {'positive numbers' if rest else 'numbers >= 0'}, got {list(values)}"
+
+
 def collision_level(thresholds: F64, moving: F64, per_speed: F64, velocity: F64) -> F64:
     """The collision thresholds at these velocities (one per joint, or rows of them):
     ``thresholds + moving tanh(|velocity| / MOVING_SPEED) + per_speed |velocity|``."""
@@ -416,17 +434,16 @@ class CollisionDetector:
     def __init__(self, thresholds: F64, release: float, moving: F64 | float = 0.0,
                  per_speed: F64 | float = 0.0) -> None:
         self.thresholds = np.asarray(thresholds, dtype=np.float64)
-        if not (np.all(np.isfinite(self.thresholds)) and np.all(self.thresholds > 0)):
-            raise ModelError("collision thresholds must be finite and positive")
-        if not 0.0 < release <= 1.0:
-            raise ModelError(f"the release fraction must be in (0, 1], got {release}")
         self.moving, self.per_speed = (
             np.broadcast_to(np.asarray(x, dtype=np.float64), self.thresholds.shape).copy()
             for x in (moving, per_speed))
-        for part in (self.moving, self.per_speed):
-            if not (np.all(np.isfinite(part)) and np.all(part >= 0)):
-                raise ModelError("the thresholds' moving and per-speed parts must be finite "
-                                 "and not negative")
+        for name, part in zip(THRESHOLD_PARAMETERS,
+                              (self.thresholds, self.moving, self.per_speed), strict=True):
+            problem = thresholds_problem(name, part.ravel().tolist())
+            if problem:
+                raise ModelError(problem)
+        if not 0.0 < release <= 1.0:
+            raise ModelError(f"the release fraction must be in (0, 1], got {release}")
         self.release = release
         self.level = self.thresholds.copy()  # the thresholds at the last update's speeds
         self.flags = np.zeros(self.thresholds.shape, dtype=bool)
@@ -444,10 +461,11 @@ class CollisionDetector:
                                      np.zeros_like(self.thresholds) if velocity is None
                                      else velocity)
         size = np.abs(residual)
-        flags = np.where(self.flags, size >= self.release * self.level, size > self.level)
+        held = size >= self.release * self.level  # over the release level
+        flags = np.where(self.flags, held, size > self.level)
         if settled is not None:
             flags &= settled
         changed = bool(np.any(flags != self.flags))
         self.flags = flags
-        self.loaded = flags | (size >= self.release * self.level) if flags.any() else flags
+        self.loaded = flags | held if flags.any() else flags
         return changed

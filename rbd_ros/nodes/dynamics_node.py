@@ -72,10 +72,12 @@ from ..dynamics.observer import (
     GAP_S,
     MOVING_SPEED,
     SETTLE,
+    THRESHOLD_PARAMETERS,
     CollisionDetector,
     MomentumObserver,
     external_torques,
     likely_links,
+    thresholds_problem,
 )
 from ..joint_names import NameMap
 from .common import (
@@ -101,9 +103,6 @@ from .messages import (
 from .trajectory import Trajectory
 
 COLLISION_HEARTBEAT_NS = 1_000_000_000
-#: the collision thresholds' parameters: at rest, once moving, per unit of speed
-THRESHOLDS = ("collision_thresholds", "collision_thresholds_moving",
-              "collision_thresholds_per_speed")
 WATCHDOG_S = 0.02  # how often silent inputs, subscribers and controllers are looked at
 
 
@@ -274,7 +273,7 @@ class DynamicsNode(NodeBase):
 
     # ------------------------------------------------------------------ parameters
     def _check_startup(self) -> None:
-        for name in ("gravity", "joint_states_qos", *THRESHOLDS):
+        for name in ("gravity", "joint_states_qos", *THRESHOLD_PARAMETERS):
             reason = self._invalid(Parameter(name, value=self.param(name)))
             if reason:
                 raise ValueError(f"parameter {name}: {reason}")
@@ -330,12 +329,11 @@ class DynamicsNode(NodeBase):
                 input_qos(v)
             except ValueError as e:
                 return str(e)
-        elif p.name in THRESHOLDS and v is not None:
+        elif p.name in THRESHOLD_PARAMETERS and v is not None:
             v = list(v)  # empty: no collision output (at rest), or 0
-            rest = p.name == THRESHOLDS[0]
-            if not all(math.isfinite(x) and (x > 0 if rest else x >= 0) for x in v):
-                return (f"{p.name} must be {'positive numbers' if rest else 'numbers >= 0'}, "
-                        f"got {v}")
+            problem = thresholds_problem(p.name, v)
+            if problem:
+                return problem
             if v and self.live is not None and len(v) not in (1, len(self.live.joints)):
                 return (f"{p.name} has {len(v)} values: give one for all joints or "
                         f"one per joint in the order {self.live.joints}")
@@ -377,7 +375,7 @@ class DynamicsNode(NodeBase):
                 self.clamp = bool(p.value)
         if payload and self.bare is not None:
             self._swap(self._carrying(self.bare, payload))
-        observer = {"friction", "observer_gain", "collision_release", *THRESHOLDS}
+        observer = {"friction", "observer_gain", "collision_release", *THRESHOLD_PARAMETERS}
         if self.live is not None and observer & {p.name for p in params}:
             self._observe_with(self.live, {p.name: p.value for p in params})
         return SetParametersResult(successful=True)
@@ -391,9 +389,9 @@ class DynamicsNode(NodeBase):
         live.observer = MomentumObserver(live.model, value("observer_gain"),
                                          bool(value("friction")))
         live.observed_ns = 0
-        parts = [list(value(name) or []) for name in THRESHOLDS]
+        parts = [list(value(name) or []) for name in THRESHOLD_PARAMETERS]
         live.detector = None
-        for name, values in zip(THRESHOLDS, parts, strict=True):
+        for name, values in zip(THRESHOLD_PARAMETERS, parts, strict=True):
             if len(values) not in (0, 1, len(live.joints)):
                 self.get_logger().warning(
                     f"{name} has {len(values)} values for the joints {live.joints}: no "

@@ -22,13 +22,13 @@ from rosbags.highlevel import AnyReader
 
 from rbd_ros.bag.analyze import Options, analyze, node_parameters
 from rbd_ros.bag.stream import THRESHOLDS_FILE
-from rbd_ros.bag.thresholds import THRESHOLD_PARAMETERS
 from rbd_ros.dynamics import Data, Model, load_urdf, load_urdf_string, rnea
 from rbd_ros.dynamics.observer import (
     DEFAULT_GAIN,
     GAP_S,
     SPEED_EDGES,
     THRESHOLD_MARGIN,
+    THRESHOLD_PARAMETERS,
     WINDOW_S,
     CollisionDetector,
     MomentumObserver,
