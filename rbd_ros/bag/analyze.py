@@ -238,23 +238,22 @@ class Flags:
         if self.on:
             rest, moving, per_speed = self.parts
             level = collision_level(rest, moving, per_speed, velocity)
-            # (a state without a residual is NaN in every plane: it keeps the flags)
-            _hysteresis(np.where(settled == 0.0, np.inf, residual), level, self.release,
-                        self.state, out)
+            _hysteresis(residual, settled, level, self.release, self.state, out)
         return out
 
 
 @njit(cache=True, nogil=True)
-def _hysteresis(residual, on, release, state, out):
+def _hysteresis(residual, settled, on, release, state, out):
     """Per state and joint: flagged once ``|residual|`` exceeds ``on`` (that state's), until it
     falls below ``release`` times it (``state``: the flags, kept between calls); a NaN residual
-    keeps them, and gives NaN; an infinite one (not settled) clears them, and gives NaN."""
+    (no state) keeps them, and gives NaN; one not ``settled`` (0.0) clears them, and gives
+    NaN."""
     for r in range(residual.shape[0]):
         for j in range(residual.shape[1]):
             x = abs(residual[r, j])
             if np.isnan(x):
                 continue
-            if np.isinf(x):
+            if settled[r, j] == 0.0:
                 state[j] = False
                 continue
             state[j] = x >= release * on[r, j] if state[j] else x > on[r, j]
