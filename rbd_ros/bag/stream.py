@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +70,18 @@ class Observed:
     held: list[str]  # joints without effort: no residual
     ordered: bool = False  # ``order`` is the user's (--command-joints), not the model's
 
+    @cached_property
+    def fitted(self) -> F64:
+        """:func:`.thresholds.envelope` of ``binned`` (a linear program per joint: solved once
+        for the summary and the parameters file)."""
+        return envelope(self.binned)
+
     def thresholds(self, names: list[str]) -> dict[str, list[float]]:
         """The node's collision parameters (``THRESHOLD_PARAMETERS``) in ``order``: the envelope
         of each joint's peaks over its speeds times the margin
         (:func:`.thresholds.envelope`), rounded up to 3 significant digits; a held joint (its
         residual is NaN, never flagged) the largest of the others'."""
-        fitted = envelope(self.binned)
+        fitted = self.fitted
         out = {}
         for k, param in enumerate(THRESHOLD_PARAMETERS):
             mine = {n: _up(x) for n, x in zip(names, fitted[:, k], strict=True)}
