@@ -74,7 +74,8 @@ def _node_parameters(args: argparse.Namespace) -> dict[str, Any]:
     for k, v in params.items():
         kind = kinds.get(k)
         try:
-            out[k] = kind(v) if kind else [str(x) if k == "joints" else float(x) for x in v]
+            out[k] = kind(v) if kind else [str(x) if k.endswith("joints") else float(x)
+                                           for x in v]
         except (TypeError, ValueError):
             raise BagError(f"--params {args.params}: {k} cannot be {v!r}") from None
     return out
@@ -90,6 +91,7 @@ def _analyze(args: argparse.Namespace) -> int:
                    filter=args.filter, friction=node.get("friction", False),
                    progress=not args.quiet,
                    observer_gain=node.get("observer_gain", DEFAULT_GAIN),
+                   collision_joints=tuple(node.get("collision_joints", ())),
                    collision_thresholds=tuple(node.get("collision_thresholds", ())),
                    collision_thresholds_moving=tuple(node.get("collision_thresholds_moving",
                                                               ())),
@@ -272,8 +274,9 @@ def parser() -> argparse.ArgumentParser:
                          f"(default {DEFAULT_GAIN:g}, the node's)")
     an.add_argument("--collision-thresholds", nargs="+", type=_positive, default=[],
                     metavar="T", help="the dynamics node's collision_thresholds (N m, in "
-                                      "--command-joints' order, else the URDF's): its "
-                                      "collision flags per state (the collision columns)")
+                                      "--command-joints' order, else the URDF's; --params "
+                                      "can name them, collision_joints): its collision "
+                                      "flags per state (the collision columns)")
     an.add_argument("--params", type=Path, metavar="FILE",
                     help="the dynamics node's parameters file (as for --params-file; "
                          "analyze writes one, collision_thresholds.yaml): its observer_gain, "

@@ -57,8 +57,10 @@ class Options(Reading):
     friction: bool = False
     observer_gain: float = DEFAULT_GAIN  # 1/s, as the dynamics node's observer_gain
     #: the dynamics node's collision_thresholds, collision_thresholds_moving and
-    #: collision_thresholds_per_speed (each in command_joints' order, else the model's; one
+    #: collision_thresholds_per_speed (each in collision_joints' order, else command_joints',
+    #: else the model's; one
     #: value: for all joints)
+    collision_joints: tuple[str, ...] = ()
     collision_thresholds: tuple[float, ...] = ()
     collision_thresholds_moving: tuple[float, ...] = ()
     collision_thresholds_per_speed: tuple[float, ...] = ()
@@ -68,8 +70,8 @@ class Options(Reading):
 
 
 #: what ``analyze --params`` takes from the dynamics node's parameters file
-NODE_PARAMETERS = ("observer_gain", "friction", "joints", "collision_release",
-                   *THRESHOLD_PARAMETERS)
+NODE_PARAMETERS = ("observer_gain", "friction", "joints", "collision_joints",
+                   "collision_release", *THRESHOLD_PARAMETERS)
 
 
 def node_parameters(path: Path) -> dict[str, Any]:
@@ -186,9 +188,9 @@ class Emit:
             self.summary.observer = Observed(self.opts.observer_gain, self.peaks.states,
                                              self.peaks.peak, self.peaks.peak_ns,
                                              self.peaks.binned,
-                                             self.opts.command_joints or self.names,
+                                             thresholds_order(self.opts, self.names),
                                              list(self.opts.hold),
-                                             bool(self.opts.command_joints))
+                                             list(self.opts.command_joints or []))
         self.summary.write(out_dir)
         return self.summary
 
@@ -198,12 +200,23 @@ class Emit:
             self.writers.abort()
 
 
+def thresholds_order(opts: Options, names: list[str]) -> list[str]:
+    """The joints the collision thresholds are for, in their order, as the dynamics node
+    takes them: ``collision_joints``, else ``joints`` (``command_joints``), else the model's."""
+    return list(opts.collision_joints or opts.command_joints or names)
+
+
 class Flags:
     """The dynamics node's collision flags (``CollisionDetector``: thresholds that grow
     with speed, hysteresis) over residuals given block after block."""
 
     def __init__(self, names: list[str], opts: Options) -> None:
-        order = opts.command_joints or names
+        order = thresholds_order(opts, names)
+        unknown = sorted(set(order) - set(names))
+        if unknown or len(set(order)) < len(order):
+            raise BagError(f"collision_joints {', '.join(order)}: "
+                           + (f"the model has no {', '.join(unknown)}" if unknown else
+                              "a joint named twice"))
         given = opts.collision_thresholds
         self.on = bool(given)
         parts = []

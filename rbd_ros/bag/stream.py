@@ -66,9 +66,11 @@ class Observed:
     peak: F64  # N m (N), per joint in the model's order
     at_ns: NDArray[np.int64]  # the stamp of each peak
     binned: F64  # the largest at each speed (ResidualPeaks.binned)
-    order: list[str]  # the thresholds' joint order: the node's ``joints``
+    order: list[str]  # the thresholds' joint order: the node's ``collision_joints``
     held: list[str]  # joints without effort: no residual
-    ordered: bool = False  # ``order`` is the user's (--command-joints), not the model's
+    #: the node's ``joints`` as the user gave them (--command-joints); empty: not written,
+    #: never the order of the node's command topics by a guess
+    command: list[str] = field(default_factory=list)
 
     @cached_property
     def fitted(self) -> F64:
@@ -97,15 +99,11 @@ class Observed:
         rows = [f"# rbd-ros analyze: collision thresholds from the observer's residual over "
                 f"{self.states} joint states,",
                 "# for the dynamics node if the recording was of free motion, without contacts"]
-        if not self.ordered:  # never the order of the node's command topics by a guess
-            rows += ["# one per joint in the URDF's order, "
-                     f"[{', '.join(self.order)}]: the node takes them in its `joints` order",
-                     "# (the effort controller's): if that differs, analyse with "
-                     "--command-joints in it"]
         rows += ["/**/rbd_dynamics:", "  ros__parameters:",
                  f"    observer_gain: {float(self.gain)!r}"]
-        if self.ordered:
-            rows.append(f"    joints: [{', '.join(self.order)}]")
+        if self.command:
+            rows.append(f"    joints: [{', '.join(self.command)}]")
+        rows.append(f"    collision_joints: [{', '.join(self.order)}]")
         rows += [f"    {param}: [{', '.join(repr(float(x)) for x in values)}]"
                  for param, values in self.thresholds(names).items()]
         return "\n".join(rows) + "\n"

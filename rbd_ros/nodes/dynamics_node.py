@@ -29,7 +29,8 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
 - out ``~/collision`` (diagnostic_msgs/DiagnosticArray), when ``collision_thresholds`` is set:
   a status for the whole robot (level ERROR while any joint is flagged; the likely contact
   links and the flagged joints in its message and values) and one per joint (its residual and
-  threshold). A joint is flagged when its residual exceeds its threshold and cleared when it
+  threshold), for the joints ``collision_joints`` names (else ``joints``, else the model's).
+  A joint is flagged when its residual exceeds its threshold and cleared when it
   falls below ``collision_release`` times it. The threshold grows with the joint's speed ``s``
   (through the residual's lags) as the model's error does: ``collision_thresholds +
   collision_thresholds_moving tanh(s / observer.MOVING_SPEED) + collision_thresholds_per_speed
@@ -117,8 +118,10 @@ class Live:
         self.index = self.merger.joints
         self.names = list(self.index.names)  # output order of the JointState topics
         self.out_v = np.array([self.index.index[n] for n in self.names], dtype=np.int64)
-        self.joints = list(joints) or self.names  # order of collision_thresholds
-        self.joints_v = np.array(self.index.order(self.joints), dtype=np.int64)
+        self.joints = list(joints) or self.names
+        # the joints collision_thresholds* are for, in their order (set with the detector)
+        self.watched: list[str] = []
+        self.watched_v = np.zeros(0, dtype=np.int64)
         # order of the Float64MultiArray topics: `joints`, or the controller's; None: unknown,
         # and nothing is read or published on them
         self.order = list(order or [])
@@ -165,9 +168,10 @@ class DynamicsNode(NodeBase):
         d("joints", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
             type=ParameterType.PARAMETER_STRING_ARRAY,
             description="order of the Float64MultiArray topics (effort_commands, *_command) "
-                        "and of collision_thresholds; empty: the controller's `joints`, read "
-                        "from the node /C when a topic is remapped to /C/commands (else those "
-                        "topics stay silent), and the model's order for the thresholds"))
+                        "and of collision_thresholds unless collision_joints is set; empty: "
+                        "the controller's `joints`, read from the node /C when a topic is "
+                        "remapped to /C/commands (else those topics stay silent), and the "
+                        "model's order for the thresholds"))
         d("joint_state_timeout", 0.05, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.001, 60.0),
             description="s: a joint whose last joint_states stamp is this far from the newest "
@@ -202,22 +206,26 @@ class DynamicsNode(NodeBase):
         d("observer_gain", DEFAULT_GAIN, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.01, 1e4),
             description="1/s: bandwidth of the momentum observer behind external_torques"))
+        d("collision_joints", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
+            type=ParameterType.PARAMETER_STRING_ARRAY,
+            description="the joints collision_thresholds* are for, in their order (others are "
+                        "never flagged); empty: `joints`, else the model's order"))
         d("collision_thresholds", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY,
             description="N m (N): external torque that flags a collision, one for all joints "
-                        "or one per joint in `joints` order; unset or empty: no collision "
+                        "or one per collision_joints joint; unset or empty: no collision "
                         "output"))
         d("collision_thresholds_moving", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY,
             description="N m (N): added to collision_thresholds once a joint moves (the "
                         f"friction of a joint that slides), times tanh(speed / {MOVING_SPEED} "
-                        "rad/s); one for all joints or one per joint in `joints` order; "
+                        "rad/s); one for all joints or one per collision_joints joint; "
                         "unset: 0"))
         d("collision_thresholds_per_speed", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE_ARRAY,
             description="N m s/rad (N s/m): added to collision_thresholds per unit of the "
-                        "joint's speed; one for all joints or one per joint in `joints` order; "
-                        "unset: 0"))
+                        "joint's speed; one for all joints or one per collision_joints "
+                        "joint; unset: 0"))
         d("collision_release", COLLISION_RELEASE, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.01, 1.0),
             description="a flagged joint clears below this fraction of its threshold"))
@@ -334,14 +342,15 @@ class DynamicsNode(NodeBase):
             problem = thresholds_problem(p.name, v)
             if problem:
                 return problem
-            if v and self.live is not None and len(v) not in (1, len(self.live.joints)):
+            watched = self._watched(self.live) if self.live is not None else []
+            if v and watched and len(v) not in (1, len(watched)):
                 return (f"{p.name} has {len(v)} values: give one for all joints or "
-                        f"one per joint in the order {self.live.joints}")
-        elif p.name == "joints" and self.live is not None:
+                        f"one per joint in the order {watched} (collision_joints)")
+        elif p.name in ("joints", "collision_joints") and self.live is not None:
             try:
                 self.live.index.order(list(v or []))
             except InputError as e:
-                return str(e)
+                return f"{p.name}: {e}"
         return ""
 
     def _on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
@@ -375,7 +384,8 @@ class DynamicsNode(NodeBase):
                 self.clamp = bool(p.value)
         if payload and self.bare is not None:
             self._swap(self._carrying(self.bare, payload))
-        observer = {"friction", "observer_gain", "collision_release", *THRESHOLD_PARAMETERS}
+        observer = {"friction", "observer_gain", "collision_release", "collision_joints",
+                    *THRESHOLD_PARAMETERS}
         if self.live is not None and observer & {p.name for p in params}:
             self._observe_with(self.live, {p.name: p.value for p in params})
         return SetParametersResult(successful=True)
@@ -391,15 +401,29 @@ class DynamicsNode(NodeBase):
         live.observed_ns = 0
         parts = [list(value(name) or []) for name in THRESHOLD_PARAMETERS]
         live.detector = None
+        watched = self._watched(live, value("collision_joints"))
+        try:
+            live.watched_v = np.array(live.index.order(watched), dtype=np.int64)
+        except InputError as e:
+            self.get_logger().warning(f"collision_joints: {e}: no collision output until it "
+                                      "is set again")
+            return
+        live.watched = watched
         for name, values in zip(THRESHOLD_PARAMETERS, parts, strict=True):
-            if len(values) not in (0, 1, len(live.joints)):
+            if len(values) not in (0, 1, len(watched)):
                 self.get_logger().warning(
-                    f"{name} has {len(values)} values for the joints {live.joints}: no "
+                    f"{name} has {len(values)} values for the joints {watched}: no "
                     f"collision output until it is set again")
                 return
         if parts[0]:
-            rest, *motion = (np.resize(x or [0.0], len(live.joints)) for x in parts)
+            rest, *motion = (np.resize(x or [0.0], len(watched)) for x in parts)
             live.detector = CollisionDetector(rest, value("collision_release"), *motion)
+
+    def _watched(self, live: Live, names: Any = None) -> list[str]:
+        """The joints the collision thresholds are for: ``names`` (collision_joints being set;
+        None: as it is), else ``joints``, else the model's."""
+        given = self.param("collision_joints") if names is None else names
+        return list(given or []) or live.joints
 
     def _set_rate(self, hz: float) -> None:
         if self.timer is not None:
@@ -639,7 +663,7 @@ class DynamicsNode(NodeBase):
         live = self.live
         if live is None:
             return level, message, values
-        flagged = ([j for j, f in zip(live.joints, live.detector.flags, strict=True) if f]
+        flagged = ([j for j, f in zip(live.watched, live.detector.flags, strict=True) if f]
                    if live.detector is not None else [])
         if flagged and level == DiagnosticStatus.OK:
             level, message = DiagnosticStatus.WARN, f"collision flagged on {flagged}"
@@ -691,9 +715,9 @@ class DynamicsNode(NodeBase):
         residual[live.held_v] = np.nan
         self._emit(live, stamp, self.pub_external, None, residual)
         detector = live.detector
-        if detector is not None and (detector.update(residual[live.joints_v],
-                                                     observer.speed[live.joints_v],
-                                                     observer.settled[live.joints_v])
+        if detector is not None and (detector.update(residual[live.watched_v],
+                                                     observer.speed[live.watched_v],
+                                                     observer.settled[live.watched_v])
                                      or ns - live.reported_ns >= COLLISION_HEARTBEAT_NS):
             live.reported_ns = ns
             self.pub_collision.publish(self._collision(live, stamp, residual))
@@ -702,9 +726,9 @@ class DynamicsNode(NodeBase):
         detector = live.detector
         assert detector is not None
         loaded = np.zeros(live.model.nv, dtype=bool)
-        loaded[live.joints_v] = detector.loaded
+        loaded[live.watched_v] = detector.loaded
         links = likely_links(live.model, loaded)
-        joints = [j for j, f in zip(live.joints, detector.flags, strict=True) if f]
+        joints = [j for j, f in zip(live.watched, detector.flags, strict=True) if f]
         node, robot = self.get_name(), live.model.name
         ok, error = DiagnosticStatus.OK, DiagnosticStatus.ERROR
         whole = DiagnosticStatus(
@@ -718,7 +742,7 @@ class DynamicsNode(NodeBase):
                              hardware_id=robot, message="collision" if f else "ok",
                              values=[KeyValue(key="residual", value=f"{r:.6g}"),
                                      KeyValue(key="threshold", value=f"{t:.6g}")])
-            for j, f, r, t in zip(live.joints, detector.flags, residual[live.joints_v],
+            for j, f, r, t in zip(live.watched, detector.flags, residual[live.watched_v],
                                   detector.level, strict=True)])
         msg.header.stamp = stamp
         return msg

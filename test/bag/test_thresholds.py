@@ -20,7 +20,8 @@ from armsim import DT, HOLD, State, fifth_link_wrench, simulate
 from recordings import write_joint_states
 from rosbags.highlevel import AnyReader
 
-from rbd_ros.bag.analyze import Options, analyze, node_parameters
+from rbd_ros.bag.analyze import Flags, Options, analyze, node_parameters
+from rbd_ros.bag.errors import BagError
 from rbd_ros.bag.stream import THRESHOLDS_FILE
 from rbd_ros.dynamics import Data, Model, load_urdf, load_urdf_string, rnea
 from rbd_ros.dynamics.observer import (
@@ -113,10 +114,10 @@ def test_the_peaks_are_the_node_observers(tmp_path: Path, velocities: bool) -> N
     assert np.all(reach <= 1.0) and np.all(reach > 0.6), reach
     # the file analyze writes holds the same, as the node's parameters
     # (without --command-joints no `joints`: the node's command topics never take a guessed
-    # order from it; the order is said in a comment)
+    # order from it; the thresholds' own order is named, collision_joints)
     file = node_parameters(tmp_path / "out" / THRESHOLDS_FILE)
     assert "joints" not in file
-    assert "URDF's order, [joint1, joint2," in (tmp_path / "out" / THRESHOLDS_FILE).read_text()
+    assert file["collision_joints"] == [f"joint{k}" for k in range(1, 8)]
     assert file["observer_gain"] == DEFAULT_GAIN
     for param, values in zip(THRESHOLD_PARAMETERS, printed, strict=True):
         np.testing.assert_array_equal(file[param], values)
@@ -125,7 +126,7 @@ def test_the_peaks_are_the_node_observers(tmp_path: Path, velocities: bool) -> N
     analyze([bag], tmp_path / "ordered", Options(progress=False, outputs=(),
                                                  command_joints=names))
     file = node_parameters(tmp_path / "ordered" / THRESHOLDS_FILE)
-    assert file["joints"] == names
+    assert file["joints"] == file["collision_joints"] == names
     for param, values in zip(THRESHOLD_PARAMETERS, printed, strict=True):
         np.testing.assert_array_equal(file[param], values[::-1])
 
@@ -287,3 +288,25 @@ def test_a_gain_that_is_not_positive_is_refused() -> None:
         p = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", "x.mcap",
                             "--observer-gain", bad], capture_output=True, text=True)
         assert p.returncode == 2 and "a positive number is needed" in p.stderr
+
+
+def test_thresholds_apply_to_the_joints_collision_joints_names() -> None:
+    """analyze's flags take the thresholds for the joints collision_joints names, in its order,
+    as the node does: the model's order reversed gives the same thresholds per joint, a subset
+    leaves the other joints unflagged (no threshold), and a joint the model lacks is refused
+    with its name."""
+    names = [f"joint{k}" for k in range(1, 8)]
+    rest, moving = tuple(float(k) for k in range(1, 8)), tuple(0.1 * k for k in range(1, 8))
+    plain = Flags(names, Options(collision_thresholds=rest, collision_thresholds_moving=moving))
+    reverse = Flags(names, Options(collision_joints=tuple(names[::-1]),
+                                   collision_thresholds=rest[::-1],
+                                   collision_thresholds_moving=moving[::-1]))
+    for a, b in zip(plain.parts, reverse.parts, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(plain.parts[0], rest)
+    some = Flags(names, Options(collision_joints=("joint5", "joint2"),
+                                collision_thresholds=(5.0, 2.0)))
+    np.testing.assert_array_equal(some.parts[0], [np.inf, 2.0, np.inf, np.inf, 5.0, np.inf,
+                                                  np.inf])
+    with pytest.raises(BagError, match="the model has no wrist"):
+        Flags(names, Options(collision_joints=("joint1", "wrist"), collision_thresholds=(1.0,)))

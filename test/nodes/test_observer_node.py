@@ -221,6 +221,13 @@ def test_parameters_are_checked_and_change_live(node: NodeProcess, probe: Probe)
     ok, _ = set_param("collision_thresholds", ParameterValue(type=arr,
                                                              double_array_value=[3.0]))
     assert ok and node.alive()
+    names = ParameterType.PARAMETER_STRING_ARRAY
+    ok, reason = set_param("collision_joints", ParameterValue(
+        type=names, string_array_value=["joint1", "wrist"]))
+    assert not ok and "wrist" in reason
+    ok, reason = set_param("collision_joints", ParameterValue(
+        type=names, string_array_value=["joint1", "joint1"]))
+    assert not ok and "collision_joints: joint names repeat" in reason
     # the ranges are the descriptors' (what `ros2 param describe` shows)
     described = probe.call(DescribeParameters, "/push/rbd_dynamics/describe_parameters",
                            DescribeParameters.Request(names=["observer_gain",
@@ -234,10 +241,15 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
     """collision_thresholds_moving and collision_thresholds_per_speed set live: in every
     ~/collision message, each joint's threshold is collision_thresholds + moving
     tanh(s / MOVING_SPEED) + per_speed s at its speed s as the core's observer has it at that
-    state (through its two lags). The arm swings to its posture and is pushed meanwhile."""
-    def set_param(name: str, values: list[float]) -> None:
-        request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=ParameterValue(
-            type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=values))])
+    state (through its two lags). The arm swings to its posture and is pushed meanwhile. The
+    thresholds are given in collision_joints' order (the model's reversed): each applies to the
+    joint it names."""
+    def set_param(name: str, values: list[float] | list[str]) -> None:
+        value = (ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY,
+                                string_array_value=values) if name == "collision_joints" else
+                 ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
+                                double_array_value=values))
+        request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])
         res = probe.call(SetParameters, "/push/rbd_dynamics/set_parameters", request)
         assert res.results[0].successful, res.results[0].reason
 
@@ -246,7 +258,8 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
     offset = T0 + 3 * 10**10  # a stretch of its own: the observer restarts
     flags = probe.listen(DiagnosticArray, "/push/rbd_dynamics/collision", RELIABLE)
     health = probe.listen(DiagnosticArray, "/diagnostics")
-    set_param("collision_thresholds", [float(x) for x in push_thresholds()])
+    set_param("collision_joints", NAMES[::-1])
+    set_param("collision_thresholds", [float(x) for x in push_thresholds()[::-1]])
     set_param("collision_thresholds_moving", [moving])
     set_param("collision_thresholds_per_speed", [per_speed])
     try:
@@ -254,6 +267,8 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
     finally:
         for part in ("moving", "per_speed"):
             set_param(f"collision_thresholds_{part}", [])
+        set_param("collision_joints", [])
+        set_param("collision_thresholds", [float(x) for x in push_thresholds()])
     observer, speed = MomentumObserver(MODEL, K), {}
     for t, q, v, tau, _ in states:
         observer.update(t, q, v, tau)
@@ -264,7 +279,9 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
     for m in mine:
         s = speed[m.header.stamp.sec * 10**9 + m.header.stamp.nanosec]
         fastest = max(fastest, s.max())
-        shown = [float({kv.key: kv.value for kv in j.values}["threshold"]) for j in m.status[1:]]
+        assert [j.name.rsplit(": ", 1)[-1] for j in m.status[1:]] == NAMES[::-1]
+        shown = [float({kv.key: kv.value for kv in j.values}["threshold"])
+                 for j in m.status[:0:-1]]
         want = collision_level(push_thresholds(), np.full(7, moving), np.full(7, per_speed), s)
         np.testing.assert_allclose(shown, want, rtol=1e-5)
     assert fastest > 0.05  # a message while the arm moved: the speed's part was there
