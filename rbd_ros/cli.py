@@ -324,7 +324,8 @@ def parser() -> argparse.ArgumentParser:
     idf.add_argument("--payload", metavar="LINK",
                      help="fit only a payload held by LINK (mass, centre of mass, inertia, in "
                           "LINK's frame), everything else at the URDF's values (give "
-                          "identify's identified.urdf with --urdf)")
+                          "identify's identified.urdf with --urdf); writes report.txt and "
+                          "payload.yaml, the dynamics node's parameters for it")
     idf.add_argument("--baseline", nargs="+", metavar="BAG",
                      help="with --payload: a recording of the same motion without the load; "
                           "the payload's torques are then the loaded efforts less its efforts, "

@@ -226,6 +226,7 @@ def identify_payload(paths: list[Path], out_dir: Path, opts: Options, link: str,
                       "", *_parameters(link, payload)])
     with output_set(out_dir, ".rbd-identify-outputs") as tmp:
         (tmp / "report.txt").write_text(text + "\n")
+        (tmp / PAYLOAD_FILE).write_text(_parameters_file(link, payload))
     return payload, text
 
 
@@ -300,9 +301,26 @@ def _model_error(pair: Paired | None, explained: float, unexplained: float,
     return lines
 
 
-def _parameters(link: str, payload: Payload) -> list[str]:
+#: what identify --payload writes beside report.txt: the dynamics node's parameters file
+PAYLOAD_FILE = "payload.yaml"
+
+
+def _parameters_file(link: str, payload: Payload) -> str:
+    """The payload as the dynamics node's parameters (``--params-file``), its estimate's
+    standard deviations in a comment."""
+    sigma = [payload.mass_sigma, *payload.com_sigma, *payload.inertia_sigma]
+    inertia = ", ".join(n for n, _, _ in INERTIA_ENTRIES)
+    return "\n".join([
+        "# rbd-ros identify --payload: mass (kg), centre of mass (m, in the link's frame), "
+        f"inertia about it ({inertia}; kg m^2)",
+        "# one standard deviation of each estimate: " + ", ".join(f"{x:.3g}" for x in sigma),
+        "/**/rbd_dynamics:", "  ros__parameters:",
+        *_parameters(link, payload, "    ")[1:]]) + "\n"
+
+
+def _parameters(link: str, payload: Payload, indent: str = "  ") -> list[str]:
     return ["for the dynamics node's parameters" + (
         " (the inertia made physical: its principal moments moved to the nearest that a "
         "rigid body can have)" if payload.not_physical() else "") + ":",
-        f"  payload_link: {link}",
-        "  payload: [" + ", ".join(f"{x:.6g}" for x in payload.physical().values()) + "]"]
+        f"{indent}payload_link: {link}",
+        f"{indent}payload: [" + ", ".join(f"{x:.6g}" for x in payload.physical().values()) + "]"]

@@ -18,11 +18,12 @@ import pinocchio as pin
 import pytest
 from payloads import COM, MASS, inertia_in_link7, payload_values, with_payload
 from recordings import write_joint_states
+from ruamel.yaml import YAML
 from test_identify import NAMES, built_arm, efforts, exciting, write
 
 from rbd_ros.bag.errors import BagError
 from rbd_ros.dynamics import Data, ModelError, load_urdf, rnea
-from rbd_ros.identify.payload import INERTIA_ENTRIES, identify_payload
+from rbd_ros.identify.payload import INERTIA_ENTRIES, PAYLOAD_FILE, identify_payload
 from rbd_ros.identify.run import Options
 from rbd_ros.robots import ARM
 
@@ -61,6 +62,10 @@ def test_the_payload_is_found(carried: Path, tmp_path: Path) -> None:
     values = re.search(r"^  payload: \[(.*)\]$", text, re.M)
     assert link and values, text
     load_urdf(ARM).with_payload(link.group(1), [float(x) for x in values.group(1).split(",")])
+    # and as the node's parameters file beside the report, the same numbers
+    file = YAML(typ="safe").load((tmp_path / PAYLOAD_FILE).read_text())
+    assert file["/**/rbd_dynamics"]["ros__parameters"] == {
+        "payload_link": link.group(1), "payload": [float(x) for x in values.group(1).split(",")]}
 
 
 def test_the_command_line_and_a_link_that_is_not_there(carried: Path, tmp_path: Path) -> None:
