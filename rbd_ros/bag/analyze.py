@@ -5,10 +5,10 @@ the external torques ``model torque - measured effort`` (the torque the environm
 at each joint, the sign of every external torque in rbd_ros), and, when commanded efforts are
 recorded, the accelerations they should have produced (ABA). The dynamics node's momentum
 observer runs over the recording too, as the node would (at its gain, from the recorded
-velocities or, without them, the positions' differences): its residual per state (the node's
-``~/external_torques``), each joint's largest, and ``collision_thresholds`` for the node from
-it, when the recording is of free motion; with ``collision_thresholds`` given, the node's
-collision flags per state too.
+velocities or, without them, a cubic's slope fitted to the positions): its residual per state
+(the node's ``~/external_torques``), each joint's largest, and ``collision_thresholds`` for the
+node from it, when the recording is of free motion; with ``collision_thresholds`` given, the
+node's collision flags per state too.
 
 Accelerations (and velocities, when the recording has none) are estimated from the stamps by
 differences: ``central`` (zero-phase: each sample uses its two neighbours; the default) or
