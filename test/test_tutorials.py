@@ -37,10 +37,17 @@ def example_gains() -> list[float]:
 
 
 def test_the_service_tutorials_client_runs_against_the_node(tmp_path: Path) -> None:
-    """dynamics_client.py: its answers are the core's, and the short request is refused."""
-    params = params_file(tmp_path / "p.yaml", "/rbd_dynamics",
-                         {"robot_description": ARM.read_text()})
-    node = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file", str(params))
+    """dynamics_client.py: its answers are the core's, and the short request is refused. The
+    node is started on the parameters file the tutorial's own command writes (run as written,
+    in a folder holding the bundled arm where the repository has it)."""
+    page = (EXAMPLES.parent / "tutorials" / "services.md").read_text()
+    command = re.search(r"```bash\n(python3 -c .*?arm7\.yaml)\n", page, re.S)
+    assert command, "services.md: the command that writes arm7.yaml"
+    (tmp_path / "rbd_ros" / "robots").mkdir(parents=True)
+    (tmp_path / "rbd_ros" / "robots" / "arm7.urdf").write_text(ARM.read_text())
+    subprocess.run(["bash", "-c", command.group(1)], cwd=tmp_path, check=True, timeout=60)
+    node = NodeProcess("rbd_ros.nodes.dynamics_node", "--params-file",
+                       str(tmp_path / "arm7.yaml"))
     try:
         r = subprocess.run([sys.executable, str(EXAMPLES / "dynamics_client.py")],
                            capture_output=True, text=True, timeout=180)
