@@ -221,12 +221,28 @@ def _replay(args: argparse.Namespace) -> int:
     return 128 + stopped if stopped else 0
 
 
+class _Defaults(argparse.HelpFormatter):
+    """Help that says each option's default, where it has one (not None, False or empty) and
+    its text does not say it already."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        none = default is None or default is False or default is argparse.SUPPRESS or (
+            isinstance(default, list | tuple) and not default)
+        if action.option_strings and not none and "default" not in text:
+            shown = " ".join(map(str, default)) if isinstance(default, list | tuple) else default
+            text += f" (default: {shown})".replace("%", "%%")
+        return text
+
+
 class _Exact(argparse.ArgumentParser):
     """A parser that takes whole option names only: a mistyped or shortened option is an
-    error, never another option (``--hold`` read as ``--holdout``)."""
+    error, never another option (``--hold`` read as ``--holdout``); its help says each
+    option's default."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(allow_abbrev=False, **kwargs)
+        super().__init__(allow_abbrev=False, formatter_class=_Defaults, **kwargs)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -256,7 +272,8 @@ def parser() -> argparse.ArgumentParser:
                                             "or folders searched for them, recursively")
     an.add_argument("--urdf", type=Path, help="URDF file (default: /robot_description in the bag)")
     an.add_argument("--out", type=Path, default=Path("rbd_analysis"), help="output folder")
-    an.add_argument("--joint-states-topic", default="/joint_states")
+    an.add_argument("--joint-states-topic", default="/joint_states",
+                    help="the recording's sensor_msgs/JointState topic")
     an.add_argument("--command-topic", help="commanded efforts: Float64MultiArray or JointState")
     an.add_argument("--command-joints", nargs="+", help="joint order of a Float64MultiArray")
     an.add_argument("--rename", nargs="+", default=[], metavar="OLD=NEW",
@@ -302,7 +319,8 @@ def parser() -> argparse.ArgumentParser:
     idf.add_argument("--urdf", type=Path, help="URDF file (default: /robot_description in the "
                                                 "bag)")
     idf.add_argument("--out", type=Path, default=Path("rbd_identify"), help="output folder")
-    idf.add_argument("--joint-states-topic", default="/joint_states")
+    idf.add_argument("--joint-states-topic", default="/joint_states",
+                     help="the recording's sensor_msgs/JointState topic")
     idf.add_argument("--rename", nargs="+", default=[], metavar="OLD=NEW",
                      help="recorded joint names -> the URDF's, as for analyze")
     idf.add_argument("--hold", nargs="+", default=[], metavar="NAME=POSITION",
@@ -336,8 +354,10 @@ def parser() -> argparse.ArgumentParser:
                                        "joint limits")
     ex.add_argument("urdf", nargs="?", default="arm", help="URDF file, or 'arm' (bundled)")
     ex.add_argument("--out", type=Path, default=Path("rbd_excite"), help="output folder")
-    ex.add_argument("--period", type=_positive, default=10.0, metavar="S")
-    ex.add_argument("--harmonics", type=int, default=5)
+    ex.add_argument("--period", type=_positive, default=10.0, metavar="S",
+                    help="seconds of one period of the Fourier series")
+    ex.add_argument("--harmonics", type=int, default=5,
+                    help="sines and cosines per joint, at 1 to this many times the base frequency")
     ex.add_argument("--acceleration", type=_positive, default=5.0, metavar="RAD_S2",
                     help="largest joint acceleration (URDFs give none)")
     ex.add_argument("--periods", type=int, default=3, help="periods written (run, average)")

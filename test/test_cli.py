@@ -75,3 +75,26 @@ def test_quadruped_demo_reports_loads_impossible_motion_and_flight() -> None:
     assert "the ground would have to pull" in rows["dropping faster than gravity"]
     assert "base falls at -9.81" in rows["in flight (no contact)"]
     assert_shown("doc/tutorials/floating_base.md", "situation", r.stdout)
+
+
+def test_every_option_has_help_that_says_its_default() -> None:
+    """Each command's --help, as a user reads it: every option says what it is, and every
+    option that has a default (not none, off or empty) says it."""
+    import argparse
+
+    from rbd_ros.cli import parser
+
+    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in commands.choices.items():
+        text = " ".join(sub.format_help().split())
+        for action in sub._actions:
+            if not action.option_strings or action.dest == "help":
+                continue
+            assert action.help, f"rbd-ros {name} {action.option_strings[0]}: no help"
+            d = action.default
+            if d is None or d is False or (isinstance(d, list) and not d):
+                continue
+            said = " ".join(action.help.split())
+            assert said in text, (name, said)
+            after = text[text.index(said) + len(said):][:120]
+            assert "default" in said or after.startswith(" (default: "), (name, said, after)
