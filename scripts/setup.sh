@@ -2,29 +2,29 @@
 # Set up everything rbd_ros needs in a venv (idempotent): the ROS 2 wheels, the core's
 # dependencies, rbd_ros itself and its interface package rbd_ros_interfaces.
 #
-#   bash scripts/setup.sh [--test] [--distro kilted|jazzy]
+#   bash scripts/setup.sh [--test] [--distro jazzy|kilted]
 #
 # --test: also the test tools and the reference libraries. --distro: the ROS 2 wheels of that
-# distribution (requirements-<distro>.txt); Kilted, the default, in ./.venv, Jazzy in
-# ./.venv-jazzy. RBD_VENV names another folder; PYTHON another interpreter.
+# distribution (requirements-<distro>.txt); Jazzy, the default (the LTS), in ./.venv, Kilted
+# in ./.venv-kilted. RBD_VENV names another folder; PYTHON another interpreter.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/venv.sh
 TEST=0
-DISTRO=kilted
+DISTRO="$DEFAULT_DISTRO"
 while [ $# -gt 0 ]; do
     case "$1" in
         --test) TEST=1 ;;
         --distro) DISTRO="${2:-}"; shift ;;
         --distro=*) DISTRO="${1#--distro=}" ;;
-        *) echo "usage: bash scripts/setup.sh [--test] [--distro kilted|jazzy]" >&2; exit 2 ;;
+        *) echo "usage: bash scripts/setup.sh [--test] [--distro jazzy|kilted]" >&2; exit 2 ;;
     esac
     shift
 done
 if [ ! -f "requirements-$DISTRO.txt" ]; then
-    echo "error: no ROS 2 distribution '$DISTRO' here: kilted or jazzy" >&2
+    echo "error: no ROS 2 distribution '$DISTRO' here: jazzy or kilted" >&2
     exit 2
 fi
-. scripts/venv.sh
 VENV="$(venv_for "$DISTRO")"
 PY="${PYTHON:-python3}"
 if [ ! -x "$VENV/bin/python" ]; then

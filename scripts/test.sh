@@ -2,16 +2,16 @@
 # Set up (scripts/setup.sh --test) and run the whole test suite: pytest, which also runs ruff
 # and mypy. Exits non-zero on any failure, and when no test ran.
 #
-#   bash scripts/test.sh [--distro kilted|jazzy] [pytest arguments]
+#   bash scripts/test.sh [--distro jazzy|kilted] [pytest arguments]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-DISTRO=kilted
+. scripts/venv.sh
+DISTRO="$DEFAULT_DISTRO"
 if [ "${1:-}" = "--distro" ]; then
     DISTRO="${2:-}"
     shift 2
 fi
 bash scripts/setup.sh --test --distro "$DISTRO" || exit 1
-. scripts/venv.sh
 VENV="$(venv_for "$DISTRO")"
 "$VENV/bin/python" -m pytest "$@"
 rc=$?
