@@ -155,7 +155,7 @@ def _identify(args: argparse.Namespace) -> int:
     opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
                    rename=tuple(args.rename), hold=_values(args.hold, "--hold"),
                    effort_scale=_values(args.effort_scale, "--effort-scale"), cutoff=args.cutoff,
-                   holdout=args.holdout,
+                   holdout=args.holdout, start=args.start, end=args.end,
                    drive=args.drive, ignore_efforts=tuple(args.ignore_efforts))
     bags = [Path(b) for b in args.bags]
     validate = [Path(b) for b in args.validate] if args.validate else None
@@ -164,7 +164,7 @@ def _identify(args: argparse.Namespace) -> int:
 
         baseline = [Path(b) for b in args.baseline] if args.baseline else None
         print(identify_payload(bags, args.out, opts, args.payload, validate, baseline)[1])
-        print(f"written: {args.out / 'report.txt'}")
+        print(f"written: {args.out / 'report.txt'}, payload.yaml")
         return 0
     if args.baseline:
         raise BagError("--baseline is for --payload: the same motion without the load")
@@ -330,7 +330,13 @@ def parser() -> argparse.ArgumentParser:
     idf.add_argument("--cutoff", type=float, default=10.0, metavar="HZ",
                      help="cut-off of the zero-phase low-pass filter on positions and efforts")
     idf.add_argument("--holdout", type=float, default=0.25,
-                     help="fraction at the end of the recording kept for validation")
+                     help="fraction at the end of the recording (of its --start to --end) "
+                          "kept for validation")
+    idf.add_argument("--start", type=float, default=0.0, metavar="S",
+                     help="identify from S seconds after the recording's first joint state")
+    idf.add_argument("--end", type=float, metavar="S",
+                     help="...up to S seconds after it (a length L from --start: START+L; "
+                          "default: the recording's end)")
     idf.add_argument("--drive", action="store_true",
                      help="also fit each joint's effort scale and offset (effort = torque / k + "
                           "o: a motor current, a biased torque sensor); the first joint "

@@ -26,7 +26,7 @@ from ..dynamics import Model, ModelError, rnea_batch
 from ..dynamics.model import F64
 from ..dynamics.regressor import regressor_batch
 from ..dynamics.spatial import rigid_body_problem
-from .run import BLOCK, Options, Samples, measured_joints, prepare, read
+from .run import BLOCK, Options, Samples, measured_joints, prepare, read, window
 
 INERTIA_ENTRIES = (("xx", 0, 0), ("xy", 0, 1), ("xz", 0, 2), ("yy", 1, 1), ("yz", 1, 2),
                    ("zz", 2, 2))
@@ -188,6 +188,7 @@ def identify_payload(paths: list[Path], out_dir: Path, opts: Options, link: str,
         raise BagError("--validate with --baseline: give the loaded recording and its baseline; "
                        "their last --holdout validates")
     _, model, ns, q, v, e = read(paths, opts)
+    ns, q, v, e = window(ns, q, v, e, opts)
     first = 10 * payload_columns(model, link)[0]  # (a wrong link is said before any work)
     measured = measured_joints(model, e, opts.ignore_efforts)
     data = prepare(ns, q, v, e, opts.cutoff, measured)

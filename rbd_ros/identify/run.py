@@ -59,6 +59,8 @@ class Options:
     effort_scale: dict[str, float] = field(default_factory=dict)  # recorded effort x k: torque
     cutoff: float = 10.0  # Hz, of the zero-phase low-pass filter
     holdout: float = 0.25  # the last part of the recording kept for validation
+    start: float = 0.0  # s after the recording's first joint state: the part identified on...
+    end: float | None = None  # ...and up to when (None: its end)
     drive: bool = False  # fit each joint's effort scale (relative to the first measured) and offset
     ignore_efforts: tuple[str, ...] = ()  # joints whose recorded efforts are not torques
 
@@ -138,6 +140,24 @@ def read(paths: list[Path], opts: Options
         raise BagError(f"no joint states in {', '.join(map(str, paths))}")
     return (urdf, model, np.concatenate(ns), np.concatenate(q), np.concatenate(v),
             np.concatenate(e))
+
+
+def window(ns: NDArray[np.int64], q: F64, v: F64, e: F64, opts: Options
+           ) -> tuple[NDArray[np.int64], F64, F64, F64]:
+    """The joint states from ``opts.start`` to ``opts.end`` s after the first one."""
+    if opts.start == 0.0 and opts.end is None:
+        return ns, q, v, e
+    span = 1e-9 * float(ns[-1] - ns[0])
+    end = span if opts.end is None else opts.end
+    if opts.start < 0.0 or (opts.end is not None and opts.end <= opts.start):
+        raise BagError(f"--start {opts.start:g} and --end {end:g}: the start must be at least "
+                       f"0 and before the end (s after the recording's first joint state)")
+    t = 1e-9 * (ns - ns[0])
+    keep = (t >= opts.start) & (t <= end)
+    if keep.sum() < 2:
+        raise BagError(f"--start {opts.start:g} --end {end:g}: no joint states there (the "
+                       f"recording spans {span:.3g} s)")
+    return ns[keep], q[keep], v[keep], e[keep]
 
 
 def measured_joints(model: Model, e: F64, ignore: tuple[str, ...]) -> NDArray[np.bool_]:
@@ -225,6 +245,7 @@ def identify(paths: list[Path], out_dir: Path, opts: Options,
 
     clock = Stopwatch()
     urdf, model, ns, q, v, e = read(paths, opts)
+    ns, q, v, e = window(ns, q, v, e, opts)
     clock.lap("reading")
     measured = measured_joints(model, e, opts.ignore_efforts)
     data = prepare(ns, q, v, e, opts.cutoff, measured)

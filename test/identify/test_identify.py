@@ -176,6 +176,20 @@ def test_identify_command_writes_its_outputs_and_refuses_what_it_cannot_use(
                           str(tmp_path / "y")], capture_output=True, text=True, timeout=300)
     assert out.returncode == 2
     assert "--cutoff 300 Hz must be below 40 % of the recording's 500.0 Hz" in out.stderr
+    # a time window: 10 s of the 40, a quarter of them held out
+    out = subprocess.run([*run, str(arm["bag"]), "--start", "5", "--end", "15", "--out",
+                          str(tmp_path / "w")], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    spans = re.search(r"samples: \d+ identifying \(([\d.]+) s\), \d+ validating \(([\d.]+) s\)",
+                      out.stdout)
+    assert spans, out.stdout
+    assert 7.0 < float(spans[1]) <= 7.5 and 2.0 < float(spans[2]) <= 2.5, spans[0]
+    for window, said in ((["--start", "12", "--end", "3"], "the start must be at least 0 and "
+                          "before the end"), (["--start", "50"], "no joint states there (the "
+                          "recording spans 40 s)")):
+        out = subprocess.run([*run, str(arm["bag"]), *window, "--out", str(tmp_path / "z")],
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 2 and said in out.stderr, out.stderr
 
 
 def test_a_joint_that_never_moves_is_said_and_its_parameters_keep_the_urdfs(
