@@ -13,7 +13,6 @@ if not (ROOT / "package.xml").is_file():
     found = re.search(r'exec\(open\("([^"]+)"\)', Path(__file__).read_text())
     if found and (Path(found[1]).resolve().parents[1] / "package.xml").is_file():
         ROOT = Path(found[1]).resolve().parents[1]
-sys.path.insert(0, str(HERE / "_ext"))
 sys.path.insert(0, str(ROOT))  # rbd_ros from this tree, for autodoc
 
 project = "rbd_ros"
@@ -21,14 +20,15 @@ author = "rbd_ros developers"
 copyright = "2026, rbd_ros developers"
 release = "0.1.0"
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "generated_reference"]
+# the parameter tables, the command line's reference and the tutorials' programs are in the
+# pages themselves, made by doc/_ext/generated_reference.py (test_docs checks them fresh)
+extensions = ["myst_parser", "sphinx.ext.autodoc"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 # only these pages: rosdoc2 puts its own index.rst, sphinx-apidoc's pages, a copy of doc/
 # (0.2.1) and the package's README, CHANGELOG and LICENSE pages next to them
 include_patterns = ["*.md", "reference/*.md", "tutorials/*.md"]
-exclude_patterns = ["_build", "reference/_generated/*.md", "README.md"]
+exclude_patterns = ["_build", "README.md"]
 myst_heading_anchors = 3
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 nitpicky = False
-rosdoc2_settings = {"allow_other_extensions": True}  # generated_reference (rosdoc2 > 0.2.1)

@@ -67,7 +67,16 @@ def test_rosdoc2_builds_the_docs_as_the_ros_index_does(tmp_path: Path) -> None:
     out = tmp_path / "docs_output" / "rbd_ros"
     pages = {str(p.relative_to(out)) for p in out.rglob("*.html")}
     for page in ROOT.joinpath("doc").rglob("*.md"):
-        if "_generated" not in page.parts:
-            name = str(page.relative_to(ROOT / "doc").with_suffix(".html"))
-            assert name in pages, f"rosdoc2 built no {name}: {sorted(pages)}"
+        name = str(page.relative_to(ROOT / "doc").with_suffix(".html"))
+        assert name in pages, f"rosdoc2 built no {name}: {sorted(pages)}"
     assert 'id="rbd_ros.dynamics.contacts.solve"' in (out / "api.html").read_text()
+
+
+def test_the_generated_parts_of_the_pages_are_the_codes() -> None:
+    """The parameter tables, the command line's reference and the tutorials' programs sit in
+    the Markdown pages (whole where they are read: the repository's web view), each as the
+    code makes it now (doc/_ext/generated_reference.py --check)."""
+    r = subprocess.run([sys.executable, str(ROOT / "doc" / "_ext" / "generated_reference.py"),
+                        "--check"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0, (r.stdout + r.stderr + "\nrun: .venv/bin/python "
+                               "doc/_ext/generated_reference.py")

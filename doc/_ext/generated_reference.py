@@ -1,18 +1,31 @@
-"""Sphinx extension: the reference tables that would drift if written by hand, made from the code
-when the docs are built: every node's parameters from its declarations (type, default, range,
-read-only, description: what ``ros2 param describe`` shows) and every command's options from
-the command line's own parser. A renamed parameter or option changes the docs."""
+"""The parts of the docs that would drift if written by hand, made from the code: every node's
+parameters from its declarations (type, default, range, read-only, description: what ``ros2
+param describe`` shows), every command's options from the command line's own parser, and the
+tutorials' programs (the ones the suite runs) shown whole. They sit in the Markdown pages
+themselves, so the pages read whole where they are read (the repository's web view, an
+editor), between ``<!-- generated: KEY -->`` and ``<!-- end generated -->``; KEY is
+``parameters NODE``, ``cli`` or ``file PATH``. A renamed parameter or option, or an edited
+example, leaves the page stale, and ``test_docs`` says so.
+
+    .venv/bin/python doc/_ext/generated_reference.py           # rewrite what is stale
+    .venv/bin/python doc/_ext/generated_reference.py --check   # exit 1, naming the stale pages
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parents[1] / "reference" / "_generated"
+DOC = Path(__file__).resolve().parents[1]
+ROOT = DOC.parent
+REGION = re.compile(r"(<!-- generated: (.+?) -->\n)(.*?)(<!-- end generated -->)", re.S)
+FENCE = {".py": "python", ".yaml": "yaml", ".sh": "bash"}
 NODES = {"rbd_dynamics": ("dynamics_node", "DynamicsNode"),  # node name: module, class
          "rbd_floating_base": ("floating_base_node", "FloatingBaseNode"),
          "rbd_simulator": ("simulator_node", "SimulatorNode")}
@@ -21,7 +34,9 @@ TYPES = {1: "bool", 2: "integer", 3: "double", 4: "string", 5: "byte[]", 6: "boo
 
 
 def _cell(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text for a Markdown table's cell, shown as written (no HTML tag, no emphasis)."""
+    return (str(text).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
+            .replace("*", "\\*"))
 
 
 def _yaml(value: Any) -> str:
@@ -110,13 +125,39 @@ def cli_page() -> str:
     return "\n".join(out)
 
 
-def generate(app: Any = None) -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    for node, (module, _) in NODES.items():
-        (OUT / f"{module}_parameters.md").write_text(parameters_page(node))
-    (OUT / "cli.md").write_text(cli_page())
+def content(key: str) -> str:
+    """What the region ``key`` holds."""
+    kind, _, arg = key.partition(" ")
+    if kind == "parameters":
+        return parameters_page(arg)
+    if kind == "cli":
+        return cli_page()
+    if kind == "file":
+        text = (ROOT / arg).read_text()
+        return f"```{FENCE.get(Path(arg).suffix, 'text')}\n{text}```\n"
+    raise ValueError(f"unknown generated region {key!r}")
 
 
-def setup(app: Any) -> dict[str, Any]:
-    app.connect("builder-inited", generate)
-    return {"parallel_read_safe": True, "version": "1"}
+def stale(write: bool) -> list[Path]:
+    """The pages whose generated regions differ from the code's; rewritten with ``write``."""
+    made: dict[str, str] = {}
+    out = []
+    for page in sorted(DOC.rglob("*.md")):
+        if "_build" in page.parts:
+            continue
+        text = page.read_text()
+        new = REGION.sub(lambda m: m[1] + made.setdefault(m[2], content(m[2])) + m[4], text)
+        if new != text:
+            out.append(page)
+            if write:
+                page.write_text(new)
+    return out
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    check = sys.argv[1:] == ["--check"]
+    pages = stale(write=not check)
+    for page in pages:
+        print(f"{'stale' if check else 'rewritten'}: {page.relative_to(ROOT)}")
+    sys.exit(1 if check and pages else 0)
