@@ -145,3 +145,15 @@ def test_the_contact_split_example_carries_the_quadrupeds_weight() -> None:
         assert abs(sum(up) - weight) < 0.2, case  # printed to 0.1 N each
     assert "impossible: " in cases[3] and "moment" in cases[3], r.stdout
     assert_shown("doc/tutorials/floating_base.md", "standing:", r.stdout)
+
+
+def test_pinocchio_and_rbd_ros_side_by_side_agree() -> None:
+    """concepts.md's program: every computation it sets side by side comes out the same in
+    Pinocchio and in rbd_ros (each line's largest difference, as printed)."""
+    r = subprocess.run([sys.executable, str(EXAMPLES / "pinocchio_side_by_side.py")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    found = re.findall(r"^(\S.*?)\s+max difference (\S+)$", r.stdout, re.M)
+    assert len(found) == 8, r.stdout
+    for name, difference in found:
+        assert float(difference) < 1e-10, (name, difference)
