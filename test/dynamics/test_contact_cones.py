@@ -10,16 +10,22 @@ moved by spatial algebra. Forces are checked against the exact cone |f_t| <= mu 
 from __future__ import annotations
 
 import math
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 import pinocchio as pin
 import pytest
-import quadprog
 from pinref import PinRef, robot_path
 
 from rbd_ros.dynamics import Data, load_urdf
 from rbd_ros.dynamics.contacts import Contact, Reaction, _Cone, solve
+
+
+def quadprog() -> Any:
+    """quadprog, the reference QP solver (it has no rosdep key: a test that needs it skips
+    without it)."""
+    return pytest.importorskip("quadprog", reason="the reference QP solver: pip install "
+                                                  "quadprog (no rosdep key)")
 
 
 class Sole(TypedDict):
@@ -125,7 +131,7 @@ class Scene:
             C[r : r + len(cr), o : o + k] = cr
             r, o = r + len(cr), o + k
         try:
-            x = quadprog.solve_qp(np.diag(weights), np.zeros(n), np.vstack([A[:6], C]).T,
+            x = quadprog().solve_qp(np.diag(weights), np.zeros(n), np.vstack([A[:6], C]).T,
                                   np.r_[tau_full[:6], np.zeros(len(C))], 6)[0]
         except ValueError:
             return None, None, None
@@ -326,7 +332,7 @@ def test_caron_cone_equals_forces_at_the_corners() -> None:
         w = np.r_[rng.normal(size=2) * 0.4, 1.0, rng.normal(size=3) * [0.04, 0.08, 0.05]]
         face = np.min(cone.rows @ w - cone.lower)
         try:
-            quadprog.solve_qp(np.eye(12), np.zeros(12), C, np.r_[w, np.zeros(20)], 6)
+            quadprog().solve_qp(np.eye(12), np.zeros(12), C, np.r_[w, np.zeros(20)], 6)
             span = True
         except ValueError:
             span = False
