@@ -39,7 +39,7 @@ from .contacts import Contact, _body, _cross3, _geometry, _mv, _problem, check_c
 from .errors import ModelError
 from .kinematics import placements_kernel
 from .model import F64, Direct, Model
-from .observer import MomentumObserver
+from .observer import R1, MomentumObserver
 from .rnea import fext_torques
 
 #: the contact observer's gain, 1/s: its lag is 1/gain (1 ms, a sample at 1 kHz). A contact's
@@ -181,7 +181,7 @@ class ContactEstimator:
         self._tau[6:] = m.check_vector(effort, m.nv - 6, "effort")
         q, v, _ = m.check_state(q, v, self._tau, "effort")
         self.observer.update(t, q, v, self._tau)
-        r = self.observer.state[3]  # r before the second lag: at this gain it filters nothing
+        r = self.observer.state[R1]  # r before the second lag: at this gain it filters nothing
         if not np.all(np.isfinite(r)):
             self.observer.reset()
             raise ModelError("the contact observer's residual is not finite (a state far from "

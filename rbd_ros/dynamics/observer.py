@@ -34,45 +34,53 @@ from .momentum import observer_terms_core
 from .rnea import rnea
 from .spatial import JOINT_FREE
 
+#: the observer's state: a row each (a column a joint). p(0); the integral of the integrand
+#: without r; its last value; r (one lag); scratch for p and for C^T v - g; the residual (r
+#: through the second lag); the time since the start; how many states p(0) is the mean of;
+#: the joint's velocity through the first lag, through both (as late as the residual), and its
+#: last value
+(P0, INTEGRAL, LAST_DRIVE, R1, P_NOW, DRIFT, RESIDUAL, SINCE, P0_STATES, V_LAG, V_LAGGED,
+ V_LAST) = range(12)
+ROWS = 12
+
 
 @njit(cache=True)
 def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
-    """One step of the observer in its state ``S`` (rows: p(0), the integral without r, the
-    last integrand without r, r, scratch for p and C^T v - g, the residual (r through the
-    second lag), the time since the start, the states p(0) is the mean of, the joint's velocity
-    through the first lag, through both (as late as the residual), and its last velocity).
+    """One step of the observer in its state ``S`` (rows: ``P0`` ... ``V_LAST``).
     ``dt < 0``: the first state. The states of the first 1 / K s only set p(0), as the mean of
     their ``p - integral``: one state's velocity noise in p(0) would stay in r for 1 / K, and
     the second lag would show it whole."""
-    p, drift = S[4], S[5]
+    p, drift = S[P_NOW], S[DRIFT]
     observer_terms_core(mi, mf, maps, lin, q, v, fric, W, wv, p, drift)
     for i in range(p.shape[0]):
         drive = tau[i] + drift[i]
         if dt < 0.0:
-            S[9, i], S[10, i] = v[i], v[i]
+            S[V_LAG, i], S[V_LAGGED, i] = v[i], v[i]
         else:  # the velocity through the residual's two lags, by the same trapezoid
             half = 0.5 * dt * gain[i]
-            last = S[9, i]
-            S[9, i] = ((1.0 - half) * last + half * (S[11, i] + v[i])) / (1.0 + half)
-            S[10, i] = ((1.0 - half) * S[10, i] + half * (last + S[9, i])) / (1.0 + half)
-        S[11, i] = v[i]
+            last = S[V_LAG, i]
+            S[V_LAG, i] = ((1.0 - half) * last + half * (S[V_LAST, i] + v[i])) / (1.0 + half)
+            S[V_LAGGED, i] = ((1.0 - half) * S[V_LAGGED, i]
+                              + half * (last + S[V_LAG, i])) / (1.0 + half)
+        S[V_LAST, i] = v[i]
         if dt < 0.0:
-            S[0, i], S[7, i], S[8, i] = p[i], 0.0, 1.0
-        elif S[7, i] + dt < 1.0 / gain[i]:
-            S[1, i] += 0.5 * dt * (S[2, i] + drive)
-            S[7, i] += dt
-            S[8, i] += 1.0
-            S[0, i] += (p[i] - S[1, i] - S[0, i]) / S[8, i]
+            S[P0, i], S[SINCE, i], S[P0_STATES, i] = p[i], 0.0, 1.0
+        elif S[SINCE, i] + dt < 1.0 / gain[i]:
+            S[INTEGRAL, i] += 0.5 * dt * (S[LAST_DRIVE, i] + drive)
+            S[SINCE, i] += dt
+            S[P0_STATES, i] += 1.0
+            S[P0, i] += (p[i] - S[INTEGRAL, i] - S[P0, i]) / S[P0_STATES, i]
         else:
             # trapezoid on (drive + r); r at t is unknown: solved from r = K (p - p0 - I)
             half = 0.5 * dt * gain[i]
-            base = S[1, i] + 0.5 * dt * (S[2, i] + S[3, i] + drive)
-            r = gain[i] * (p[i] - S[0, i] - base) / (1.0 + half)
-            S[1, i] = base + 0.5 * dt * r
+            base = S[INTEGRAL, i] + 0.5 * dt * (S[LAST_DRIVE, i] + S[R1, i] + drive)
+            r = gain[i] * (p[i] - S[P0, i] - base) / (1.0 + half)
+            S[INTEGRAL, i] = base + 0.5 * dt * r
             # the second lag, dy/dt = K (r - y), by the same trapezoid
-            S[6, i] = ((1.0 - half) * S[6, i] + half * (S[3, i] + r)) / (1.0 + half)
-            S[3, i] = r
-        S[2, i] = drive
+            S[RESIDUAL, i] = ((1.0 - half) * S[RESIDUAL, i]
+                              + half * (S[R1, i] + r)) / (1.0 + half)
+            S[R1, i] = r
+        S[LAST_DRIVE, i] = drive
 
 
 @njit(cache=True)
@@ -81,7 +89,7 @@ def _lagged(S, gain, since, out):
     settled (1.0: ``since``, the time since the observer's start, is ``SETTLE / K`` or
     more)."""
     for i in range(S.shape[1]):
-        out[0, i], out[1, i] = S[6, i], S[10, i]
+        out[0, i], out[1, i] = S[RESIDUAL, i], S[V_LAGGED, i]
         out[2, i] = 1.0 if since * gain[i] >= SETTLE else 0.0
 
 
@@ -242,7 +250,7 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
         for j in range(nv):
             if out[k, 2, j] == 0.0:
                 continue  # not settled: no flag, no peak
-            size_j = abs(S[6, j])
+            size_j = abs(S[RESIDUAL, j])
             if size_j > peak[j]:
                 peak[j], peak_ns[j] = size_j, t
             b = np.searchsorted(SPEED_EDGES, abs(out[k, 1, j]), side="right") - 1
@@ -261,7 +269,7 @@ class _Run:
         self.gain = np.broadcast_to(np.asarray(gain, dtype=np.float64), (model.nv,)).copy()
         if not np.all(self.gain > 0):
             raise ModelError("the observer's gain must be positive")
-        self.state = np.zeros((12, model.nv))
+        self.state = np.zeros((ROWS, model.nv))
         self.hist_ns = np.zeros(HISTORY, dtype=np.int64)
         self.hist_q = np.zeros((HISTORY, model.nq))
         self.hist_e = np.zeros((HISTORY, model.nv))
@@ -334,14 +342,14 @@ class MomentumObserver(_Run):
     @property
     def residual(self) -> F64:
         """The last residual (a copy)."""
-        r: F64 = self.state[6].copy()
+        r: F64 = self.state[RESIDUAL].copy()
         return r
 
     @property
     def speed(self) -> F64:
         """Each joint's speed (rad/s, m/s) through the residual's two lags: as late as the last
         residual. What a collision threshold that grows with speed takes."""
-        s: F64 = np.abs(self.state[10])
+        s: F64 = np.abs(self.state[V_LAGGED])
         return s
 
     @property
@@ -356,7 +364,7 @@ class MomentumObserver(_Run):
         """The last ``r`` (the module's docstring; a copy): the residual before its second lag,
         one lag of 1 / K behind the external torques but with all the velocities' noise
         times K. For gains near the sampling rate, where the second lag filters nothing."""
-        r: F64 = self.state[3].copy()
+        r: F64 = self.state[R1].copy()
         return r
 
     def reset(self) -> None:
