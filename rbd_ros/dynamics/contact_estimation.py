@@ -35,7 +35,15 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .contacts import Contact, _body, _cross3, _geometry, _mv, _problem, check_contacts
+from .contacts import (
+    Contact,
+    body_frame,
+    check_contacts,
+    contact_geometry,
+    contact_problem,
+    cross3,
+    mat_vec,
+)
 from .errors import ModelError
 from .kinematics import placements_kernel
 from .model import F64, Direct, Model
@@ -65,20 +73,20 @@ def _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal
     """``A``: the joint torques (rows) each component of each contact's wrench (columns, in
     its contact frame) applies, ``J_c^T``; ``R`` and ``p``: the contact frames in the world."""
     placements_kernel(mi, mf, maps, lin, q, W, wv, X)
-    _geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, geometry)
+    contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, geometry)
     o = 0
     for c in range(size.shape[0]):
         b = body[c]
-        Rb, pb = _body(X, b)
+        Rb, pb = body_frame(X, b)
         for j in range(size[c]):
             f_ext[:] = 0.0
             axis = R[c, :, j % 3]
             if j < 3:  # a force along the axis, at the contact point
-                f, t = axis, _cross3(p[c] - pb, axis)
+                f, t = axis, cross3(p[c] - pb, axis)
             else:  # a sole's torque about the axis
                 f, t = np.zeros(3), axis
-            f_ext[b, :3] = _mv(Rb, f, True)
-            f_ext[b, 3:] = _mv(Rb, t, True)
+            f_ext[b, :3] = mat_vec(Rb, f, True)
+            f_ext[b, 3:] = mat_vec(Rb, t, True)
             fext_torques(mi, mf, maps, lin, W, wv, f_ext, col)
             for r in range(col.shape[0]):
                 A[r, o + j] = -col[r]  # RNEA's torques drop by what the contact supplies
@@ -162,7 +170,7 @@ class ContactEstimator:
         weight = model.total_mass * float(np.linalg.norm(model.gravity))
         self.on, self.off = threshold * weight, threshold * release * weight
         self._limits = np.array([self.on, self.off, max_speed, LIFT_SPEEDS * max_speed])
-        P = _problem(model, tuple(contacts), 1.0)
+        P = contact_problem(model, tuple(contacts), 1.0)
         self._frames = (P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size)
         self._offsets = np.r_[0, np.cumsum(P.size)[:-1]]
         k, n = len(contacts), P.n

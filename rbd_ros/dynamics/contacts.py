@@ -190,12 +190,12 @@ class _Problem:
 
 
 @functools.lru_cache(maxsize=64)
-def _problem(model: Model, contacts: tuple[Contact, ...], mu: float) -> _Problem:
+def contact_problem(model: Model, contacts: tuple[Contact, ...], mu: float) -> _Problem:
     return _Problem(model, contacts, mu)
 
 
 @njit(cache=True, inline="always")
-def _mv(M, x, transpose=False):
+def mat_vec(M, x, transpose=False):
     """M x (or M^T x) for a 3x3 M, in loops: numba's @ needs scipy's BLAS."""
     out = np.zeros(3)
     for r in range(3):
@@ -205,13 +205,13 @@ def _mv(M, x, transpose=False):
 
 
 @njit(cache=True, inline="always")
-def _cross3(a, b):
+def cross3(a, b):
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                      a[0] * b[1] - a[1] * b[0]])
 
 
 @njit(cache=True)
-def _body(X, b):
+def body_frame(X, b):
     """Body ``b``'s axes and origin in the world (the world itself for b < 0)."""
     if b < 0:
         return np.eye(3), np.zeros(3)
@@ -219,16 +219,16 @@ def _body(X, b):
 
 
 @njit(cache=True)
-def _geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A):
+def contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A):
     """Each contact's axes R[c] (columns: two tangents, the normal) and point p[c] in the
     world (a round foot: where it touches; a sole: its centre), and A: contact-frame wrenches
     -> their sum about the base origin, world axes."""
     o = 0
     for c in range(size.shape[0]):
-        Rb, pbody = _body(X, body[c])
+        Rb, pbody = body_frame(X, body[c])
         for j in range(3):
-            R[c, :, j] = _mv(Rb, contact_R[c, :, j])
-        p[c] = pbody + _mv(Rb, contact_p[c])
+            R[c, :, j] = mat_vec(Rb, contact_R[c, :, j])
+        p[c] = pbody + mat_vec(Rb, contact_p[c])
         if size[c] == 3:
             # tangents turn with the contact frame: its x axis in the surface (y if x is
             # normal to it)
@@ -240,13 +240,13 @@ def _geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A):
                     break
             t = t / length
             R[c, :, 0] = t
-            R[c, :, 1] = _cross3(n, t)
+            R[c, :, 1] = cross3(n, t)
             R[c, :, 2] = n
             p[c] -= radius[c] * n
         r = p[c] - X[0, 9:]
         for j in range(3):
             A[:3, o + j] = R[c, :, j]
-            A[3:, o + j] = _cross3(r, R[c, :, j])
+            A[3:, o + j] = cross3(r, R[c, :, j])
             if size[c] == 6:
                 A[3:, o + 3 + j] = R[c, :, j]
         o += size[c]
@@ -260,25 +260,25 @@ def _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenche
     (world), and each as an external force on its body (body frame, about its origin)."""
     o = 0
     for c in range(size.shape[0]):
-        f = _mv(R[c], w[o : o + 3])
+        f = mat_vec(R[c], w[o : o + 3])
         forces[c] = f
-        tau = _mv(R[c], w[o + 3 : o + 6]) if size[c] == 6 else np.zeros(3)
+        tau = mat_vec(R[c], w[o + 3 : o + 6]) if size[c] == 6 else np.zeros(3)
         o += size[c]
         com_wrench[:3] += f
-        com_wrench[3:] += tau + _cross3(p[c] - com, f)
-        Rb, pbody = _body(X, body[c])
-        pl = pbody + _mv(Rb, link_p[c])
-        in_body = (_mv(Rb, f, True), _mv(Rb, tau + _cross3(p[c] - pl, f), True))
-        wrenches[c, :3] = _mv(link_R[c], in_body[0], True)
-        wrenches[c, 3:] = _mv(link_R[c], in_body[1], True)
+        com_wrench[3:] += tau + cross3(p[c] - com, f)
+        Rb, pbody = body_frame(X, body[c])
+        pl = pbody + mat_vec(Rb, link_p[c])
+        in_body = (mat_vec(Rb, f, True), mat_vec(Rb, tau + cross3(p[c] - pl, f), True))
+        wrenches[c, :3] = mat_vec(link_R[c], in_body[0], True)
+        wrenches[c, 3:] = mat_vec(link_R[c], in_body[1], True)
         fn = np.sum(f * R[c, :, 2])
         cop[c] = p[c]
         if size[c] == 6 and fn > 1e-9:
-            local = _mv(R[c], tau, True)
+            local = mat_vec(R[c], tau, True)
             cop[c] += R[c, :, 0] * (-local[1] / fn) + R[c, :, 1] * (local[0] / fn)
         if body[c] >= 0:
-            f_ext[body[c], :3] += _mv(Rb, f, True)
-            f_ext[body[c], 3:] += _mv(Rb, tau + _cross3(p[c] - pbody, f), True)
+            f_ext[body[c], :3] += mat_vec(Rb, f, True)
+            f_ext[body[c], 3:] += mat_vec(Rb, tau + cross3(p[c] - pbody, f), True)
 
 
 @njit(cache=True)
@@ -314,10 +314,10 @@ def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal
     world_placements(mi, W, X)  # from the joint transforms RNEA left in W
     com[:] = com_kernel(mf, X)
     A[:] = 0.0
-    _geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A)
+    contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A)
     Rb = X[0, :9].copy().reshape(3, 3)
-    need[:3] = _mv(Rb, base[:3])
-    need[3:] = _mv(Rb, base[3:6])
+    need[:3] = mat_vec(Rb, base[:3])
+    need[3:] = mat_vec(Rb, base[3:6])
     C, b = C0.copy(), b0.copy()
     C[:6] = A
     b[:6] = need
@@ -347,7 +347,7 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
         return Reaction(False, "no contact is active", base_wrench, np.zeros(6), com,
                         tau=np.zeros(model.nv - 6))
     q, v, a = model.check_state(q, v, a, "a")
-    P = _problem(model, tuple(contacts), mu)
+    P = contact_problem(model, tuple(contacts), mu)
     k, nb, n = len(contacts), model.nb, P.n
     scratch = np.empty(nb * 18 + 7 * n + 6 + len(P.b) + 9 * k)
     base, tau, com, cw = np.empty(model.nv), np.empty(model.nv), np.empty(3), np.empty(6)
