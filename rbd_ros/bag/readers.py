@@ -1,10 +1,10 @@
 """Readers of rosbag2 files for what rosbags' AnyReader does not cover.
 
-* :class:`SqliteStream` reads sqlite3 files in time order with bounded memory. ``ORDER BY
+* :class:`SqliteSource` reads sqlite3 files in time order with bounded memory. ``ORDER BY
   timestamp`` over a whole recording makes SQLite sort every row first, so memory grows with
   the recording; reading a page at a time instead, each page continuing after the last
   (timestamp, id) it returned, walks the timestamp index.
-* :class:`McapStream` reads an MCAP front to back, record by record, up to where it is
+* :class:`McapSource` reads an MCAP front to back, record by record, up to where it is
   damaged. rosbags opens an MCAP through its summary at the end of the file, which a
   recording cut short (power loss, a full disk, a crash) does not have.
 
@@ -86,17 +86,17 @@ class Batch:
 
 def batches(reader: Any, connections: list[Any], size: int, ordered: bool = True,
             start: int | None = None) -> Iterator[Batch]:
-    """The connections' messages in time order, ``size`` at a time, from a :class:`Stream`
+    """The connections' messages in time order, ``size`` at a time, from a :class:`MessageSource`
     that reads batches itself or from any reader with rosbags' ``messages``. ``ordered=False``:
     a caller that only looks at a few messages (the first description, the joint names) may
     have a sqlite3 file's in storage order, which saves checking the order first. ``start``:
     from this recorded time (ns) on."""
-    if isinstance(reader, SqliteStream):
+    if isinstance(reader, SqliteSource):
         yield from reader.batches(connections, size, ordered, start)
         return
     if start is None:
         it = reader.messages(connections=connections)
-    elif isinstance(reader, McapStream):
+    elif isinstance(reader, McapSource):
         it = (m for m in reader.messages(connections) if m[1] >= start)
     else:  # rosbags: from its index
         it = reader.messages(connections=connections, start=start)
@@ -107,13 +107,13 @@ def batches(reader: Any, connections: list[Any], size: int, ordered: bool = True
 def span(reader: Any, connections: list[Any]) -> tuple[int, int]:
     """The recorded times (ns) of the first and last messages of ``connections`` (rosbags:
     the last of the whole recording)."""
-    if isinstance(reader, Stream):
+    if isinstance(reader, MessageSource):
         return reader.span(connections)
     first = next(iter(reader.messages(connections=connections)), None)
     return (reader.start_time if first is None else first[1]), int(reader.end_time)
 
 
-class Stream:
+class MessageSource:
     def __init__(self) -> None:
         self.typestore = get_typestore(Stores.ROS2_HUMBLE)
         self.connections: list[Connection] = []
@@ -168,7 +168,7 @@ def _in_time_order(db: sqlite3.Connection) -> bool:
                 prev)
 
 
-class SqliteStream(Stream):
+class SqliteSource(MessageSource):
     """sqlite3 files, paged."""
 
     def __init__(self, files: list[Path]) -> None:
@@ -307,7 +307,7 @@ def _by_time(db: sqlite3.Connection, columns: str, marks: str, ids: dict[int, in
         last = int(stamp[-1])
 
 
-class McapStream(Stream):
+class McapSource(MessageSource):
     """An MCAP, possibly truncated, front to back."""
 
     def __init__(self, path: Path) -> None:

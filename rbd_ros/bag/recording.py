@@ -72,12 +72,12 @@ def open_reader(paths: list[Path], paged: bool = True) -> tuple[Any, str | None]
     a valid end (cut short by a crash) front to back, by our own reader."""
     from rosbags.highlevel import AnyReader
 
-    from .readers import McapStream, SqliteStream, sqlite_files
+    from .readers import McapSource, SqliteSource, sqlite_files
 
     db3 = sqlite_files(Path(paths[0])) if paged and len(paths) == 1 else []
     try:
         if db3:
-            return SqliteStream(db3), None
+            return SqliteSource(db3), None
         reader = AnyReader([Path(p) for p in paths])
         reader.open()
         return reader, None
@@ -86,7 +86,7 @@ def open_reader(paths: list[Path], paged: bool = True) -> tuple[Any, str | None]
                  ([Path(p)] if Path(p).suffix == ".mcap" else sorted(Path(p).glob("*.mcap")))]
         if len(paths) != 1 or len(mcaps) != 1:
             raise BagError(f"cannot read {', '.join(map(str, paths))}: {e}") from None
-        return McapStream(mcaps[0]), f"{mcaps[0]} has no valid end ({e})"
+        return McapSource(mcaps[0]), f"{mcaps[0]} has no valid end ({e})"
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ its joints put in the model's order (a joint a message leaves out keeps its last
 every block of recorded time (:class:`~.recording.Blocks`) is computed once the differences
 of its last joint states are known: gravity, the inverse dynamics of the measured motion and,
 where commands are recorded, the accelerations they produce. Each computed block goes to a
-sink: the outputs of an analysis, or a part's file (:mod:`.parts`).
+consumer: the outputs of an analysis, or a part's file (:mod:`.parts`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from .thresholds import envelope
 #: a computed block: ``ns`` and, per joint state and joint, ``q``, ``v``, ``a``,
 #: ``tau_measured``, ``tau_model``, ``gravity``, ``qdd_predicted``; ``differenced`` per joint
 #: state: its velocities were not recorded (``v`` holds the positions' differences)
-Sink = Callable[[int, dict[str, Any]], None]
+Consumer = Callable[[int, dict[str, Any]], None]
 
 
 def _up(x: float) -> float:
@@ -212,13 +212,14 @@ def _rows(f: Any, model: Model, out: F64, rows: NDArray[np.bool_], q: F64, x: F6
 
 class Stream:
     """Chunks of joint states through the model, a block of recorded time at a time, into
-    ``sink``; only the blocks of ``region`` (first, end) are computed: the rest is a part's
+    ``consumer``; only the blocks of ``region`` (first, end) are computed: the rest is a part's
     look-back (before) or look-ahead (after it; ``done`` is then set)."""
 
-    def __init__(self, model: Model, opts: Any, blocks: Blocks, summary: Summary, sink: Sink,
+    def __init__(self, model: Model, opts: Any, blocks: Blocks, summary: Summary,
+                 consumer: Consumer,
                  region: tuple[int, int] | None = None) -> None:
-        self.model, self.opts, self.blocks, self.summary, self.sink = \
-            model, opts, blocks, summary, sink
+        self.model, self.opts, self.blocks, self.summary, self.consumer = \
+            model, opts, blocks, summary, consumer
         self.names = model.state_joint_names
         self.col = {n: i for i, n in enumerate(self.names)}
         self.carry: dict[str, Any] | None = None
@@ -318,7 +319,7 @@ class Stream:
             _rows(rnea_batch, m, g, has_q, q, rest, rest, False)
             _rows(rnea_batch, m, tau, has_qva, q, v, a, fric)
         _rows(aba_batch, m, qdd, has_qv & np.isfinite(u).all(axis=1), q, v, u, fric)
-        self.sink(block, {"ns": ns, "q": q, "v": v, "a": a, "tau_measured": e,
+        self.consumer(block, {"ns": ns, "q": q, "v": v, "a": a, "tau_measured": e,
                           "tau_model": tau, "gravity": g, "qdd_predicted": qdd,
                           "differenced": differenced})
 

@@ -11,7 +11,7 @@ import pytest
 from recordings import TS, description, string
 from rosbags.rosbag2 import Writer
 
-from rbd_ros.bag.readers import WIDEST, SqliteStream, _in_time_order, batches
+from rbd_ros.bag.readers import WIDEST, SqliteSource, _in_time_order, batches
 
 
 @pytest.mark.parametrize("in_order", [True, False], ids=["by-rowid", "by-timestamp"])
@@ -38,7 +38,7 @@ def test_a_rare_topic_among_many(tmp_path: Path, in_order: bool) -> None:
     db3 = next(path.glob("*.db3"))
     with sqlite3.connect(db3) as db:
         assert _in_time_order(db) == in_order
-    stream = SqliteStream([db3])
+    stream = SqliteSource([db3])
     conn = [c for c in stream.connections if c.topic == "/rare"]
     pages = list(batches(stream, conn, 4))
     got = [(int(b.stamp[k]), b.raw(k)) for b in pages for k in range(len(b))]
@@ -59,5 +59,5 @@ def test_a_description_recorded_late_is_found(tmp_path: Path) -> None:
         for k in range(5000):
             w.write(other, k, string("x"))
         w.write(desc, 5000, description())
-    model = recorded_model(SqliteStream([next(path.glob("*.db3"))]), None)
+    model = recorded_model(SqliteSource([next(path.glob("*.db3"))]), None)
     assert model.state_joint_names == [f"joint{k}" for k in range(1, 8)]

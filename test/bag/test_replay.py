@@ -332,14 +332,14 @@ def test_replay_loops_a_window_remapped_with_recorded_qos_and_clock(
 def test_replay_pauses_resumes_and_plays_a_cut_short_mcap(tmp_path: Path, probe: Probe) -> None:
     import time
 
-    from rbd_ros.bag.readers import McapStream
+    from rbd_ros.bag.readers import McapSource
     from rbd_ros.bag.replay import recorded_qos
 
     bag, t0 = _states(tmp_path / "rec", StoragePlugin.MCAP, seconds=3.0)
     mcap = next(bag.glob("*.mcap"))
     data = mcap.read_bytes()
     mcap.write_bytes(data[: int(len(data) * 0.7)])  # a crash: no summary, the end cut off
-    reader = McapStream(mcap)
+    reader = McapSource(mcap)
     assert reader.damage is not None  # read up to where the cut is
     readable = sum(c.msgcount for c in reader.connections)
     qos = {c.topic: recorded_qos(c) for c in reader.connections}  # from the channel metadata
