@@ -102,8 +102,11 @@ class _Controller:
         self.errors: dict[str, list[float]] = {"PD only": [], "PD + feed-forward": []}
         self.ff_after: list[float] = []  # s from a joint state to its feed-forward
         self.steps = 0
+        self.answered = 0  # the stamp of the last state answered
 
     def on_state(self, stamp: int, q: np.ndarray, v: np.ndarray) -> None:
+        if stamp <= self.answered:
+            return  # the simulator's state again (it waited 0.1 s): answered already
         self.pending = (stamp, q, v)
         self.arrived.setdefault(stamp, time.monotonic())
         self.answer()
@@ -140,6 +143,7 @@ class _Controller:
             self.ff = {s: x for s, x in self.ff.items() if s > stamp}
         self.publish(stamp, tau)
         self.pending = None
+        self.answered = stamp
         self.steps += 1
         self.arrived = {s: w for s, w in self.arrived.items() if s >= stamp}
         if t >= SETTLE_S:

@@ -98,3 +98,27 @@ def test_every_option_has_help_that_says_its_default() -> None:
             assert said in text, (name, said)
             after = text[text.index(said) + len(said):][:120]
             assert "default" in said or after.startswith(" (default: "), (name, said, after)
+
+
+def test_the_demo_answers_each_simulated_state_once() -> None:
+    """Under load the lockstep simulator publishes its waiting state again (after 0.1 s), and
+    the dynamics node answers that copy too: the demo's controller answers the state once, so
+    its run has as many samples as steps (a second answer made 3502 of 3500 on a busy CI)."""
+    import numpy as np
+
+    from rbd_ros.demo import _Controller
+
+    sent: list[int] = []
+    ctl = _Controller(4.0, lambda stamp, tau: sent.append(stamp))
+    q = v = np.zeros(7)
+    ctl.on_state(10**9, q, v)
+    ctl.begin("PD + feed-forward")
+    assert sent == []  # waits for the dynamics node's feed-forward of that state
+    ctl.on_state(10**9, q, v)  # the simulator's copy, while it waits
+    ctl.on_ff(10**9, np.ones(7))
+    ctl.on_ff(10**9, np.ones(7))  # the node's answer to the copy
+    ctl.on_state(10**9, q, v)  # a copy that comes late
+    assert sent == [10**9]
+    ctl.on_state(10**9 + 10**6, q, v)
+    ctl.on_ff(10**9 + 10**6, np.ones(7))
+    assert sent == [10**9, 10**9 + 10**6]
