@@ -7,12 +7,17 @@ trailing ``*`` on both sides renames a prefix (``fer_*=panda_*``). Held joints s
 given position, at rest, as long as nothing names them. Many drivers report motor currents as
 efforts (Universal Robots' puts them in ``JointState.effort``): a joint's effort scale turns
 them into torques (effort x scale, N m per A at the joint, by the model's joint name).
+
+:func:`merge` puts one message's values into the model's arrays, at a driver's rate: one
+compiled call where numpy's dozen small operations a message cost ~15 us.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+from numba import njit
 
 
 class NameMap:
@@ -77,3 +82,43 @@ class NameMap:
             if not sep or not name:
                 raise ValueError(f"{option} {item}: write {option} NAME=NUMBER") from None
         return out
+
+
+@njit(cache=True, nogil=True)
+def merge(rows, cols, qcols, pos, vel, eff, stamp, q, v, a, effort, stamps, seen, scale,
+          limit):  # pragma: no cover (compiled)
+    """One joint-state message into the model's arrays, all or nothing.
+
+    The message's entry ``rows[j]`` is the joint at velocity index ``cols[j]`` and position
+    index ``qcols[j]``; ``pos``, ``vel`` and ``eff`` are its arrays (empty where it has none).
+    Returns 0, 1 or 2, and changes nothing, when that array holds a value that is not finite
+    or beyond ``limit``; else -1, with, per joint: the position (and ``seen``), the effort
+    times ``scale``, the velocity (the message's, else the backward difference of positions
+    over the stamps, else unchanged), the acceleration (the backward difference of
+    velocities; 0 where there is no earlier state) and the joint's stamp (integer ns)."""
+    fields = (pos, vel, eff)
+    for f in range(3):
+        x = fields[f]
+        for k in range(x.shape[0]):
+            if not abs(x[k]) <= limit:  # False for NaN too
+                return f
+    for j in range(rows.shape[0]):
+        r, i = rows[j], cols[j]
+        dt = stamp - stamps[i]
+        prev = seen[i] and dt > 0
+        step = dt * 1e-9 if prev else 1e-9
+        if vel.shape[0]:
+            vn = vel[r]
+        elif pos.shape[0]:
+            vn = (pos[r] - q[qcols[j]]) / step if prev else 0.0
+        else:
+            vn = v[i]
+        a[i] = (vn - v[i]) / step if prev else 0.0
+        v[i] = vn
+        if pos.shape[0]:
+            q[qcols[j]] = pos[r]
+            seen[i] = True
+        if eff.shape[0]:
+            effort[i] = eff[r] * scale[i]
+        stamps[i] = stamp
+    return -1

@@ -29,7 +29,7 @@ def load_node_kernels(floating_base: bool = True) -> None:
     from .dynamics.contact_estimation import ContactEstimator
     from .dynamics.contacts import Contact, solve
     from .dynamics.floating import forward_dynamics, inverse_dynamics
-    from .dynamics.observer import MomentumObserver
+    from .dynamics.observer import CollisionDetector, MomentumObserver
     from .robots import ARM, QUADRUPED
 
     arm = load_urdf(ARM)
@@ -39,6 +39,8 @@ def load_node_kernels(floating_base: bool = True) -> None:
     aba(arm, d, arm.neutral(), z, z)
     crba(arm, d, arm.neutral())
     MomentumObserver(arm, 1.0).update(0.0, arm.neutral(), z, z)
+    CollisionDetector(np.ones(arm.nv), 0.5).update(z, z, np.ones(arm.nv, dtype=bool))
+    _merge_once(arm.nv)
     _loaded = max(_loaded, 1)
     if not floating_base:
         return
@@ -53,6 +55,19 @@ def load_node_kernels(floating_base: bool = True) -> None:
     inverse_dynamics(robot, d, q, v, v[6:])
     ContactEstimator(robot, [*feet[1:], sole]).update(0.0, q, v, v[6:])
     _loaded = 2
+
+
+def _merge_once(n: int) -> None:
+    """joint_names.merge with the types the nodes give it: a message's read-only values."""
+    import numpy as np
+
+    from .joint_names import merge
+
+    idx = np.arange(n)
+    values = np.zeros(n)
+    values.flags.writeable = False
+    merge(idx, idx, idx, values, values, values, 1, np.zeros(n), np.zeros(n), np.zeros(n),
+          np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool), np.ones(n), 1e9)
 
 
 _loaded = 0  # 1: a fixed-base node's kernels are loaded, 2: a floating-base node's too

@@ -39,7 +39,7 @@ from ..dynamics.observer import (
     DEFAULT_GAIN,
     THRESHOLD_PARAMETERS,
     ResidualPeaks,
-    collision_level,
+    flag_states,
     thresholds_problem,
 )
 from .errors import BagError, OutputError
@@ -246,31 +246,12 @@ class Flags:
     def __call__(self, observed: F64) -> F64:
         """Per state and joint, 1.0 flagged, 0.0 not, NaN no decision (no residual, or the
         observer not settled: :meth:`ResidualPeaks.add`'s planes)."""
-        residual, velocity, settled = observed.transpose(1, 0, 2)
-        out = np.full(residual.shape, np.nan)
+        out = np.full((observed.shape[0], observed.shape[2]), np.nan)
         if self.on:
             rest, moving, per_speed = self.parts
-            level = collision_level(rest, moving, per_speed, velocity)
-            _hysteresis(residual, settled, level, self.release, self.state, out)
+            flag_states(observed, np.arange(out.shape[1]), rest, moving, per_speed,
+                        self.release, self.state, np.empty(out.shape), out)
         return out
-
-
-@njit(cache=True, nogil=True)
-def _hysteresis(residual, settled, on, release, state, out):
-    """Per state and joint: flagged once ``|residual|`` exceeds ``on`` (that state's), until it
-    falls below ``release`` times it (``state``: the flags, kept between calls); a NaN residual
-    (no state) keeps them, and gives NaN; one not ``settled`` (0.0) clears them, and gives
-    NaN."""
-    for r in range(residual.shape[0]):
-        for j in range(residual.shape[1]):
-            x = abs(residual[r, j])
-            if np.isnan(x):
-                continue
-            if settled[r, j] == 0.0:
-                state[j] = False
-                continue
-            state[j] = x >= release * on[r, j] if state[j] else x > on[r, j]
-            out[r, j] = 1.0 if state[j] else 0.0
 
 
 @njit(cache=True, nogil=True)

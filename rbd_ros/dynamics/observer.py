@@ -353,6 +353,12 @@ class MomentumObserver(_Run):
         return s
 
     @property
+    def last(self) -> F64:
+        """The last state's residual, each joint's velocity as late and whether it has settled
+        (1.0 or 0.0), as a (1, 3, nv) view: what :meth:`CollisionDetector.update_from` takes."""
+        return self._out
+
+    @property
     def settled(self) -> np.ndarray:
         """Per joint, whether the observer has run ``SETTLE / K`` since its (re)start: before,
         its residual carries the start's error, and no collision is flagged."""
@@ -441,7 +447,7 @@ class CollisionDetector:
 
     def __init__(self, thresholds: F64, release: float, moving: F64 | float = 0.0,
                  per_speed: F64 | float = 0.0) -> None:
-        self.thresholds = np.asarray(thresholds, dtype=np.float64)
+        self.thresholds = np.array(thresholds, dtype=np.float64).reshape(-1)
         self.moving, self.per_speed = (
             np.broadcast_to(np.asarray(x, dtype=np.float64), self.thresholds.shape).copy()
             for x in (moving, per_speed))
@@ -453,8 +459,12 @@ class CollisionDetector:
         if not 0.0 < release <= 1.0:
             raise ModelError(f"the release fraction must be in (0, 1], got {release}")
         self.release = release
-        self.level = self.thresholds.copy()  # the thresholds at the last update's speeds
         self.flags = np.zeros(self.thresholds.shape, dtype=bool)
+        size = self.thresholds.size  # flag_states' arguments for one state
+        self._given, self._cols = np.zeros((1, 3, size)), np.arange(size)
+        self._level, self._out = np.zeros((1, size)), np.zeros((1, size))
+        self._level[0] = self.thresholds
+        self.level = self._level[0]  # the thresholds at the last update's speeds
         #: while any joint is flagged, those whose residual is over ``release`` times their
         #: threshold (the flagged among them): where the contact shows, for
         #: :func:`likely_links`; none else
@@ -465,15 +475,58 @@ class CollisionDetector:
         """New flags from the residuals and the joints' velocities as late (None: at rest),
         in the thresholds' order; a joint not ``settled`` (:attr:`MomentumObserver.settled`)
         is not flagged. True if any flag changed."""
-        self.level = collision_level(self.thresholds, self.moving, self.per_speed,
-                                     np.zeros_like(self.thresholds) if velocity is None
-                                     else velocity)
-        size = np.abs(residual)
-        held = size >= self.release * self.level  # over the release level
-        flags = np.where(self.flags, held, size > self.level)
-        if settled is not None:
-            flags &= settled
-        changed = bool(np.any(flags != self.flags))
-        self.flags = flags
-        self.loaded = flags | held if flags.any() else flags
-        return changed
+        given = self._given[0]
+        given[0] = residual
+        given[1] = 0.0 if velocity is None else velocity
+        given[2] = 1.0 if settled is None else settled
+        return self.update_from(self._given, self._cols)
+
+    def update_from(self, last: F64, cols: np.ndarray) -> bool:
+        """:meth:`update` from an observer's :attr:`MomentumObserver.last` (one state's
+        residual, velocity as late and settled, of every joint); the thresholds' joints are
+        its ``cols`` (int64; -1: a joint with no residual, never flagged). True if any flag
+        changed."""
+        changed = flag_states(last, cols, self.thresholds, self.moving, self.per_speed,
+                              self.release, self.flags, self._level, self._out)
+        if self.flags.any():
+            x = last[0, 0, np.maximum(cols, 0)]
+            self.loaded = self.flags | ((cols >= 0) & (np.abs(x) >= self.release * self.level))
+        else:
+            self.loaded = self.flags.copy()
+        return bool(changed)
+
+
+@njit(cache=True, nogil=True)
+def flag_states(observed, cols, rest, moving, per_speed, release, flags, level,
+                out):  # pragma: no cover (compiled)
+    """Collision flags, state after state, with hysteresis: a joint is flagged once its
+    residual's magnitude exceeds its threshold at that state's speed (:func:`collision_level`'s,
+    written into ``level``) and stays flagged until it falls below ``release`` times it.
+
+    ``observed``: per state, the residual, the velocity as late and whether settled (planes
+    0, 1, 2; :meth:`ResidualPeaks.add`'s); the thresholds' joints are its columns ``cols``
+    (-1: none). ``flags`` are kept from call to call. A joint not settled (0) is cleared; a NaN
+    residual (no state) keeps them. ``out``: per state and joint, 1.0 flagged, 0.0 not, NaN no
+    decision. Returns how many flags changed."""
+    changed = 0
+    for r in range(observed.shape[0]):
+        for j in range(cols.shape[0]):
+            c = cols[j]
+            out[r, j] = np.nan
+            if c < 0:
+                level[r, j] = rest[j]
+                continue
+            s = abs(observed[r, 1, c])
+            on = rest[j] + moving[j] * np.tanh(s / MOVING_SPEED) + per_speed[j] * s
+            level[r, j] = on
+            x = abs(observed[r, 0, c])
+            flag = flags[j]
+            if observed[r, 2, c] == 0.0:
+                flag = False
+            elif not np.isnan(x):
+                flag = x >= release * on if flag else x > on
+                out[r, j] = 1.0 if flag else 0.0
+            if flag != flags[j]:
+                flags[j] = flag
+                changed += 1
+    return changed

@@ -122,6 +122,7 @@ class Live:
         # the joints collision_thresholds* are for, in their order (set with the detector)
         self.watched: list[str] = []
         self.watched_v = np.zeros(0, dtype=np.int64)
+        self.watched_cols = self.watched_v  # in the observer's last state (-1: held)
         # order of the Float64MultiArray topics: `joints`, or the controller's; None: unknown,
         # and nothing is read or published on them
         self.order = list(order or [])
@@ -258,18 +259,18 @@ class DynamicsNode(NodeBase):
                                                      "~/external_torques_from_acceleration")
         self.pub_collision = self.quiet_publisher(DiagnosticArray, "~/collision")
         self.pub_status = self.quiet_publisher(String, "~/status", LATCHED)
-        # the outputs that someone subscribes to (ids), looked at every WATCHDOG_S: asking
-        # rclpy for each output on each joint state would cost ~1.4 us an output
+        # the outputs that someone subscribes to, looked at every WATCHDOG_S: asking rclpy
+        # for each output on each joint state would cost ~1.4 us an output
         self.outputs = [self.pub_gravity, self.pub_gravity_cmd, self.pub_ff, self.pub_ff_cmd,
                         self.pub_accel, self.pub_external, self.pub_external_acc]
-        self.heard: set[int] = set()
+        self.heard: set[Any] = set()
         self.guarded_service(InverseDynamics, "~/inverse_dynamics", self._srv_inverse)
         self.guarded_service(ForwardDynamics, "~/forward_dynamics", self._srv_forward)
         self.guarded_service(MassMatrix, "~/mass_matrix", self._srv_mass_matrix)
         self.guarded_service(GravityTorques, "~/gravity_torques", self._srv_gravity)
         self.timer: rclpy.timer.Timer | None = None
         self._set_rate(self.param("publish_rate"))
-        self._last_stamp = None
+        self._last_stamp: int | None = None  # ns
         self._arrived = 0.0  # time.monotonic() of the last joint_states message
         self.saturations = 0  # *_command values clamped to their limits, since the start
         self._saturated = 0.0  # time.monotonic() of the last clamp
@@ -404,6 +405,9 @@ class DynamicsNode(NodeBase):
         watched = self._watched(live, value("collision_joints"))
         try:
             live.watched_v = np.array(live.index.order(watched), dtype=np.int64)
+            # a held joint has no effort, so no residual: never flagged
+            live.watched_cols = np.where(np.isin(live.watched_v, live.held_v), -1,
+                                         live.watched_v)
         except InputError as e:
             self.get_logger().warning(f"collision_joints: {e}: no collision output until it "
                                       "is set again")
@@ -538,9 +542,9 @@ class DynamicsNode(NodeBase):
         if stamp is None:
             return
         self._arrived = time.monotonic()
-        self._last_stamp = stamp_msg(stamp)
+        self._last_stamp = stamp
         if self.timer is None:
-            self._publish(live, self._last_stamp)
+            self._publish(live, stamp)
 
     def _on_timer(self) -> None:
         if self.live is not None and self._last_stamp is not None and not self._silent():
@@ -554,7 +558,7 @@ class DynamicsNode(NodeBase):
             self.report("silent", None)
             return False
         self.report("silent", f"stale joint_states: none for {quiet:.3f} s, the last at "
-                              f"{format_stamp(stamp_ns(self._last_stamp))} (limit "
+                              f"{format_stamp(self._last_stamp)} (limit "
                               f"{self.timeout_ns * 1e-6:g} ms); no output until they come")
         return True
 
@@ -577,7 +581,7 @@ class DynamicsNode(NodeBase):
     def hear(self) -> None:
         """Which outputs have subscribers now: only those are computed (refreshed by the
         watchdog, and before the inputs held for a first model are answered)."""
-        self.heard = {id(p) for p in self.outputs if p.get_subscription_count()}
+        self.heard = {p for p in self.outputs if p.get_subscription_count()}
 
     def _on_command_array(self, live: Live, msg: Float64MultiArray) -> None:
         if live.order_v is None:
@@ -613,8 +617,9 @@ class DynamicsNode(NodeBase):
         live.trajectory = Trajectory(idx, times, q, v, a, start)
 
     # ------------------------------------------------------------------ outputs
-    def _publish(self, live: Live, stamp: Any) -> None:
-        """Compute and publish what someone subscribes to (each output costs time at 1 kHz)."""
+    def _publish(self, live: Live, stamp: int) -> None:
+        """Compute and publish what someone subscribes to (each output costs time at 1 kHz),
+        stamped ``stamp`` (ns)."""
         st = live.merger
         if not st.ready:
             return  # merge() says which joints are missing
@@ -628,28 +633,28 @@ class DynamicsNode(NodeBase):
         t0 = time.perf_counter_ns()
         m, d = live.model, live.data
         fric = self.friction
-        listened = self._listened
-        if listened(self.pub_gravity, self.pub_gravity_cmd):
+        heard = self.heard
+        if self.pub_gravity in heard or self.pub_gravity_cmd in heard:
             self._emit(live, stamp, self.pub_gravity, self.pub_gravity_cmd, gravity(m, d, st.q))
-        if listened(self.pub_accel) and np.all(np.isfinite(live.command)):
+        if self.pub_accel in heard and np.all(np.isfinite(live.command)):
             qdd = aba(m, d, st.q, st.v, live.command, friction=fric)
             msg = JointTrajectory(joint_names=live.names)
-            msg.header.stamp = stamp
+            msg.header.stamp = stamp_msg(stamp)
             msg.points = [JointTrajectoryPoint(
                 positions=st.q[live.index.q_index(live.out_v)].tolist(),
                 velocities=st.v[live.out_v].tolist(), accelerations=qdd[live.out_v].tolist())]
             self.pub_accel.publish(msg)
-        if listened(self.pub_external_acc) and np.all(np.isfinite(st.effort[live.out_v])):
+        if self.pub_external_acc in heard and np.all(np.isfinite(st.effort[live.out_v])):
             ext = np.zeros(m.nv)
             ext[live.out_v] = external_torques(m, d, st.q, st.v, st.a, st.effort,
                                                fric)[live.out_v]
             self._emit(live, stamp, self.pub_external_acc, None, ext)
-        if live.detector is not None or listened(self.pub_external):
+        if live.detector is not None or self.pub_external in heard:
             self._observe(live, stamp)
         else:
             live.observed_ns = 0  # not observed: it starts afresh when someone listens
-        if live.trajectory is not None and listened(self.pub_ff, self.pub_ff_cmd):
-            pd, vd, ad = live.trajectory.sample(stamp_ns(stamp))
+        if live.trajectory is not None and (self.pub_ff in heard or self.pub_ff_cmd in heard):
+            pd, vd, ad = live.trajectory.sample(stamp)
             q, v, a = st.q.copy(), np.zeros(m.nv), np.zeros(m.nv)
             idx = live.trajectory.v_index
             q[live.index.q_index(idx)] = pd
@@ -687,7 +692,7 @@ class DynamicsNode(NodeBase):
                     "starts (no joint is flagged meanwhile)")
         return "none"
 
-    def _observe(self, live: Live, stamp: Any) -> None:
+    def _observe(self, live: Live, ns: int) -> None:
         """One step of the momentum observer: ``~/external_torques`` and ``~/collision``."""
         st, observer = live.merger, live.observer
         assert observer is not None
@@ -697,7 +702,6 @@ class DynamicsNode(NodeBase):
             self.warn("no_effort", "external_torques and collision need the measured efforts: "
                                    f"joint_states carries none for {self._no_effort(live)}")
             return
-        ns = stamp_ns(stamp)
         gap = (ns - live.observed_ns) * 1e-9
         if ns == live.observed_ns:  # pieces of one state from several drivers share a stamp
             residual = observer.residual
@@ -713,16 +717,14 @@ class DynamicsNode(NodeBase):
             residual = observer.update((ns - live.t0_ns) * 1e-9, st.q, st.v, tau,
                                        st.differenced)
         residual[live.held_v] = np.nan
-        self._emit(live, stamp, self.pub_external, None, residual)
+        self._emit(live, ns, self.pub_external, None, residual)
         detector = live.detector
-        if detector is not None and (detector.update(residual[live.watched_v],
-                                                     observer.speed[live.watched_v],
-                                                     observer.settled[live.watched_v])
+        if detector is not None and (detector.update_from(observer.last, live.watched_cols)
                                      or ns - live.reported_ns >= COLLISION_HEARTBEAT_NS):
             live.reported_ns = ns
-            self.pub_collision.publish(self._collision(live, stamp, residual))
+            self.pub_collision.publish(self._collision(live, ns, residual))
 
-    def _collision(self, live: Live, stamp: Any, residual: np.ndarray) -> DiagnosticArray:
+    def _collision(self, live: Live, ns: int, residual: np.ndarray) -> DiagnosticArray:
         detector = live.detector
         assert detector is not None
         loaded = np.zeros(live.model.nv, dtype=bool)
@@ -744,7 +746,7 @@ class DynamicsNode(NodeBase):
                                      KeyValue(key="threshold", value=f"{t:.6g}")])
             for j, f, r, t in zip(live.watched, detector.flags, residual[live.watched_v],
                                   detector.level, strict=True)])
-        msg.header.stamp = stamp
+        msg.header.stamp = stamp_msg(ns)
         return msg
 
     @staticmethod
@@ -752,10 +754,10 @@ class DynamicsNode(NodeBase):
         return [n for n, i in live.index.index.items()
                 if i in live.measured and not math.isfinite(live.merger.effort[i])]
 
-    def _emit(self, live: Live, stamp: Any, pub: Any, pub_cmd: Any, tau: np.ndarray) -> None:
-        if id(pub) in self.heard:
+    def _emit(self, live: Live, stamp: int, pub: Any, pub_cmd: Any, tau: np.ndarray) -> None:
+        if pub in self.heard:
             pub.publish(live.messages[id(pub)].fill(stamp, tau[live.out_v]))
-        if pub_cmd is not None and live.order_v is not None and id(pub_cmd) in self.heard:
+        if pub_cmd is not None and live.order_v is not None and pub_cmd in self.heard:
             cmd = live.messages[id(pub_cmd)]
             out = tau[live.order_v]
             if self.clamp and np.any(np.abs(out) > live.limits):
@@ -763,9 +765,6 @@ class DynamicsNode(NodeBase):
                 out = np.clip(out, -live.limits, live.limits)
             cmd.data = array("d", out.tobytes())
             pub_cmd.publish(cmd)
-
-    def _listened(self, *pubs: Any) -> bool:
-        return any(id(p) in self.heard for p in pubs)
 
     def _clamped(self, live: Live, pub: Any, out: np.ndarray) -> None:
         over = np.flatnonzero(np.abs(out) > live.limits)

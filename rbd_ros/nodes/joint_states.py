@@ -22,15 +22,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..dynamics import Model
 from ..dynamics.model import F64
-from ..joint_names import NameMap
-from .errors import InputError, usable
+from ..joint_names import NameMap, merge
+from .errors import LIMIT, InputError, usable
 
-#: names seen, message rows, v indices, q indices (index arrays, or slices when the message
-#: names every joint in model order), and whether it sets every joint that messages set
-Plan = tuple["Update", Any, Any, Any, bool]
+#: names seen, the message's rows of known joints, their v and q indices, and whether it sets
+#: every joint that messages set
+Plan = tuple["Update", NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], bool]
 
 
 @dataclass
@@ -46,15 +47,26 @@ def _repeated(names: Sequence[str]) -> list[str]:
     return sorted(n for n, count in Counter(names).items() if count > 1)
 
 
-def _values(name: str, values: Sequence[float], n: int) -> F64 | None:
+#: a field a message does not carry (read-only, as the arrays merge() is compiled for)
+_NONE = np.empty(0)
+_NONE.flags.writeable = False
+
+
+def _values(name: str, values: Sequence[float], n: int) -> F64:
+    """A message's field as a read-only float64 vector (empty if it has none)."""
     if len(values) == 0:
-        return None
+        return _NONE
     if len(values) != n:
         raise InputError(f"{name} has {len(values)} entries for {n} joint names; "
                          f"give one per name or none")
+    if isinstance(values, np.ndarray) and not values.flags.writeable \
+            and values.dtype == np.float64:
+        return values  # viewed in a message's bytes (JointStateReader)
     # message arrays arrive as array('d'): viewed, not copied
-    return usable(np.frombuffer(values, dtype=np.float64) if isinstance(values, array)
-                  else np.asarray(values, dtype=np.float64), name)
+    x = (np.frombuffer(values, dtype=np.float64) if isinstance(values, array)
+         else np.array(values, dtype=np.float64))
+    x.flags.writeable = False
+    return x
 
 
 class JointIndex:
@@ -122,15 +134,15 @@ class JointIndex:
         rows = [k for k, n in enumerate(names) if n in self.index]
         used = [names[k] for k in rows]
         idx = [self.index[n] for n in used]
-        pos = _values("positions", positions, len(names))
+        pos = usable(_values("positions", positions, len(names)), "positions")
         q = self.model.neutral()
-        if pos is not None:  # None only when no joint is named (a model without 1-DOF joints)
+        if pos.size:  # empty only when no joint is named (a model without 1-DOF joints)
             q[self.q_index(np.array(idx, dtype=np.int64))] = pos[rows]
         out = []
         for field, arr in arrays.items():
-            vals = _values(field, arr, len(names))
+            vals = usable(_values(field, arr, len(names)), field)
             x = np.zeros(self.model.nv)
-            if vals is not None:
+            if vals.size:
                 x[idx] = vals[rows]
             out.append(x)
         return used, idx, q, out
@@ -159,6 +171,7 @@ class JointStateMerger:
         self.effort = np.full(model.nv, np.nan)
         self.stamp = np.zeros(model.nv, dtype=np.int64)  # per joint, ns (valid where seen)
         self.seen = np.zeros(model.nv, dtype=bool)
+        self._ready = False
         self.latest = 0  # stamp of the last message merged (ns)
         self.whole = False  # whether it set every joint that messages set
         self._plans: dict[tuple[str, ...], Plan] = {}
@@ -182,14 +195,17 @@ class JointStateMerger:
             scale = self.names.scales(self.joints.index)
         except ValueError as e:
             raise InputError(str(e)) from None
-        self.scale = None if scale is None else np.resize(scale, model.nv)
+        self.scale = np.ones(model.nv) if scale is None else np.resize(scale, model.nv)
         # the joints that only messages set: their ages are watched
         self.fed = np.array(sorted(i for n, i in self.joints.index.items()
                                    if n not in self.names.held), dtype=np.int64)
 
     @property
     def ready(self) -> bool:
-        return bool(self.seen.all())
+        """Whether every joint has been seen (once it has, it stays so)."""
+        if not self._ready:
+            self._ready = bool(self.seen.all())
+        return self._ready
 
     def missing(self) -> list[str]:
         return [n for n, i in self.joints.index.items() if not self.seen[i]]
@@ -227,18 +243,10 @@ class JointStateMerger:
         update = Update([i for _, i in known],
                         [n for n in key if n not in index and n not in mimic],
                         [n for n in key if n in mimic])
-        ks = np.array([k for k, _ in known], dtype=np.int64)
-        idx = np.array([i for _, i in known], dtype=np.int64)
-        rows: Any = ks
-        cols: Any = idx
-        qi: Any = self.joints.q_index(idx)
-        n = idx.size
-        if n and np.array_equal(ks, np.arange(len(key))) and \
-                np.array_equal(idx, np.arange(idx[0], idx[0] + n)):
-            # every joint in model order, as one driver sends them: slices, not index arrays
-            rows, cols = slice(0, n), slice(int(idx[0]), int(idx[0]) + n)
-            qi = self.joints.q_index(cols)
-        plan: Plan = (update, rows, cols, qi, bool(np.isin(self.fed, idx).all()))
+        rows = np.array([k for k, _ in known], dtype=np.int64)
+        cols = np.array([i for _, i in known], dtype=np.int64)
+        plan: Plan = (update, rows, cols, self.joints.q_index(cols),
+                      bool(np.isin(self.fed, cols).all()))
         if len(self._plans) < 64:
             self._plans[tuple(names)] = plan
         return plan
@@ -247,31 +255,18 @@ class JointStateMerger:
                velocities: Sequence[float], efforts: Sequence[float]) -> Update:
         """Merge one message stamped ``stamp`` (integer ns); raises InputError (and keeps
         nothing) if it is unusable."""
-        update, ks, idx, qi, whole = self._plan(names)
+        update, rows, cols, qcols, whole = self._plan(names)
         n = len(names)
-        pos = _values("position", positions, n)
-        vel = _values("velocity", velocities, n)
-        eff = _values("effort", efforts, n)
+        pos, vel, eff = values = (_values("position", positions, n),
+                                  _values("velocity", velocities, n),
+                                  _values("effort", efforts, n))
+        bad = merge(rows, cols, qcols, pos, vel, eff, stamp, self.q, self.v, self.a,
+                    self.effort, self.stamp, self.seen, self.scale, LIMIT)
+        if bad >= 0:
+            usable(values[bad], ("position", "velocity", "effort")[bad])  # raises, saying why
         if not update.updated:
             return update
-        dt = stamp - self.stamp[idx]  # integer ns: exact
-        prev = self.seen[idx] & (dt > 0)
-        step = np.where(prev, dt, 1) * 1e-9
-        if vel is not None:
-            v_new = vel[ks]
-        elif pos is not None:
-            v_new = np.where(prev, (pos[ks] - self.q[qi]) / step, 0.0)
-        else:
-            v_new = self.v[idx]
-        self.differenced = vel is None and pos is not None
-        self.a[idx] = np.where(prev, (v_new - self.v[idx]) / step, 0.0)
-        self.v[idx] = v_new
-        if pos is not None:
-            self.q[qi] = pos[ks]
-            self.seen[idx] = True
-        if eff is not None:
-            self.effort[idx] = eff[ks] if self.scale is None else eff[ks] * self.scale[idx]
-        self.stamp[idx] = stamp
+        self.differenced = not vel.size and bool(pos.size)
         self.latest = stamp
         self.whole = whole
         return update

@@ -39,9 +39,9 @@ class JointStateBytes:
         offset, count = cdr.joint_state_layout(bytes(self.buf)).fields[2]
         self.effort = np.frombuffer(self.buf, dtype="<f8", count=count, offset=offset)
 
-    def fill(self, stamp: Any, effort: F64) -> bytes:
-        """The message stamped ``stamp`` (a builtin_interfaces Time) with these efforts."""
-        struct.pack_into("<iI", self.buf, cdr.STAMP, stamp.sec, stamp.nanosec)
+    def fill(self, stamp: int, effort: F64) -> bytes:
+        """The message stamped ``stamp`` (ns) with these efforts."""
+        struct.pack_into("<iI", self.buf, cdr.STAMP, *divmod(stamp, 1_000_000_000))
         self.effort[:] = effort
         return bytes(self.buf)
 

@@ -19,6 +19,7 @@ from rbd_ros.dynamics.observer import (
     WINDOW_S,
     CollisionDetector,
     MomentumObserver,
+    collision_level,
     likely_links,
 )
 from rbd_ros.robots import ARM
@@ -115,6 +116,24 @@ def test_the_link_is_looked_for_below_the_threshold_once_a_joint_is_flagged() ->
     assert not detector.flags.any() and not detector.loaded.any()
     detector.update(r, settled=np.zeros(7, dtype=bool))  # the observer not settled: no flag
     assert not detector.flags.any() and not detector.loaded.any()
+
+
+def test_flags_from_an_observers_last_state_by_column() -> None:
+    """``update_from`` reads the thresholds' joints from an observer's last state by column,
+    in their own order; a column of -1 (a held joint: no effort, no residual) is never
+    flagged, however large the residual there."""
+    last = np.zeros((1, 3, 7))
+    last[0, 0] = [0.0, 5.0, 0.0, 0.0, 0.0, 0.0, 9.0]
+    last[0, 2] = 1.0  # settled
+    detector = CollisionDetector(np.array([1.0, 1.0, 1.0]), 0.5)
+    assert detector.update_from(last, np.array([6, 1, -1]))
+    assert detector.flags.tolist() == [True, True, False]
+    assert detector.loaded.tolist() == [True, True, False]
+    last[0, 1, 6] = 1.0  # moving: the threshold grows with speed, as collision_level says
+    moving = CollisionDetector(np.array([1.0]), 0.5, 20.0)
+    assert not moving.update_from(last, np.array([6]))
+    assert moving.level.tolist() == pytest.approx(
+        collision_level(np.array([1.0]), np.array([20.0]), np.array([0.0]), np.array([1.0])))
 
 
 def test_gain_must_be_positive() -> None:
