@@ -10,7 +10,8 @@ array: the stamp at ``STAMP``, the frame id's length at ``FRAME_ID``.
 
 The recording tools decode and write thousands of messages at these offsets at once
 (:mod:`rbd_ros.bag.decode`, :mod:`rbd_ros.bag.writers`); the floating-base node reads its
-odometry and IMU from their bytes (rclpy's messages cost more than its dynamics).
+odometry and IMU from their bytes (rclpy's messages cost more than its dynamics), and both
+nodes read joint states and write their stamped outputs as bytes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
 
 ENCAPSULATION = 4  # bytes before the data: the representation identifier, then options
 CDR_BE, CDR_LE = b"\x00\x00", b"\x00\x01"  # the identifiers of big- and little-endian CDR
@@ -94,11 +98,15 @@ class JointStateLayout:
     fields: tuple[tuple[int, int], ...]  # (byte offset, count) of position, velocity, effort
     length: int  # of the message, its unused tail (TAIL) included
     end: int  # of its data
+    #: the alignment's padding (start, end): a serialiser need not clear it (Fast CDR leaves
+    #: what its buffer held, so it differs from message to message)
+    pads: tuple[tuple[int, int], ...] = ()
 
     def shared(self) -> list[tuple[int, int]]:
-        """The byte ranges every message of this layout has in common: all but the stamp and
-        the numbers."""
-        cuts = sorted([(STAMP, STAMP_END)] + [(o, o + 8 * n) for o, n in self.fields if n])
+        """The byte ranges every message of this layout has in common: all but the stamp, the
+        numbers and the padding."""
+        cuts = sorted([(STAMP, STAMP_END), *self.pads]
+                      + [(o, o + 8 * n) for o, n in self.fields if n])
         runs, start = [], 0
         for a, b in cuts:
             if a > start:
@@ -107,6 +115,54 @@ class JointStateLayout:
         if start < self.end:
             runs.append((start, self.end))
         return runs
+
+
+@njit(cache=True, inline="always")
+def _word(data, x):  # pragma: no cover (compiled)
+    """The 8 bytes at ``data[x:x + 8]`` as one little-endian integer. The indices are unsigned
+    so that numba adds no negative-index check to each: then LLVM makes the eight byte loads
+    one unaligned load (5x faster on the whole decode)."""
+    y = np.uint64(x)
+    word = np.uint64(0)
+    for k in range(8):
+        word |= np.uint64(data[y + np.uint64(k)]) << np.uint64(8 * k)
+    return word
+
+
+@njit(cache=True, nogil=True)
+def match_layout(data, starts, ref, runs, spans, out):  # pragma: no cover (compiled)
+    """One pass over the messages starting at ``starts`` in ``data`` (bytes as uint8): which
+    of them equal ``ref`` in every byte range of ``runs`` (a layout's shared bytes; compared 8
+    bytes at a time); the 8-byte words of ``spans`` (offset, words) of each that does go side
+    by side into the next row of ``out``. The recording tools' decoder groups thousands of
+    messages with it; a node checks one message's layout (no spans)."""
+    same = np.ones(starts.shape[0], dtype=np.bool_)
+    m = 0
+    for k in range(starts.shape[0]):
+        s = starts[k]
+        for r in range(runs.shape[0]):
+            a, b = runs[r, 0], runs[r, 1]
+            j = a
+            while j + 8 <= b:
+                if _word(data, s + j) != _word(ref, j):
+                    same[k] = False
+                    break
+                j += 8
+            while same[k] and j < b:
+                if data[s + j] != ref[j]:
+                    same[k] = False
+                j += 1
+            if not same[k]:
+                break
+        if same[k]:
+            c = 0
+            for q in range(spans.shape[0]):
+                o = s + spans[q, 0]
+                for w in range(spans[q, 1]):
+                    out[m, c + w] = _word(data, o + 8 * w)
+                c += spans[q, 1]
+            m += 1
+    return same
 
 
 def joint_state_layout(raw: bytes) -> JointStateLayout:
@@ -118,22 +174,31 @@ def joint_state_layout(raw: bytes) -> JointStateLayout:
 
 
 def _joint_state_layout(raw: bytes) -> JointStateLayout:
-    o = align(_string(raw, FRAME_ID)[1], 4)
+    pads: list[tuple[int, int]] = []
+
+    def at(o: int, size: int) -> int:
+        """``o`` aligned to ``size``; the bytes skipped are padding."""
+        a = align(o, size)
+        if a > o:
+            pads.append((o, a))
+        return a
+
+    o = at(_string(raw, FRAME_ID)[1], 4)
     count, o = _u32(raw, o), o + 4
     names = []
     for _ in range(count):
-        name, o = _string(raw, o)
+        name, o = _string(raw, at(o, 4))
         names.append(name.decode())
     fields = []
     for _ in range(3):
-        o = align(o, 4)
+        o = at(o, 4)
         count = _u32(raw, o)
-        o = align(o + 4, 8) if count else o + 4
+        o = at(o + 4, 8) if count else o + 4
         fields.append((o, count))
         o += 8 * count
     if not 0 <= len(raw) - o < TAIL:
         raise CdrError(f"{len(raw)} bytes where its names and arrays end at {o}")
-    return JointStateLayout(tuple(names), tuple(fields), len(raw), o)
+    return JointStateLayout(tuple(names), tuple(fields), len(raw), o, tuple(pads))
 
 
 def joint_state(names: list[str], counts: tuple[int, int, int]) -> bytes:
@@ -163,6 +228,17 @@ def joint_state(names: list[str], counts: tuple[int, int, int]) -> bytes:
             pad(8)
             out += bytes(8 * count)
     return bytes(out)
+
+
+def stamped(frame: str, count: int) -> tuple[bytes, int]:
+    """A little-endian message of a std_msgs/Header (a zero stamp, ``frame``) and then
+    ``count`` doubles, all zero (a geometry_msgs/WrenchStamped: 6, force then torque; a
+    PointStamped: 3), and where its doubles are: a template whose stamp (at ``STAMP``) and
+    doubles are written in place."""
+    name = frame.encode() + b"\x00"
+    out = CDR_LE + b"\x00\x00" + struct.pack("<iII", 0, 0, len(name)) + name
+    offset = align(len(out), 8)
+    return out + bytes(offset - len(out) + 8 * count), offset
 
 
 # ------------------------------------------------------------- std_msgs/Float64MultiArray

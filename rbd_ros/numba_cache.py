@@ -58,11 +58,17 @@ def load_node_kernels(floating_base: bool = True) -> None:
 
 
 def _merge_once(n: int) -> None:
-    """joint_names.merge with the types the nodes give it: a message's read-only values."""
+    """The kernels that read a joint state, with the types the nodes give them: a message's
+    bytes and read-only values (cdr.match_layout, joint_names.merge)."""
     import numpy as np
 
+    from .cdr import joint_state, joint_state_layout, match_layout
     from .joint_names import merge
 
+    raw = np.frombuffer(joint_state(["a"], (1, 1, 1)), dtype=np.uint8)
+    runs = np.array(joint_state_layout(raw.tobytes()).shared(), dtype=np.int64)
+    match_layout(raw, np.zeros(1, dtype=np.int64), raw, runs, np.empty((0, 2), dtype=np.int64),
+                 np.empty((1, 0), dtype=np.uint64))
     idx = np.arange(n)
     values = np.zeros(n)
     values.flags.writeable = False

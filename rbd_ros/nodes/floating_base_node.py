@@ -53,6 +53,7 @@ from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 from rclpy.parameter import Parameter
+from rclpy.serialization import serialize_message
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -82,16 +83,16 @@ from .errors import InputError
 from .interfaces import ActiveContacts, FloatingBaseDynamics
 from .joint_states import JointStateMerger
 from .messages import (
+    JointStateBytes,
     JointStateReader,
+    StampedBytes,
     accel,
     accel_array,
     imu_specific_force,
     odometry_state,
     point,
-    point_stamped,
     pose_twist_state,
     wrench,
-    wrench_stamped,
 )
 from .timeline import Timeline
 
@@ -112,8 +113,7 @@ CONTACT_KEYS: dict[str, tuple[Any, str]] = {
 class Pending:
     """A joint state waiting for the odometry (and IMU) of its stamp."""
 
-    stamp: Any
-    t: int  # ns
+    t: int  # its stamp, ns
     q: np.ndarray
     v: np.ndarray
     effort: np.ndarray
@@ -141,9 +141,19 @@ class Live:
         self.odom = Timeline("odometry", interpolate_base)
         self.imu = Timeline("IMU", lambda a, b, s: a + s * (b - a))  # specific force
         self.pending: deque[Pending] = deque(maxlen=1000)
+        self.torques = JointStateBytes(self.names)  # ~/joint_torques, as bytes
+        self._stamped: dict[tuple[str, int], StampedBytes] = {}
         # the QP's constant part for this model and contact set, built now, not on a joint state
         solve(model, self.data, model.neutral(), np.zeros(model.nv), np.zeros(model.nv),
               contacts, mu)
+
+    def stamped(self, frame: str, count: int) -> StampedBytes:
+        """The stamped output in ``frame`` with ``count`` numbers, as bytes (one per frame and
+        size: each is filled and published before the next)."""
+        out = self._stamped.get((frame, count))
+        if out is None:
+            out = self._stamped[(frame, count)] = StampedBytes(frame, count)
+        return out
 
     def without_effort(self, p: Pending) -> list[str]:
         """The joints whose effort the joint states have not given (NaN) for ``p``."""
@@ -221,6 +231,7 @@ class FloatingBaseNode(NodeBase):
         self.pub_tau = self.quiet_publisher(JointState, "~/joint_torques")
         self.pub_status = self.quiet_publisher(String, "~/status")
         self.last_status = ""  # what ~/status said last
+        self._said = b""  # and as bytes
         self.pub_flight_base = self.quiet_publisher(AccelStamped, "~/flight/base_acceleration")
         self.pub_flight_joints = self.quiet_publisher(JointTrajectory,
                                                       "~/flight/joint_accelerations")
@@ -228,8 +239,9 @@ class FloatingBaseNode(NodeBase):
         self.pub_estimated = self.quiet_publisher(ActiveContacts, "~/estimated_contacts")
         self.pub_estimated_force: dict[str, Any] = {}
         self.guarded_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
-        # a joint state whose odometry never comes is answered (or refused) all the same
-        self.create_timer(0.02, lambda: self._drain(time.monotonic()))
+        # a joint state whose odometry never comes is answered (or refused) all the same;
+        # who subscribes to which output is looked at as often
+        self.create_timer(0.02, self._tick)
         if self.param("robot_description"):
             self._install(self.param("robot_description"), "the robot_description parameter")
 
@@ -291,6 +303,9 @@ class FloatingBaseNode(NodeBase):
             if c.link not in self.pub_estimated_force:
                 self.pub_estimated_force[c.link] = self.quiet_publisher(
                     WrenchStamped, f"~/contact/{c.link}/estimated_force")
+        self.outputs = [self.pub_base, self.pub_com_wrench, self.pub_com, self.pub_tau,
+                        self.pub_estimated, *self.pub_estimated_force.values(),
+                        *(p for pair in self.pub_contact.values() for p in pair)]
         self.settle()
         self.release_early()
 
@@ -398,8 +413,12 @@ class FloatingBaseNode(NodeBase):
             self.warn("stale", note)
             self.say(note)
             return
-        live.pending.append(Pending(stamp_msg(stamp), stamp, st.q.copy(),
+        live.pending.append(Pending(stamp, st.q.copy(),
                                     st.v.copy(), st.effort.copy(), time.monotonic()))
+        self._drain(time.monotonic())
+
+    def _tick(self) -> None:
+        self.hear()
         self._drain(time.monotonic())
 
     def _drain(self, now: float) -> None:
@@ -430,9 +449,12 @@ class FloatingBaseNode(NodeBase):
 
     # ------------------------------------------------------------------ outputs
     def say(self, text: str) -> None:
-        """``~/status`` for this state ("ok", "flight", or why there is no answer)."""
+        """``~/status`` for this state ("ok", "flight", or why there is no answer); the same
+        text as the last state's is published as the bytes already made."""
+        if text != self.last_status or not self._said:
+            self._said = serialize_message(String(data=text))
         self.last_status = text
-        self.pub_status.publish(String(data=text))
+        self.pub_status.publish(self._said)
 
     def diagnosis(self) -> tuple[bytes, str, list[tuple[str, str]]]:
         level, message, values = super().diagnosis()
@@ -455,10 +477,10 @@ class FloatingBaseNode(NodeBase):
                 return
             a_base, qdd = forward_dynamics(m, live.data, p.q, p.v, p.effort[6:])
             acc = AccelStamped(accel=accel(a_base))
-            acc.header.stamp, acc.header.frame_id = p.stamp, live.base_link
+            acc.header.stamp, acc.header.frame_id = stamp_msg(p.t), live.base_link
             self.pub_flight_base.publish(acc)
             msg = JointTrajectory(joint_names=live.names)
-            msg.header.stamp = p.stamp
+            msg.header.stamp = stamp_msg(p.t)
             msg.points = [JointTrajectoryPoint(accelerations=qdd[live.v_index - 6].tolist())]
             self.pub_flight_joints.publish(msg)
             self.say("flight" + note)
@@ -471,7 +493,7 @@ class FloatingBaseNode(NodeBase):
                                     f"{r.reason}")
             self.say(r.reason)
             return
-        self._publish_reaction(live, p.stamp, r)
+        self._publish_reaction(live, p.t, r)
         self.say("ok" + note)
 
     def _estimate(self, live: Live, p: Pending) -> bool:
@@ -496,36 +518,34 @@ class FloatingBaseNode(NodeBase):
                      "yet")
             return False
         live.active = {link for link, on in est.touching.items() if on}
-        if self.pub_estimated.get_subscription_count():
+        if self.pub_estimated in self.heard:
             msg = ActiveContacts(links=[c.link for c in live.contacts if c.link in live.active])
-            msg.header.stamp = p.stamp
+            msg.header.stamp = stamp_msg(p.t)
             self.pub_estimated.publish(msg)
         for link, f in est.forces.items():
             pub = self.pub_estimated_force[link]
-            if pub.get_subscription_count():
-                pub.publish(wrench_stamped(p.stamp, live.world, np.r_[f, 0.0, 0.0, 0.0]))
+            if pub in self.heard:
+                pub.publish(live.stamped(live.world, 6).fill(p.t, np.r_[f, 0.0, 0.0, 0.0]))
         return True
 
-    def _publish_reaction(self, live: Live, stamp: Any, r: Reaction) -> None:
+    def _publish_reaction(self, live: Live, stamp: int, r: Reaction) -> None:
         # only what someone subscribes to is built and sent: 8 messages a state at 500 Hz
-        # would cost more than the dynamics (a subscriber that joins gets the next state's)
-        world = live.world
-        if self.pub_base.get_subscription_count():
-            self.pub_base.publish(wrench_stamped(stamp, live.base_link, r.base_wrench))
-        if self.pub_com_wrench.get_subscription_count():
-            self.pub_com_wrench.publish(wrench_stamped(stamp, world, r.com_wrench))
-        if self.pub_com.get_subscription_count():
-            self.pub_com.publish(point_stamped(stamp, world, r.com))
+        # would cost more than the dynamics (a subscriber that joins is heard within 20 ms)
+        world, heard, out = live.world, self.heard, live.stamped
+        if self.pub_base in heard:
+            self.pub_base.publish(out(live.base_link, 6).fill(stamp, r.base_wrench))
+        if self.pub_com_wrench in heard:
+            self.pub_com_wrench.publish(out(world, 6).fill(stamp, r.com_wrench))
+        if self.pub_com in heard:
+            self.pub_com.publish(out(world, 3).fill(stamp, r.com))
         for link, w in r.wrenches.items():
             pub, cop = self.pub_contact[link]
-            if pub.get_subscription_count():
-                pub.publish(wrench_stamped(stamp, link, w))
-            if cop.get_subscription_count():
-                cop.publish(point_stamped(stamp, world, r.cop[link]))
-        if self.pub_tau.get_subscription_count():
-            js = JointState(name=live.names, effort=r.tau[live.v_index - 6].tolist())
-            js.header.stamp = stamp
-            self.pub_tau.publish(js)
+            if pub in heard:
+                pub.publish(out(link, 6).fill(stamp, w))
+            if cop in heard:
+                cop.publish(out(world, 3).fill(stamp, r.cop[link]))
+        if self.pub_tau in heard:
+            self.pub_tau.publish(live.torques.fill(stamp, r.tau[live.v_index - 6]))
 
     # ------------------------------------------------------------------ service
     def _srv(self, req: Any, res: Any) -> Any:
