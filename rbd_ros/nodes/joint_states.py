@@ -262,8 +262,10 @@ class JointStateMerger:
                                   _values("effort", efforts, n))
         bad = merge(rows, cols, qcols, pos, vel, eff, stamp, self.q, self.v, self.a,
                     self.effort, self.stamp, self.seen, self.scale, LIMIT)
-        if bad >= 0:
-            usable(values[bad], ("position", "velocity", "effort")[bad])  # raises, saying why
+        if bad >= 0:  # nothing was merged
+            field = ("position", "velocity", "effort")[bad]
+            usable(values[bad], field)  # raises, saying why
+            raise InputError(f"{field} is not usable")
         if not update.updated:
             return update
         self.differenced = not vel.size and bool(pos.size)
