@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ANALYZE = """
 import json, os, sys, threading, time
 from pathlib import Path
-from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 
 def hwm(pid):  # the peak resident memory of a process since its exec, in MB (VmHWM: unlike
     try:       # ru_maxrss, it does not start from the parent's size at the fork)
@@ -42,8 +42,8 @@ def watch():  # the writer process' peak, read until it ends
         time.sleep(0.05)
 threading.Thread(target=watch, daemon=True).start()
 t = time.perf_counter()
-outputs = Options.outputs + tuple(sys.argv[3:])
-s = analyze([Path(sys.argv[1])], Path(sys.argv[2]), Options(progress=False, outputs=outputs))
+outputs = AnalyzeOptions.outputs + tuple(sys.argv[3:])
+s = analyze([Path(sys.argv[1])], Path(sys.argv[2]), AnalyzeOptions(progress=False, outputs=outputs))
 print(json.dumps({"seconds": time.perf_counter() - t, "messages": s.messages,
                   "peak_mb": hwm("self"), "writer_mb": writer["mb"]}))
 """

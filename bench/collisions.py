@@ -219,7 +219,7 @@ def scored(model: Model, t: np.ndarray, flags: np.ndarray, loaded: np.ndarray,
 
 
 def real_ur10e(folder: Path, urdf: Path) -> None:
-    from rbd_ros.bag.analyze import Options, analyze
+    from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 
     gains = ur10e_gains(folder / "identification_data")
     scale = {j: float(k) for j, k in zip(UR10E_JOINTS, gains, strict=True)}
@@ -236,8 +236,9 @@ def real_ur10e(folder: Path, urdf: Path) -> None:
         free = bag(ident / "ur-20_02_19_15harm50sec.csv", "free15")
         pushed = [bag(folder / "collision" / f"ur-20_01_22-push_pose_{k}.csv", f"push{k}")
                   for k in (1, 2)]
-        base = Options(urdf=urdf, effort_scale=scale, progress=False)
-        summary = analyze([calib], Path(tmp) / "a14", Options(**{**vars(base), "outputs": ()}))
+        base = AnalyzeOptions(urdf=urdf, effort_scale=scale, progress=False)
+        summary = analyze([calib], Path(tmp) / "a14",
+                          AnalyzeOptions(**{**vars(base), "outputs": ()}))
         obs = summary.observer
         assert obs is not None
         ways = rules(obs.peak, obs.binned)
@@ -248,12 +249,12 @@ def real_ur10e(folder: Path, urdf: Path) -> None:
         for name, thr in ways.items():
             opts = {**vars(base), "outputs": ("parquet",),
                     **{p: tuple(x) for p, x in zip(THRESHOLD_PARAMETERS, thr, strict=True)}}
-            analyze([free], Path(tmp) / f"f{name}", Options(**opts))
+            analyze([free], Path(tmp) / f"f{name}", AnalyzeOptions(**opts))
             flagged_free = _flags(Path(tmp) / f"f{name}", UR10E_JOINTS)[1].any(axis=1).sum()
             delays, links, total = [], [], 0
             for k, b in enumerate(pushed):
                 out = Path(tmp) / f"p{k}{name}"
-                analyze([b], out, Options(**opts))
+                analyze([b], out, AnalyzeOptions(**opts))
                 r, flags, t = _flags(out, UR10E_JOINTS)
                 for start, end in _pushes(r, t):
                     total += 1
@@ -271,14 +272,14 @@ def free_motion(label: str, urdf: Path, runs: list[Path], joints: list[str],
                 scale: dict[str, float] | None = None) -> None:
     """Thresholds from each recording of free motion, checked on the others: at rest, and the
     states the others flag (none is right)."""
-    from rbd_ros.bag.analyze import Options, analyze
+    from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 
     print(f"\n## {label}: thresholds from one recording of free motion, checked on another")
     print(f"{'from':<5} {'thresholds':<14} {'at rest (joint 1..)':<50} "
           f"{'fastest (at its top speed)':<50} {'states flagged'}")
     with tempfile.TemporaryDirectory() as tmp:
         for k, run in enumerate(runs):
-            base = Options(urdf=urdf, effort_scale=scale or {}, progress=False)
+            base = AnalyzeOptions(urdf=urdf, effort_scale=scale or {}, progress=False)
             summary = analyze([run], Path(tmp) / f"a{k}", replace(base, outputs=()))
             obs = summary.observer
             assert obs is not None

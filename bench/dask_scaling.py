@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 from rbd_ros.bag.fleet import analyze_fleet
 from rbd_ros.bag.synthetic import generate
 
@@ -57,7 +57,7 @@ def same(a: Path, b: Path) -> bool:
 
 
 def dask_scaling() -> None:
-    opts = Options(progress=False)
+    opts = AnalyzeOptions(progress=False)
     quiet: list[str] = []
     subprocess.run([sys.executable, "-m", "rbd_ros.numba_cache"], check=True, cwd=ROOT,
                    capture_output=True)

@@ -29,7 +29,7 @@ from test_identify import NAMES, built_arm, efforts, exciting, write
 
 from rbd_ros.dynamics import load_urdf, rnea_batch
 from rbd_ros.identify.excite import excite
-from rbd_ros.identify.run import Options, identify
+from rbd_ros.identify.run import IdentifyOptions, identify
 from rbd_ros.robots import ARM
 
 RATE, NOISE, SECONDS = 500.0, 0.5, 30.0
@@ -56,7 +56,7 @@ def excitation_quality() -> None:
             qf, vf, af = f.sample(t)
             e = efforts(built, qf, vf, af, fv, fc)
             bag = write(Path(tmp) / name, t, qf, e + rng.normal(scale=NOISE, size=e.shape))
-            identify([bag], Path(tmp) / f"out_{name}", Options(), [unseen])
+            identify([bag], Path(tmp) / f"out_{name}", IdentifyOptions(), [unseen])
             fitted = load_urdf(Path(tmp) / f"out_{name}" / "identified.urdf")
             predicted = rnea_batch(fitted, q, v, a, friction=True)
             rows[name] = np.sqrt(np.mean((predicted - exact) ** 2, axis=0))

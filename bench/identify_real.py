@@ -50,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from rbd_ros.dynamics import load_urdf
-from rbd_ros.identify.run import Options, identify
+from rbd_ros.identify.run import IdentifyOptions, identify
 
 TIAGO_JOINTS = ["torso_lift_joint"] + [f"arm_{k}_joint" for k in range(1, 8)]
 # N m per A at the joint: gear ratio times motor constant (arm 1-4; 5-7 are not measured)
@@ -189,8 +189,9 @@ def ur10e_payloads(bags: dict[str, Path], urdf: Path, gains: np.ndarray) -> None
             for baseline in (None, [bags[f"{harm}"]]):
                 with tempfile.TemporaryDirectory() as out:
                     payload, _ = identify_payload(
-                        [bags[f"{harm}Load"]], Path(out), Options(urdf=urdf, effort_scale=scale),
-                        "tool0", baseline=baseline)
+                        [bags[f"{harm}Load"]], Path(out),
+                        IdentifyOptions(urdf=urdf, effort_scale=scale), "tool0",
+                        baseline=baseline)
                 print(f"{label:<13} {harm:>4} {'baseline' if baseline else 'URDF':>9} "
                       f"{payload.mass:8.3f} {100 * (payload.mass / UR10E_LOAD - 1):+8.1f} "
                       f"{100 * payload.mass_sigma / UR10E_LOAD:6.1f} "
@@ -233,7 +234,7 @@ def run(label: str, urdf: Path, recording: tuple[list[Path], list[Path] | None,
     with tempfile.TemporaryDirectory() as out:
         for drive in (False, True):
             t = time.perf_counter()
-            reports.append(identify(train, Path(out), Options(
+            reports.append(identify(train, Path(out), IdentifyOptions(
                 urdf=urdf, cutoff=cutoff, drive=drive, ignore_efforts=ignore,
                 effort_scale=scale or {}), validate))
             seconds.append(time.perf_counter() - t)

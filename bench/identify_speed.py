@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from rbd_ros.bag.synthetic import generate
-from rbd_ros.identify.run import Options, identify
+from rbd_ros.identify.run import IdentifyOptions, identify
 
 
 def main() -> int:
@@ -23,7 +23,7 @@ def main() -> int:
             bag = Path(tmp) / f"rec{m}"
             generate(bag, m * 60_000)
             t = time.perf_counter()
-            report = identify([bag], Path(tmp) / f"out{m}", Options())
+            report = identify([bag], Path(tmp) / f"out{m}", IdentifyOptions())
             total = time.perf_counter() - t
             stages = ", ".join(f"{k} {v:.1f}" for k, v in report.seconds.items())
             print(f"{m:>4} min     {m * 60_000:>10} {total:8.1f}   {stages}")

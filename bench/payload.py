@@ -20,7 +20,7 @@ from test_identify import NAMES, efforts, exciting, write  # noqa: E402
 
 from rbd_ros.dynamics import load_urdf  # noqa: E402
 from rbd_ros.identify.payload import identify_payload  # noqa: E402
-from rbd_ros.identify.run import Options  # noqa: E402
+from rbd_ros.identify.run import IdentifyOptions  # noqa: E402
 from rbd_ros.robots import ARM  # noqa: E402
 
 NOISE = 0.3  # N m
@@ -45,7 +45,7 @@ def payload_accuracy(lengths: tuple[float, ...] = (5.0, 10.0, 20.0, 40.0)) -> No
                             exact + rng.normal(scale=NOISE, size=exact.shape))
                 start = time.perf_counter()
                 payload, _ = identify_payload([bag], Path(tmp) / f"o{seconds}_{seed}",
-                                              Options(), "link7")
+                                              IdentifyOptions(), "link7")
                 rows.append((abs(payload.mass - MASS) / MASS * 100,
                              payload.mass_sigma / MASS * 100,
                              np.linalg.norm(payload.com - COM) * 1e3,

@@ -82,11 +82,11 @@ def _node_parameters(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from .bag.analyze import Options, analyze
+    from .bag.analyze import AnalyzeOptions, analyze
     from .bag.fleet import analyze_fleet, find_recordings, status_table
 
     node = _node_parameters(args)
-    opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
+    opts = AnalyzeOptions(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
                    command_topic=args.command_topic, command_joints=node.get("joints"),
                    filter=args.filter, friction=node.get("friction", False),
                    progress=not args.quiet,
@@ -98,7 +98,7 @@ def _analyze(args: argparse.Namespace) -> int:
                    collision_thresholds_per_speed=tuple(
                        node.get("collision_thresholds_per_speed", ())),
                    collision_release=node.get("collision_release", COLLISION_RELEASE),
-                   outputs=Options.outputs + ("csv",) * args.csv,
+                   outputs=AnalyzeOptions.outputs + ("csv",) * args.csv,
                    rename=tuple(args.rename), hold=_values(args.hold, "--hold"),
                    effort_scale=_values(args.effort_scale, "--effort-scale"))
     work = find_recordings([Path(b) for b in args.bags])
@@ -150,9 +150,9 @@ def _positive(text: str) -> float:
 
 
 def _identify(args: argparse.Namespace) -> int:
-    from .identify.run import Options, identify
+    from .identify.run import IdentifyOptions, identify
 
-    opts = Options(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
+    opts = IdentifyOptions(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
                    rename=tuple(args.rename), hold=_values(args.hold, "--hold"),
                    effort_scale=_values(args.effort_scale, "--effort-scale"), cutoff=args.cutoff,
                    holdout=args.holdout, start=args.start, end=args.end,

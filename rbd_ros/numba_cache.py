@@ -95,7 +95,7 @@ def fill() -> None:
     crba_batch(arm, Q)
     regressor_batch(arm, Q, Z, Z)  # rbd-ros identify
     try:  # the offline tools' own dependencies may not be installed where only nodes run
-        from .bag.analyze import Options, analyze
+        from .bag.analyze import AnalyzeOptions, analyze
         from .bag.synthetic import generate
     except ImportError as e:
         print(f"rbd_ros: the analysis kernels are not compiled ({e}): `rbd-ros analyze` "
@@ -103,7 +103,7 @@ def fill() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         generate(Path(tmp) / "recording", 2000)
-        analyze([Path(tmp) / "recording"], Path(tmp) / "out", Options(progress=False))
+        analyze([Path(tmp) / "recording"], Path(tmp) / "out", AnalyzeOptions(progress=False))
 
 
 def main() -> int:

@@ -52,7 +52,7 @@ PLOT_BUCKETS = 2_000  # the plots show each series' min and max in this many spa
 
 
 @dataclass
-class Options(Reading):
+class AnalyzeOptions(Reading):
     filter: str = "central"  # or "backward"
     friction: bool = False
     observer_gain: float = DEFAULT_GAIN  # 1/s, as the dynamics node's observer_gain
@@ -114,7 +114,7 @@ class Emit:
     the external torques, the observer's peaks, and the writers (a process of their own)."""
 
     def __init__(self, model: Model, summary: Summary, total: int, out_dir: Path,
-                 opts: Options, process: WriterProcess | None = None) -> None:
+                 opts: AnalyzeOptions, process: WriterProcess | None = None) -> None:
         names = model.state_joint_names
         self.names, self.summary, self.total, self.opts = names, summary, total, opts
         self.peaks = ResidualPeaks(model, opts.observer_gain, opts.friction)
@@ -200,7 +200,7 @@ class Emit:
             self.writers.abort()
 
 
-def thresholds_order(opts: Options, names: list[str]) -> list[str]:
+def thresholds_order(opts: AnalyzeOptions, names: list[str]) -> list[str]:
     """The joints the collision thresholds are for, in their order, as the dynamics node
     takes them: ``collision_joints``, else ``joints`` (``command_joints``), else the model's."""
     return list(opts.collision_joints or opts.command_joints or names)
@@ -210,7 +210,7 @@ class Flags:
     """The dynamics node's collision flags (``CollisionDetector``: thresholds that grow
     with speed, hysteresis) over residuals given block after block."""
 
-    def __init__(self, names: list[str], opts: Options) -> None:
+    def __init__(self, names: list[str], opts: AnalyzeOptions) -> None:
         order = thresholds_order(opts, names)
         unknown = sorted(set(order) - set(names))
         if unknown or len(set(order)) < len(order):
@@ -284,7 +284,7 @@ def _residuals(e, tau, stride, external, sum_sq, count, worst, envelope):
     return at
 
 
-def analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
+def analyze(paths: list[Path], out_dir: Path, opts: AnalyzeOptions) -> Summary:
     """Analyse one recording (several bag paths are read as one, merged by time).
 
     Three things run at once: reading (a thread), computing (here) and writing (a process of
@@ -293,7 +293,7 @@ def analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
         return _analyze(paths, partial, opts)
 
 
-def _analyze(paths: list[Path], out_dir: Path, opts: Options) -> Summary:
+def _analyze(paths: list[Path], out_dir: Path, opts: AnalyzeOptions) -> Summary:
     # the writer process starts first: it imports what it writes with meanwhile
     process = WriterProcess(opts.outputs) if opts.outputs else None
     rec = None

@@ -17,7 +17,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from .analyze import Options, analyze
+from .analyze import AnalyzeOptions, analyze
 from .errors import BagError
 from .outputs import MANIFEST
 from .parts import Part, analyze_part, parts_for, reduce_parts
@@ -83,7 +83,7 @@ def find_recordings(paths: list[Path]) -> list[tuple[Path, str]]:
     return found
 
 
-def _analyse(bag: Path, name: str, out: Path, opts: Options, *parts: Part) -> Result:
+def _analyse(bag: Path, name: str, out: Path, opts: AnalyzeOptions, *parts: Part) -> Result:
     """One recording into ``out`` (reduced from its ``parts`` if it was cut), its failure kept
     as its result (run in a worker)."""
     _started(name, -1)
@@ -103,7 +103,7 @@ def _one_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def _part(bag: Path, name: str, folder: Path, opts: Options, k: int, parts: int) -> Part:
+def _part(bag: Path, name: str, folder: Path, opts: AnalyzeOptions, k: int, parts: int) -> Part:
     """Part ``k`` of a recording cut in ``parts`` (a Dask task)."""
     _started(name, k)
     with _big_arrays():
@@ -151,7 +151,7 @@ def _started(name: str, part: int) -> None:
     worker.log_event(EVENT, {"name": name, "part": part, "worker": worker.address})
 
 
-def _child(conn: Connection, bag: Path, name: str, out: Path, opts: Options) -> None:
+def _child(conn: Connection, bag: Path, name: str, out: Path, opts: AnalyzeOptions) -> None:
     # SIGTERM (the parent stopping everything) unwinds like Ctrl-C: the half-written outputs
     # are removed on the way out
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -188,7 +188,7 @@ def _died(code: int | None) -> str:
     return f"its worker process ended with status {code} without an answer"
 
 
-def run_local(work: list[tuple[Path, str]], out_dir: Path, opts: Options, jobs: int,
+def run_local(work: list[tuple[Path, str]], out_dir: Path, opts: AnalyzeOptions, jobs: int,
               report: Callable[[Result], None]) -> list[Result]:
     """Each recording in a process of its own, ``jobs`` at a time. A process that dies (the
     out-of-memory killer) fails its recording, which is tried once more on its own; the
@@ -247,7 +247,7 @@ def run_local(work: list[tuple[Path, str]], out_dir: Path, opts: Options, jobs: 
     return [results[k] for k in range(len(work))]
 
 
-def run_dask(work: list[tuple[Path, str]], out_dir: Path, opts: Options, scheduler: str,
+def run_dask(work: list[tuple[Path, str]], out_dir: Path, opts: AnalyzeOptions, scheduler: str,
              timeout: float, report: Callable[[Result], None],
              log: Callable[[str], None] = print) -> list[Result]:
     """Each recording a task on the Dask cluster at ``scheduler`` (its workers must see the
@@ -352,7 +352,7 @@ def status_table(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
-def analyze_fleet(work: list[tuple[Path, str]], out_dir: Path, opts: Options,
+def analyze_fleet(work: list[tuple[Path, str]], out_dir: Path, opts: AnalyzeOptions,
                   jobs: int | None = None, scheduler: str | None = None, timeout: float = 10.0,
                   log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)
                   ) -> list[Result]:
@@ -360,7 +360,7 @@ def analyze_fleet(work: list[tuple[Path, str]], out_dir: Path, opts: Options,
     cores (``jobs`` processes, default all) or on a Dask cluster; progress through ``log``."""
     log(f"found {len(work)} recording{'s' * (len(work) > 1)}: "
         + ", ".join(str(b) for b, _ in work))
-    quiet = Options(**{**opts.__dict__, "progress": False})
+    quiet = AnalyzeOptions(**{**opts.__dict__, "progress": False})
     start, done = time.monotonic(), [0]
 
     def report(r: Result) -> None:

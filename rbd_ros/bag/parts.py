@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .analyze import Emit, Options
+from .analyze import AnalyzeOptions, Emit
 from .decode import decode
 from .errors import BagError
 from .outputs import one_numba_thread, output_set
@@ -75,7 +75,7 @@ class PartStream(Stream):
             raise UndeterminedError
 
 
-def parts_for(paths: list[Path], opts: Options, workers: int) -> int:
+def parts_for(paths: list[Path], opts: AnalyzeOptions, workers: int) -> int:
     """Into how many parts to cut a recording for ``workers`` workers: 1 (whole) unless it is
     long (``SPLIT_FROM`` joint states), read through an index (sqlite3, or an MCAP with its
     summary), and its first 50 joint states give every joint's position, velocity and effort
@@ -104,7 +104,7 @@ def parts_for(paths: list[Path], opts: Options, workers: int) -> int:
         rec.close()
 
 
-def analyze_part(paths: list[Path], folder: Path, opts: Options, k: int, parts: int) -> Part:
+def analyze_part(paths: list[Path], folder: Path, opts: AnalyzeOptions, k: int, parts: int) -> Part:
     """Part ``k`` of ``parts`` of a recording, by recorded time: its blocks computed into
     ``folder``. It reads from a block before its own (the differences need the two joint
     states before; the values carried forward must all be given there), or, where that block
@@ -143,7 +143,7 @@ def analyze_part(paths: list[Path], folder: Path, opts: Options, k: int, parts: 
         rec.close()
 
 
-def reduce_parts(paths: list[Path], out_dir: Path, opts: Options, parts: list[Part]
+def reduce_parts(paths: list[Path], out_dir: Path, opts: AnalyzeOptions, parts: list[Part]
                  ) -> Summary:
     """The outputs of a recording analysed in ``parts`` (in order): exactly those of
     :func:`.analyze.analyze` on the whole, the blocks being what it computes and writes at a

@@ -26,7 +26,7 @@ from ..dynamics import Model, ModelError, rnea_batch
 from ..dynamics.model import F64
 from ..dynamics.regressor import regressor_batch
 from ..dynamics.spatial import rigid_body_problem
-from .run import BLOCK, Options, Samples, measured_joints, prepare, read, window
+from .run import BLOCK, IdentifyOptions, Samples, measured_joints, prepare, read, window
 
 INERTIA_ENTRIES = (("xx", 0, 0), ("xy", 0, 1), ("xz", 0, 2), ("yy", 1, 1), ("yz", 1, 2),
                    ("zz", 2, 2))
@@ -176,7 +176,7 @@ def paired(loaded: Samples, baseline: Samples) -> Paired:
     return Paired(at, rest, apart, shift * 1e-9, len(loaded))
 
 
-def identify_payload(paths: list[Path], out_dir: Path, opts: Options, link: str,
+def identify_payload(paths: list[Path], out_dir: Path, opts: IdentifyOptions, link: str,
                      validate: list[Path] | None = None, baseline: list[Path] | None = None
                      ) -> tuple[Payload, str]:
     """The payload on ``link`` from ``paths``, against the URDF or against ``baseline`` (the
@@ -231,7 +231,7 @@ def identify_payload(paths: list[Path], out_dir: Path, opts: Options, link: str,
     return payload, text
 
 
-def _against_baseline(baseline: list[Path], opts: Options, model: Model,
+def _against_baseline(baseline: list[Path], opts: IdentifyOptions, model: Model,
                       measured: np.ndarray, data: Samples) -> tuple[Samples, Paired]:
     _, other, ns, q, v, e = read(baseline, opts)
     if other.state_joint_names != model.state_joint_names:

@@ -51,7 +51,7 @@ FOLDS = 5  # consecutive parts of the identifying samples, for the pull's cross-
 
 
 @dataclass(frozen=True)
-class Options:
+class IdentifyOptions:
     urdf: Path | None = None  # None: the recording's /robot_description
     joint_states_topic: str = "/joint_states"
     rename: tuple[str, ...] = ()  # recorded joint names -> the model's, as for analyze
@@ -103,7 +103,7 @@ class Stopwatch:
         self.last = now
 
 
-def read(paths: list[Path], opts: Options
+def read(paths: list[Path], opts: IdentifyOptions
          ) -> tuple[str, Model, NDArray[np.int64], F64, F64, F64]:
     """The URDF, its model, and the recording's stamps, positions, velocities and efforts in
     the model's joint order (a joint a message leaves out keeps its last value; NaN where none
@@ -142,7 +142,7 @@ def read(paths: list[Path], opts: Options
             np.concatenate(e))
 
 
-def window(ns: NDArray[np.int64], q: F64, v: F64, e: F64, opts: Options
+def window(ns: NDArray[np.int64], q: F64, v: F64, e: F64, opts: IdentifyOptions
            ) -> tuple[NDArray[np.int64], F64, F64, F64]:
     """The joint states from ``opts.start`` to ``opts.end`` s after the first one."""
     if opts.start == 0.0 and opts.end is None:
@@ -237,7 +237,7 @@ def prepare(ns: NDArray[np.int64], q: F64, v: F64, e: F64, cutoff: float,
     return Samples(ns_, q_, v_, a_, tau_, signals, (hi_step - lo_step) / (dt * 1e3))
 
 
-def identify(paths: list[Path], out_dir: Path, opts: Options,
+def identify(paths: list[Path], out_dir: Path, opts: IdentifyOptions,
              validate: list[Path] | None = None) -> Report:
     """Identify on ``paths`` (validate on their last ``opts.holdout``, or on ``validate``);
     write ``identified.urdf``, ``report.txt`` and ``torques.png`` into ``out_dir``."""
@@ -303,7 +303,7 @@ def _predict(model: Model, base: BaseParameters, phi_b: F64, s: Samples,
                                    s.a[k : k + BLOCK], scale) for k in range(0, len(s), BLOCK)])
 
 
-def _report(model: Model, opts: Options, base: BaseParameters, fit: Fit, pull: Pull,
+def _report(model: Model, opts: IdentifyOptions, base: BaseParameters, fit: Fit, pull: Pull,
             phi: F64, prior: F64, rms: dict[str, F64], train: Samples, test: Samples,
             measured: NDArray[np.bool_]) -> str:
     names = model.state_joint_names

@@ -19,7 +19,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 from rosbags.typesys.stores.ros2_humble import sensor_msgs__msg__JointState as BagJointState
 
-from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 from rbd_ros.bag.errors import BagError
 from rbd_ros.bag.stream import THRESHOLDS_FILE
 from rbd_ros.robots import ARM
@@ -98,7 +98,7 @@ def check(out: Path, rec: dict[str, np.ndarray], tol_model: float) -> None:
 def test_sqlite3_bag_matches_pinocchio(tmp_path: Path, recording: Rec) -> None:
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
     out = tmp_path / "out"
-    summary = analyze([bag], out, Options(command_topic="/effort_commands", progress=False,
+    summary = analyze([bag], out, AnalyzeOptions(command_topic="/effort_commands", progress=False,
                                           outputs=("mcap", "csv", "parquet", "png")))
     assert summary.messages == len(recording["t"])
     check(out, recording, tol_model=2e-3)
@@ -140,7 +140,7 @@ def test_sqlite3_bag_matches_pinocchio(tmp_path: Path, recording: Rec) -> None:
 def test_missing_velocities_and_causal_filter(tmp_path: Path, recording: Rec) -> None:
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3, velocities=False)
     out = tmp_path / "out"
-    analyze([bag], out, Options(urdf=ARM, filter="backward", progress=False, chunk=333,
+    analyze([bag], out, AnalyzeOptions(urdf=ARM, filter="backward", progress=False, chunk=333,
                                 outputs=("parquet",)))
     table = pq.read_table(out / "analysis.parquet").to_pydict()
     g = np.column_stack([table[f"gravity_{n}"] for n in NAMES])
@@ -176,7 +176,7 @@ def write_mcap(path: Path, rec: dict[str, np.ndarray], chunk_size: int = 1024 * 
 def test_mcap_from_another_writer(tmp_path: Path, recording: Rec) -> None:
     path = write_mcap(tmp_path / "rec.mcap", recording)
     out = tmp_path / "out"
-    summary = analyze([path], out, Options(urdf=ARM, progress=False, outputs=("parquet",)))
+    summary = analyze([path], out, AnalyzeOptions(urdf=ARM, progress=False, outputs=("parquet",)))
     assert summary.messages == len(recording["t"])
     table = pq.read_table(out / "analysis.parquet").to_pydict()
     tau = np.column_stack([table[f"tau_model_{n}"] for n in NAMES])
@@ -186,15 +186,15 @@ def test_mcap_from_another_writer(tmp_path: Path, recording: Rec) -> None:
 def test_errors_say_what_to_fix(tmp_path: Path, recording: Rec) -> None:
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
     with pytest.raises(BagError, match="no sensor_msgs/msg/JointState on topic /arm/states"):
-        analyze([bag], tmp_path / "o1", Options(joint_states_topic="/arm/states",
+        analyze([bag], tmp_path / "o1", AnalyzeOptions(joint_states_topic="/arm/states",
                                                progress=False))
     with pytest.raises(BagError, match="cannot read"):
-        analyze([tmp_path / "nothing_here"], tmp_path / "o2", Options(progress=False))
+        analyze([tmp_path / "nothing_here"], tmp_path / "o2", AnalyzeOptions(progress=False))
     other = tmp_path / "other.urdf"
     other.write_text(ARM.read_text().replace('"joint7"', '"wrist_roll"'))
     with pytest.raises(BagError, match=r"the model's \['wrist_roll'\] are not recorded.*"
                                        r"\['joint7'\]"):
-        analyze([bag], tmp_path / "o3", Options(urdf=other, progress=False))
+        analyze([bag], tmp_path / "o3", AnalyzeOptions(urdf=other, progress=False))
     r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(tmp_path / "x"),
                         "--quiet"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("error: cannot read")
@@ -205,7 +205,7 @@ def test_truncated_bag_is_processed_up_to_the_damage(tmp_path: Path, recording: 
     data = mcap.read_bytes()
     mcap.write_bytes(data[: len(data) // 2])  # cut in the middle, as a crash would
     out = tmp_path / "out"
-    summary = analyze([mcap], out, Options(urdf=ARM, progress=False, outputs=("parquet",),
+    summary = analyze([mcap], out, AnalyzeOptions(urdf=ARM, progress=False, outputs=("parquet",),
                                            chunk=200))
     assert 0 < summary.messages < len(recording["t"])
     assert any("damaged after" in w for w in summary.warnings), summary.warnings
@@ -270,7 +270,7 @@ def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording: R
     with sqlite3.connect(next(path.glob("*.db3"))) as db:
         assert _in_time_order(db) == (lag == 1)
     out = tmp_path / "out"
-    summary = analyze([path], out, Options(urdf=ARM, command_topic="/cmd", progress=False,
+    summary = analyze([path], out, AnalyzeOptions(urdf=ARM, command_topic="/cmd", progress=False,
                                            chunk=5, outputs=("parquet",)))
     assert summary.messages == 2 * n
     table = pq.read_table(out / "analysis.parquet").to_pydict()
@@ -296,8 +296,8 @@ def test_partial_messages_commands_and_equal_stamps(tmp_path: Path, recording: R
 def test_no_outputs_gives_the_summary_alone(tmp_path: Path, recording: Rec) -> None:
     """outputs=(): the summary only (and no writer process), the same numbers as with files."""
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
-    alone = analyze([bag], tmp_path / "a", Options(urdf=ARM, progress=False, outputs=()))
-    full = analyze([bag], tmp_path / "b", Options(urdf=ARM, progress=False,
+    alone = analyze([bag], tmp_path / "a", AnalyzeOptions(urdf=ARM, progress=False, outputs=()))
+    full = analyze([bag], tmp_path / "b", AnalyzeOptions(urdf=ARM, progress=False,
                                                    outputs=("parquet",)))
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [".rbd-outputs",
                                                                   THRESHOLDS_FILE, "summary.txt"]
@@ -312,7 +312,7 @@ def test_output_errors_stop_the_analysis_with_the_reason(tmp_path: Path, recordi
     out = tmp_path / "out"
     (out / "analysis.parquet").mkdir(parents=True)  # where the table should go
     with pytest.raises(OutputError, match=r"writing the outputs failed: .*analysis\.parquet"):
-        analyze([bag], out, Options(urdf=ARM, progress=False, chunk=100))
+        analyze([bag], out, AnalyzeOptions(urdf=ARM, progress=False, chunk=100))
 
 
 def test_a_writer_that_dies_is_reported(tmp_path: Path) -> None:
@@ -390,7 +390,7 @@ def test_recorded_names_are_mapped_and_missing_joints_held(tmp_path: Path) -> No
                      velocity=np.zeros(7), effort=np.r_[0.0, 2.5, 0.0, 0.0, 0.0, 0.0, 0.0])
             w.write(js, ns, TS.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
     with pytest.raises(BagError, match=r"fer_\*=panda_\*"):
-        analyze([bag], tmp_path / "refused", Options(urdf=urdf, progress=False, outputs=()))
+        analyze([bag], tmp_path / "refused", AnalyzeOptions(urdf=urdf, progress=False, outputs=()))
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--urdf",
                         str(urdf), "--out", str(out), "--quiet", "--rename", "fer_*=panda_*",
@@ -460,7 +460,7 @@ def test_an_interrupted_run_leaves_the_previous_complete_outputs(
 
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
     out = tmp_path / "out"
-    opts = Options(urdf=ARM, progress=False, chunk=300)
+    opts = AnalyzeOptions(urdf=ARM, progress=False, chunk=300)
     analyze([bag], out, opts)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     assert {"analysis.parquet", "analysis.mcap", "summary.txt", "joint1.png"} <= set(before)
@@ -476,12 +476,12 @@ def test_an_interrupted_run_leaves_the_previous_complete_outputs(
 
     monkeypatch.setattr(Stream, "add", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        analyze([bag], out, Options(urdf=ARM, progress=False, chunk=300, outputs=("parquet",)))
+        analyze([bag], out, AnalyzeOptions(urdf=ARM, progress=False, chunk=300, outputs=("parquet",)))
     assert calls == 3
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no partial folder left
     # a complete run with other outputs replaces the whole set: no stale files of the first
     monkeypatch.setattr(Stream, "add", add)
-    analyze([bag], out, Options(urdf=ARM, progress=False, outputs=("parquet",)))
+    analyze([bag], out, AnalyzeOptions(urdf=ARM, progress=False, outputs=("parquet",)))
     assert sorted(p.name for p in out.iterdir()) == [".rbd-outputs", "analysis.parquet",
                                                      THRESHOLDS_FILE, "summary.txt"]
 
@@ -507,7 +507,7 @@ def test_an_arm_and_its_gripper_published_apart_are_one_joint_state_a_stamp(
     whole = write_rosbags(tmp_path / "whole", recording, StoragePlugin.SQLITE3, velocities=False)
     tables, summaries = [], []
     for bag in (split, whole):
-        summaries.append(analyze([bag], tmp_path / f"out_{bag.name}", Options(
+        summaries.append(analyze([bag], tmp_path / f"out_{bag.name}", AnalyzeOptions(
             urdf=ARM, progress=False, chunk=7, outputs=("parquet",))))
         tables.append(pq.read_table(tmp_path / f"out_{bag.name}" / "analysis.parquet"))
     assert summaries[0].messages == summaries[1].messages == len(recording["t"])

@@ -17,7 +17,7 @@ import pytest
 from rosbags.rosbag2 import StoragePlugin
 from test_analyze import Rec, recording, write_mcap, write_rosbags  # noqa: F401  (a fixture)
 
-from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 from rbd_ros.bag.errors import BagError
 from rbd_ros.bag.fleet import analyze_fleet, find_recordings
 from rbd_ros.robots import ARM
@@ -76,7 +76,7 @@ def test_recordings_are_found_recursively_and_outputs_are_kept_per_recording(
     assert "failed" in bad and "cannot read" in bad, bad
     assert "1 of 5 recordings failed: broken/garbage" in stderr
     single = tmp_path / "single"
-    analyze([fleet / "robot_a" / "day1" / "rec"], single, Options(urdf=ARM, progress=False))
+    analyze([fleet / "robot_a" / "day1" / "rec"], single, AnalyzeOptions(urdf=ARM, progress=False))
     for name in ("bare/old", "robot_a/day1/rec", "robot_a/day2/rec", "robot_b/run"):
         np.testing.assert_array_equal(_gravity(out / name), _gravity(single))
     # an output folder inside the tree is not taken for recordings on the next run
@@ -161,7 +161,7 @@ def test_on_a_dask_cluster_with_relative_paths_and_its_errors(
     from distributed import LocalCluster
 
     work = find_recordings([fleet / "robot_a", fleet / "robot_b"])
-    opts = Options(urdf=ARM, progress=False, outputs=("parquet",))
+    opts = AnalyzeOptions(urdf=ARM, progress=False, outputs=("parquet",))
     serial = analyze([fleet / "robot_a" / "day1" / "rec"], tmp_path / "serial", opts)
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",  # type: ignore[no-untyped-call]
                       dashboard_address=None, processes=True) as cluster:

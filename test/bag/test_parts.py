@@ -10,7 +10,7 @@ import pytest
 from recordings import EMPTY, NAMES, TS, description, float_array, joint_state
 from rosbags.rosbag2 import StoragePlugin, Writer
 
-from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 from rbd_ros.bag.parts import analyze_part, parts_for, reduce_parts
 
 
@@ -54,7 +54,7 @@ def _same_outputs(a: Path, b: Path) -> None:
         assert x == y, name
 
 
-OPTS = Options(chunk=1000, progress=False, command_topic="/effort_commands")
+OPTS = AnalyzeOptions(chunk=1000, progress=False, command_topic="/effort_commands")
 
 
 @pytest.mark.parametrize(("velocities", "plugin"), [

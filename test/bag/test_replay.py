@@ -31,7 +31,7 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 from test_analyze import pinocchio_torques, trajectory, write_rosbags
 
-from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 from rbd_ros.dynamics import Data, gravity, load_urdf
 from rbd_ros.robots import ARM
 from rbd_ros_interfaces.srv import GravityTorques
@@ -45,7 +45,7 @@ def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
     rec = {"t": t[:600], "q": q[:600], "v": v[:600], "effort": effort[:600]}
     bag = write_rosbags(tmp_path / "rec", rec, StoragePlugin.SQLITE3)
     out = tmp_path / "offline"
-    analyze([bag], out, Options(filter="backward", progress=False, outputs=("parquet",)))
+    analyze([bag], out, AnalyzeOptions(filter="backward", progress=False, outputs=("parquet",)))
     table = pq.read_table(out / "analysis.parquet").to_pydict()
     offline = {round(s, 6): k for k, s in enumerate(table["t"])}
 

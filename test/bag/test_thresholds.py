@@ -20,7 +20,7 @@ from armsim import DT, HOLD, State, fifth_link_wrench, simulate
 from recordings import write_joint_states
 from rosbags.highlevel import AnyReader
 
-from rbd_ros.bag.analyze import Flags, Options, analyze, node_parameters
+from rbd_ros.bag.analyze import AnalyzeOptions, Flags, analyze, node_parameters
 from rbd_ros.bag.errors import BagError
 from rbd_ros.bag.stream import THRESHOLDS_FILE
 from rbd_ros.dynamics import Data, Model, load_urdf, load_urdf_string, rnea
@@ -89,7 +89,7 @@ def test_the_peaks_are_the_node_observers(tmp_path: Path, velocities: bool) -> N
     ns, q, v, e = run(1)
     ns[1500:] += 10**9  # a second's gap: the node's observer starts again after it
     bag = write_joint_states(tmp_path / "rec", ns.tolist(), q, v if velocities else None, e)
-    summary = analyze([bag], tmp_path / "out", Options(progress=False, outputs=()))
+    summary = analyze([bag], tmp_path / "out", AnalyzeOptions(progress=False, outputs=()))
     observed = summary.observer
     assert observed is not None and observed.gain == DEFAULT_GAIN
     motion: list[tuple[np.ndarray, ...]] = []
@@ -123,7 +123,7 @@ def test_the_peaks_are_the_node_observers(tmp_path: Path, velocities: bool) -> N
         np.testing.assert_array_equal(file[param], values)
     # in the order given (the controller's), with `joints` to say it
     names = [f"joint{k}" for k in range(7, 0, -1)]
-    analyze([bag], tmp_path / "ordered", Options(progress=False, outputs=(),
+    analyze([bag], tmp_path / "ordered", AnalyzeOptions(progress=False, outputs=(),
                                                  command_joints=names))
     file = node_parameters(tmp_path / "ordered" / THRESHOLDS_FILE)
     assert file["joints"] == file["collision_joints"] == names
@@ -250,7 +250,7 @@ def test_thresholds_from_normal_work_on_a_wrong_model(tmp_path: Path) -> None:
     # over every speed the residual's peaks were seen at (at their bins' lowest), the
     # thresholds the file gives are at least 1.5x the peak there, and at most 1.5x the largest
     observed = analyze([calibration], tmp_path / "again",
-                       Options(urdf=wrong, progress=False, outputs=())).observer
+                       AnalyzeOptions(urdf=wrong, progress=False, outputs=())).observer
     assert observed is not None
     for j, peaks in enumerate(observed.binned):
         seen = peaks > 0
@@ -297,16 +297,16 @@ def test_thresholds_apply_to_the_joints_collision_joints_names() -> None:
     with its name."""
     names = [f"joint{k}" for k in range(1, 8)]
     rest, moving = tuple(float(k) for k in range(1, 8)), tuple(0.1 * k for k in range(1, 8))
-    plain = Flags(names, Options(collision_thresholds=rest, collision_thresholds_moving=moving))
-    reverse = Flags(names, Options(collision_joints=tuple(names[::-1]),
+    plain = Flags(names, AnalyzeOptions(collision_thresholds=rest, collision_thresholds_moving=moving))
+    reverse = Flags(names, AnalyzeOptions(collision_joints=tuple(names[::-1]),
                                    collision_thresholds=rest[::-1],
                                    collision_thresholds_moving=moving[::-1]))
     for a, b in zip(plain.parts, reverse.parts, strict=True):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(plain.parts[0], rest)
-    some = Flags(names, Options(collision_joints=("joint5", "joint2"),
+    some = Flags(names, AnalyzeOptions(collision_joints=("joint5", "joint2"),
                                 collision_thresholds=(5.0, 2.0)))
     np.testing.assert_array_equal(some.parts[0], [np.inf, 2.0, np.inf, np.inf, 5.0, np.inf,
                                                   np.inf])
     with pytest.raises(BagError, match="the model has no wrist"):
-        Flags(names, Options(collision_joints=("joint1", "wrist"), collision_thresholds=(1.0,)))
+        Flags(names, AnalyzeOptions(collision_joints=("joint1", "wrist"), collision_thresholds=(1.0,)))

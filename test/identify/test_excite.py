@@ -37,7 +37,7 @@ from rbd_ros.identify.excite import (
     within,
 )
 from rbd_ros.identify.fit import base_parameters
-from rbd_ros.identify.run import Options, identify
+from rbd_ros.identify.run import IdentifyOptions, identify
 from rbd_ros.robots import ARM
 
 MODEL = load_urdf(ARM)
@@ -143,7 +143,7 @@ def test_it_identifies_the_arm_better_than_a_multisine(found: Excitation, tmp_pa
     error = {}
     for name, f in (("optimised", found.trajectory), ("multisine", found.multisine)):
         bag = recording(name, *f.sample(t))
-        report = identify([bag], tmp_path / f"out_{name}", Options(), [unseen])
+        report = identify([bag], tmp_path / f"out_{name}", IdentifyOptions(), [unseen])
         assert np.all(report.rms["identified"] < NOISE), report.text  # to within the noise
         model = load_urdf(tmp_path / f"out_{name}" / "identified.urdf")
         predicted = rnea_batch(model, q, v, a, friction=True)
@@ -229,7 +229,7 @@ def test_the_loop_through_the_simulator_node(found: Excitation, tmp_path: Path,
         run = drive(probe, tmp_path, name, built, f, 30.0, noise=True)
         bag = write_joint_states(tmp_path / name, run[0], run[1], run[2], run[3],
                                  description_at=1)
-        report = identify([bag], tmp_path / f"out_{name}", Options(), [unseen])
+        report = identify([bag], tmp_path / f"out_{name}", IdentifyOptions(), [unseen])
         model = load_urdf(tmp_path / f"out_{name}" / "identified.urdf")
         predicted = rnea_batch(model, q[:-1], v[:-1], a, friction=True)
         error[name] = np.sqrt(np.mean((predicted - exact) ** 2, axis=0))

@@ -20,7 +20,7 @@ from rosbags.typesys import Stores, get_typestore
 
 from rbd_ros.bag.errors import BagError
 from rbd_ros.dynamics import load_urdf, load_urdf_string
-from rbd_ros.identify.run import Options, identify
+from rbd_ros.identify.run import IdentifyOptions, identify
 from rbd_ros.robots import ARM
 
 TS = get_typestore(Stores.ROS2_HUMBLE)
@@ -99,7 +99,7 @@ def arm(tmp_path_factory: pytest.TempPathFactory) -> Arm:
 
 def test_identified_arm_predicts_held_out_torques_to_within_the_noise(
         arm: Arm, tmp_path: Path) -> None:
-    report = identify([arm["bag"]], tmp_path, Options())
+    report = identify([arm["bag"]], tmp_path, IdentifyOptions())
     rms = report.rms
     assert np.all(rms["identified"] < NOISE), report.text
     assert np.all(rms["identified"] < rms["urdf"] / 3), report.text  # the CAD values are off
@@ -140,7 +140,7 @@ def test_a_real_drivers_jittery_stamps_and_pauses_do_not_spoil_the_fit(
     measured_v = v + rng.normal(scale=0.01, size=v.shape)
     bag = write_joint_states(tmp_path / "driver", ns, q[kept],
                              measured_v[kept] if recorded else None, e[kept], description_at=1)
-    report = identify([bag], tmp_path / "o", Options())
+    report = identify([bag], tmp_path / "o", IdentifyOptions())
     rms = report.rms
     assert np.all(rms["identified"] < NOISE), report.text
     assert np.all(rms["identified"] < rms["urdf"] / 3), report.text
@@ -201,7 +201,7 @@ def test_a_joint_that_never_moves_is_said_and_its_parameters_keep_the_urdfs(
     q[:, 6], v[:, 6], a[:, 6] = 0.3, 0.0, 0.0
     fv, fc = np.full(7, 0.5), np.full(7, 1.0)
     e = efforts(built, q, v, a, fv, fc) + rng.normal(scale=NOISE, size=q.shape)
-    report = identify([write(tmp_path / "still", t, q, e)], tmp_path / "o", Options())
+    report = identify([write(tmp_path / "still", t, q, e)], tmp_path / "o", IdentifyOptions())
     assert "warning: the recording excites" in report.text
     assert "warning: joints that barely moved (range below 0.1): joint7 (0.000); what only their " \
         "motion shows is not identified (record an exciting trajectory: rbd-ros excite)" \
@@ -210,7 +210,7 @@ def test_a_joint_that_never_moves_is_said_and_its_parameters_keep_the_urdfs(
     # 6 s: too short, said with what to do
     t, q, v, a = exciting(6.0, rng)
     e = efforts(built, q, v, a, fv, fc) + rng.normal(scale=NOISE, size=q.shape)
-    short = identify([write(tmp_path / "short", t, q, e)], tmp_path / "s", Options())
+    short = identify([write(tmp_path / "short", t, q, e)], tmp_path / "s", IdentifyOptions())
     assert re.search(r"warning: \d+ identifying samples for 57 base parameters \(fewer than "
                      r"10 each\): record longer \(record an exciting trajectory: rbd-ros "
                      r"excite\)", short.text), short.text
@@ -265,8 +265,8 @@ def test_drive_scales_and_offsets_are_found(arm: Arm, tmp_path: Path) -> None:
     e = torque / k + o
     e += rng.normal(scale=NOISE / k.max(), size=e.shape)  # noise below NOISE in torque
     bag = write(tmp_path / "currents", t, q, e)
-    plain = identify([bag], tmp_path / "plain", Options())
-    report = identify([bag], tmp_path / "drive", Options(drive=True))
+    plain = identify([bag], tmp_path / "plain", IdentifyOptions())
+    report = identify([bag], tmp_path / "drive", IdentifyOptions(drive=True))
     assert np.all(report.rms["identified"] < NOISE / k.max() * 1.5), report.text
     assert np.all(plain.rms["identified"] > 2 * report.rms["identified"]), plain.text
     table = report.text.split("scale k")[1].splitlines()[1:1 + len(NAMES)]
@@ -310,7 +310,7 @@ def test_joints_without_torques_are_left_out_and_the_rest_identified(
     e += rng.normal(scale=NOISE, size=e.shape)
     e[:, 2] = 1000.0 + 50.0 * rng.normal(size=len(t))  # not a torque
     bag = write_groups(tmp_path / "groups", t, q, e, alone=6)
-    report = identify([bag], tmp_path / "o", Options(urdf=ARM, ignore_efforts=("joint3",)))
+    report = identify([bag], tmp_path / "o", IdentifyOptions(urdf=ARM, ignore_efforts=("joint3",)))
     rms = report.rms["identified"]
     kept = [0, 1, 3, 4, 5]
     assert np.all(rms[kept] < NOISE), report.text
@@ -321,9 +321,9 @@ def test_joints_without_torques_are_left_out_and_the_rest_identified(
     load_urdf_string((tmp_path / "o" / "identified.urdf").read_text(), strict=True)
     # garbage that is not said to be garbage is taken for joint 3's torque, and spoils the
     # plain least squares; the joints' weights and the pull towards the URDF keep the others
-    spoiled = identify([bag], tmp_path / "p", Options(urdf=ARM))
+    spoiled = identify([bag], tmp_path / "p", IdentifyOptions(urdf=ARM))
     assert spoiled.rms["identified"][2] > 100 * NOISE, spoiled.text
     assert np.nanmax(spoiled.rms["least squares"][kept]) > 2 * NOISE, spoiled.text
     assert np.all(spoiled.rms["identified"][kept] < 2 * NOISE), spoiled.text
     with pytest.raises(BagError, match=r"--ignore-efforts joint9: not joints of the model"):
-        identify([bag], tmp_path / "q", Options(urdf=ARM, ignore_efforts=("joint9",)))
+        identify([bag], tmp_path / "q", IdentifyOptions(urdf=ARM, ignore_efforts=("joint9",)))

@@ -24,7 +24,7 @@ from test_identify import NAMES, built_arm, efforts, exciting, write
 from rbd_ros.bag.errors import BagError
 from rbd_ros.dynamics import Data, ModelError, load_urdf, rnea
 from rbd_ros.identify.payload import INERTIA_ENTRIES, PAYLOAD_FILE, identify_payload
-from rbd_ros.identify.run import Options
+from rbd_ros.identify.run import IdentifyOptions
 from rbd_ros.robots import ARM
 
 NOISE = 0.3  # N m
@@ -43,7 +43,7 @@ def carried(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_payload_is_found(carried: Path, tmp_path: Path) -> None:
-    payload, text = identify_payload([carried], tmp_path, Options(), "link7")
+    payload, text = identify_payload([carried], tmp_path, IdentifyOptions(), "link7")
     assert abs(payload.mass - MASS) < 0.02 * MASS, text
     assert np.linalg.norm(payload.com - COM) < 0.005, text
     assert payload.mass_sigma < 0.02 * MASS and np.all(payload.com_sigma < 0.005), text
@@ -74,9 +74,9 @@ def test_the_command_line_and_a_link_that_is_not_there(carried: Path, tmp_path: 
                          capture_output=True, text=True, check=True).stdout
     assert "payload on link7" in out and re.search(r"mass +1\.7\d* kg", out), out
     with pytest.raises(BagError, match=r"no link 'gripper'; links: .*link7"):
-        identify_payload([carried], tmp_path / "no", Options(), "gripper")
+        identify_payload([carried], tmp_path / "no", IdentifyOptions(), "gripper")
     with pytest.raises(BagError, match="fixed to the world"):
-        identify_payload([carried], tmp_path / "no", Options(), "world")
+        identify_payload([carried], tmp_path / "no", IdentifyOptions(), "world")
 
 
 def driven(path: Path, t: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
@@ -105,7 +105,7 @@ def test_a_baseline_cancels_the_robot_models_error(tmp_path: Path) -> None:
                     rng, per_amp)
     baseline = driven(tmp_path / "baseline", t - 0.3, q, v, efforts(built, q, v, a, fv, fc),
                       rng, per_amp)
-    opts = Options(effort_scale=dict(zip(NAMES, per_amp, strict=True)))
+    opts = IdentifyOptions(effort_scale=dict(zip(NAMES, per_amp, strict=True)))
     alone, text = identify_payload([loaded], tmp_path / "urdf", opts, "link7")
     error = abs(alone.mass / MASS - 1)
     said = re.search(r"could be up to (\d+) % of this answer", text)

@@ -27,7 +27,7 @@ from rosbags.typesys.stores.ros2_humble import sensor_msgs__msg__JointState as B
 from rosutil import NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 
-from rbd_ros.bag.analyze import Options, analyze
+from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 from rbd_ros.dynamics import Data, crba, gravity, load_urdf, rnea
 from rbd_ros.dynamics.observer import (
     DEFAULT_GAIN,
@@ -166,7 +166,7 @@ def test_one_sign_for_external_torques_in_the_core_the_node_and_analyze(
     }
     out = tmp_path / "analysis"
     analyze([write_joint_states(tmp_path / "rec", ns, q, v, tau)], out,
-            Options(filter="backward", progress=False, outputs=("parquet", "mcap")))
+            AnalyzeOptions(filter="backward", progress=False, outputs=("parquet", "mcap")))
     table = pq.read_table(out / "analysis.parquet").to_pydict()
     estimates["analyze, tau_external"] = np.column_stack([table[f"tau_external_{n}"]
                                                           for n in NAMES])
