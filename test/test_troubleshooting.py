@@ -1,5 +1,6 @@
-"""Every text the nodes can say (a warning, a line of ``~/status``, a refusal of an input or of a
-service request) is on the troubleshooting page, with its cause and fix."""
+"""Every text the nodes and the ``rbd-ros`` commands can say (a warning, a line of ``~/status``,
+a refusal of an input, of a service request or of a command's options, a report's warning) is
+on the troubleshooting page, with its cause and fix."""
 
 from __future__ import annotations
 
@@ -8,9 +9,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-NODES = ROOT / "rbd_ros" / "nodes"
+PACKAGE = ROOT / "rbd_ros"
+#: where users meet the texts: the nodes, the commands and what they read and write
+SOURCES = [*sorted((PACKAGE / "nodes").glob("*.py")), PACKAGE / "cli.py", PACKAGE / "joint_names.py",
+           *sorted((PACKAGE / "bag").glob("*.py")), *sorted((PACKAGE / "identify").glob("*.py"))]
 #: the calls that say something, and which argument is the text
-SAYING = {"warn": 1, "report": 1, "say": 0, "warning": 0, "error": 0, "InputError": 0}
+SAYING = {"warn": 1, "report": 1, "say": 0, "warning": 0, "error": 0, "InputError": 0,
+          "BagError": 0, "OutputError": 0, "ModelError": 0, "TooFewStatesError": 0,
+          "ValueError": 0}
 #: functions whose returned text a node says (a timeline's notes, a stale joint's, a refusal's)
 RETURNING = {"add", "at", "stale_note", "_unknown"}
 SHORTEST = 12  # shorter pieces ("(limit ", " ms ") say nothing on their own
@@ -35,9 +41,9 @@ def _pieces(node: ast.AST) -> Iterator[str]:
 
 
 def said() -> dict[str, str]:
-    """Each literal piece (stripped, at least SHORTEST long) of what the nodes say: where."""
+    """Each literal piece (stripped, at least SHORTEST long) of what is said: where."""
     out = {}
-    for path in sorted(NODES.glob("*.py")):
+    for path in SOURCES:
         tree = ast.parse(path.read_text())
         texts: list[ast.AST] = []
         for node in ast.walk(tree):
@@ -50,14 +56,18 @@ def said() -> dict[str, str]:
             elif isinstance(node, ast.FunctionDef) and node.name in RETURNING:
                 texts += [r.value for r in ast.walk(node)
                           if isinstance(r, ast.Return) and r.value is not None]
+            elif isinstance(node, ast.JoinedStr | ast.Constant) and \
+                    next(_pieces(node), "").startswith("warning: "):  # a report's
+                texts.append(node)
         for text in texts:
             for piece in _pieces(text):
                 if len(piece.strip()) >= SHORTEST:
-                    out[piece.strip()] = f"{path.name}:{getattr(text, 'lineno', '?')}"
+                    where = path.relative_to(PACKAGE)
+                    out[piece.strip()] = f"{where}:{getattr(text, 'lineno', '?')}"
     return out
 
 
-def test_every_text_the_nodes_say_is_on_the_troubleshooting_page() -> None:
+def test_every_text_the_nodes_and_commands_say_is_on_the_troubleshooting_page() -> None:
     page = (ROOT / "doc" / "troubleshooting.md").read_text()
     texts = said()
     assert len(texts) > 60, "the texts were not found: has the nodes' code moved?"
