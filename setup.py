@@ -57,7 +57,7 @@ setup(
         (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/robots/*.urdf")),
     ],
     ext_modules=[Extension(f"{PACKAGE}.dynamics._entry", [f"{PACKAGE}/dynamics/_entry.c"])],
-    python_requires=">=3.10",
+    python_requires=">=3.11",  # what is tested; 3.10 cannot install the pinned numpy
     install_requires=["setuptools", "numpy", "numba", "urdf-parser-py"],
     # colcon test runs pytest only when the package names it (else unittest: "Ran 0 tests")
     extras_require={"test": ["pytest"]},
