@@ -249,6 +249,28 @@ def parser() -> argparse.ArgumentParser:
     """The command line: each command with its options (the docs' reference is made from it)."""
     cli = _Exact(prog="rbd-ros", description=__doc__)
     sub = cli.add_subparsers(dest="command", parser_class=_Exact)
+    for add in (_demo_options, _info_options, _analyze_options, _identify_options,
+                _excite_options, _replay_options):
+        add(sub)
+    return cli
+
+
+def _recording_options(p: argparse.ArgumentParser, out: str) -> None:
+    """What analyze and identify both take: the URDF, the output folder, the joint states'
+    topic, and how recorded joints map to the model's."""
+    p.add_argument("--urdf", type=Path, help="URDF file (default: /robot_description in the bag)")
+    p.add_argument("--out", type=Path, default=Path(out), help="output folder")
+    p.add_argument("--joint-states-topic", default="/joint_states",
+                   help="the recording's sensor_msgs/JointState topic")
+    p.add_argument("--rename", nargs="+", default=[], metavar="OLD=NEW",
+                   help="recorded joint names -> the URDF's; a trailing * maps a prefix: "
+                        "--rename 'fer_*=panda_*'")
+    p.add_argument("--hold", nargs="+", default=[], metavar="NAME=POSITION",
+                   help="joints the recording lacks (a gripper), held at this position")
+    p.add_argument("--effort-scale", nargs="+", default=[], metavar="NAME=K", help=SCALE)
+
+
+def _demo_options(sub: Any) -> None:
     demo = sub.add_parser("demo", help="the live demo (the default): simulator, dynamics node "
                                        "and a PD controller with and without feed-forward")
     demo.add_argument("--seconds", type=float, default=4.0, help="length of each run")
@@ -258,6 +280,9 @@ def parser() -> argparse.ArgumentParser:
                       help="arm: computed-torque feed-forward (the default); quadruped: the "
                            "floating-base node's foot loads through a scripted sequence")
     demo.set_defaults(func=_demo)
+
+
+def _info_options(sub: Any) -> None:
     info = sub.add_parser("info", help="load a URDF, print its model and gravity torques")
     info.add_argument("urdf", nargs="?", default="arm",
                       help="a URDF file, or a bundled robot: arm (default), quadruped")
@@ -266,22 +291,16 @@ def parser() -> argparse.ArgumentParser:
                       help="refuse inertias no solid body has (by default: loaded as given, "
                            "with a warning, as Pinocchio and KDL load them)")
     info.set_defaults(func=_info)
+
+
+def _analyze_options(sub: Any) -> None:
     an = sub.add_parser("analyze", help="dynamics of recorded joint states (rosbag2: sqlite3 "
                                          "or MCAP), written as an MCAP bag, Parquet (CSV), PNG")
     an.add_argument("bags", nargs="+", help="recordings (rosbag2 folders, .mcap or .db3 files), "
                                             "or folders searched for them, recursively")
-    an.add_argument("--urdf", type=Path, help="URDF file (default: /robot_description in the bag)")
-    an.add_argument("--out", type=Path, default=Path("rbd_analysis"), help="output folder")
-    an.add_argument("--joint-states-topic", default="/joint_states",
-                    help="the recording's sensor_msgs/JointState topic")
+    _recording_options(an, "rbd_analysis")
     an.add_argument("--command-topic", help="commanded efforts: Float64MultiArray or JointState")
     an.add_argument("--command-joints", nargs="+", help="joint order of a Float64MultiArray")
-    an.add_argument("--rename", nargs="+", default=[], metavar="OLD=NEW",
-                    help="recorded joint names -> the URDF's; a trailing * maps a prefix: "
-                         "--rename 'fer_*=panda_*'")
-    an.add_argument("--hold", nargs="+", default=[], metavar="NAME=POSITION",
-                    help="joints the recording lacks (a gripper), held at this position")
-    an.add_argument("--effort-scale", nargs="+", default=[], metavar="NAME=K", help=SCALE)
     an.add_argument("--filter", choices=("central", "backward"), default="central",
                     help="accelerations by zero-phase central or causal backward differences")
     an.add_argument("--friction", action="store_true", help="model the URDF's joint friction")
@@ -309,6 +328,9 @@ def parser() -> argparse.ArgumentParser:
                     help="how long to wait for the Dask scheduler, for a worker, and for a "
                          "worker to return when none is left")
     an.set_defaults(func=_analyze)
+
+
+def _identify_options(sub: Any) -> None:
     idf = sub.add_parser("identify", help="inertial and friction parameters from a recording "
                                           "of the robot moving with its measured efforts: "
                                           "identified.urdf, report.txt, torques.png")
@@ -316,17 +338,7 @@ def parser() -> argparse.ArgumentParser:
     idf.add_argument("--validate", nargs="+", metavar="BAG",
                      help="a second recording to validate on (default: the last --holdout of "
                           "the first)")
-    idf.add_argument("--urdf", type=Path, help="URDF file (default: /robot_description in the "
-                                                "bag)")
-    idf.add_argument("--out", type=Path, default=Path("rbd_identify"), help="output folder")
-    idf.add_argument("--joint-states-topic", default="/joint_states",
-                     help="the recording's sensor_msgs/JointState topic")
-    idf.add_argument("--rename", nargs="+", default=[], metavar="OLD=NEW",
-                     help="recorded joint names -> the URDF's, as for analyze")
-    idf.add_argument("--hold", nargs="+", default=[], metavar="NAME=POSITION",
-                     help="joints the recording lacks (a gripper), held at this position, as "
-                          "for analyze")
-    idf.add_argument("--effort-scale", nargs="+", default=[], metavar="NAME=K", help=SCALE)
+    _recording_options(idf, "rbd_identify")
     idf.add_argument("--cutoff", type=float, default=10.0, metavar="HZ",
                      help="cut-off of the zero-phase low-pass filter on positions and efforts")
     idf.add_argument("--holdout", type=float, default=0.25,
@@ -355,6 +367,9 @@ def parser() -> argparse.ArgumentParser:
                           "the payload's torques are then the loaded efforts less its efforts, "
                           "and the robot model's own error cancels")
     idf.set_defaults(func=_identify)
+
+
+def _excite_options(sub: Any) -> None:
     ex = sub.add_parser("excite", help="an exciting trajectory for identify: a Fourier series "
                                        "optimised for the regressor's conditioning, within the "
                                        "joint limits")
@@ -373,6 +388,9 @@ def parser() -> argparse.ArgumentParser:
     ex.add_argument("--topic", default=TOPIC,
                     help="the recording's topic: the joint trajectory controller's")
     ex.set_defaults(func=_excite)
+
+
+def _replay_options(sub: Any) -> None:
     rp = sub.add_parser("replay", help="publish a recording into the live ROS graph with its "
                                        "original timing")
     rp.add_argument("bags", nargs="+", help="bag folders or files (read as one recording)")
@@ -402,7 +420,6 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--max-gap", type=float, default=5.0,
                     help="recorded pauses longer than this (s) are skipped, with a note")
     rp.set_defaults(func=_replay)
-    return cli
 
 
 def split_ros_args(argv: list[str]) -> tuple[list[str], list[str]]:
