@@ -267,21 +267,8 @@ def replay(paths: list[Path], opts: Playback) -> tuple[int, int, int]:
     stderr). SIGINT and SIGTERM end it at once."""
     opts.check()
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
 
-    reader, damaged = open_reader(paths, paged=False)  # rosbags' reader: it seeks in time
-    note = f"{damaged}; replaying it up to where it is damaged" if damaged else None
-    if note:
-        print(f"warning: {note}", file=sys.stderr)
-    conns = [c for c in reader.connections if opts.topics is None or c.topic in opts.topics]
-    if not conns:
-        reader.close()
-        raise BagError(f"none of {opts.topics} is in the recording; topics: "
-                       f"{sorted({c.topic for c in reader.connections})}")
-    if not any(c.msgtype in (JOINT_STATE, JOINT_TRAJECTORY) for c in conns):
-        # (a trajectory, as excite records one, is for a controller: nothing to warn of)
-        print("warning: no sensor_msgs/JointState among the replayed topics: a dynamics node "
-              "will have nothing to answer", file=sys.stderr)
+    reader, conns = _opened(paths, opts)
     total = sum(c.msgcount for c in conns)
     window = _selected(reader, conns, opts)
     owns_context = not rclpy.ok()
@@ -300,34 +287,12 @@ def replay(paths: list[Path], opts: Playback) -> tuple[int, int, int]:
     first: dict[int, bytes | None] = {c.id: None for c in conns if latched(c)}
     player = _Player(node, _Clock(opts.rate, opts.start_paused), opts, total)
     player.window = window
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)  # the pause services
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
+    executor, spinner = _spinning(node)
     stopped = 0
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        if first:  # latched topics' first messages, wherever the window starts
-            for conn, _, raw in reader.messages(connections=[c for c in conns
-                                                             if c.id in first]):
-                if first[conn.id] is None:
-                    first[conn.id] = bytes(raw)
-                    pubs[conn.id].publish(first[conn.id])
-                    player.sent += 1
-                if all(x is not None for x in first.values()):
-                    break
-        if opts.wait_for:
-            states = [c for c in conns if c.msgtype == JOINT_STATE] or conns
-            # a legged robot's odometry and IMU: matched with whoever subscribes to them
-            sensors = [c for c in conns if c.msgtype in (ODOMETRY, IMU)]
-            _wait_for(node, opts.wait_for, {pubs[c.id].topic_name: pubs[c.id] for c in states},
-                      opts.wait_timeout, {pubs[c.id].topic_name: pubs[c.id] for c in sensors})
-        else:
-            deadline = time.monotonic() + opts.start_delay  # let subscribers discover us
-            while time.monotonic() < deadline and \
-                    not all(p.get_subscription_count() for p in pubs.values()):
-                time.sleep(0.02)
-        time.sleep(0.2)  # matched on this side; give the other side a moment too
+        _send_latched(reader, conns, pubs, first, player)
+        _await_subscribers(node, conns, pubs, opts)
         while True:
             _pass(reader, conns, pubs, first, player)
             if not opts.loop:
@@ -335,14 +300,7 @@ def replay(paths: list[Path], opts: Playback) -> tuple[int, int, int]:
             first = {}  # a loop sends every message again, latched ones too
         if opts.progress:
             player.progress(end="\n")
-        # the last messages are still on their way when the loop ends: a publisher destroyed
-        # now could take them with it (reliable readers acknowledge; best-effort ones cannot,
-        # so a moment more)
-        from rclpy.duration import Duration
-
-        for pub in pubs.values():
-            pub.wait_for_all_acked(Duration(seconds=2))
-        time.sleep(0.2)
+        _delivered(pubs)
     except StopSignalError as e:
         stopped = e.signum
         if opts.progress and player.tty:
@@ -356,14 +314,91 @@ def replay(paths: list[Path], opts: Playback) -> tuple[int, int, int]:
         node.destroy_node()
         if owns_context:
             rclpy.try_shutdown()
+    _said(reader, player.sent, total, stopped)
+    return player.sent, total, stopped
+
+
+def _spinning(node: Any) -> tuple[Any, threading.Thread]:
+    """An executor spinning ``node`` (its pause services) on a thread of its own."""
+    from rclpy.executors import SingleThreadedExecutor
+
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    return executor, spinner
+
+
+def _said(reader: Any, sent: int, total: int, stopped: int) -> None:
+    """On stderr: how much was replayed, and why not all."""
     damage = getattr(reader, "damage", None)
     if damage:
         print(f"the recording ends in damage ({damage}): replayed what came before it",
               file=sys.stderr)
-    print(f"replayed {player.sent} of {total} messages"
+    print(f"replayed {sent} of {total} messages"
           f"{' (stopped by ' + signal.Signals(stopped).name + ')' if stopped else ''}",
           file=sys.stderr)
-    return player.sent, total, stopped
+
+
+def _delivered(pubs: dict[int, Any]) -> None:
+    """The last messages are still on their way when the loop ends: a publisher destroyed now
+    could take them with it (reliable readers acknowledge; best-effort ones cannot, so a
+    moment more)."""
+    from rclpy.duration import Duration
+
+    for pub in pubs.values():
+        pub.wait_for_all_acked(Duration(seconds=2))
+    time.sleep(0.2)
+
+
+def _opened(paths: list[Path], opts: Playback) -> tuple[Any, list[Any]]:
+    """The recording's reader and the connections replayed (BagError if none; what is
+    damaged or missing said on stderr)."""
+    reader, damaged = open_reader(paths, paged=False)  # rosbags' reader: it seeks in time
+    if damaged:
+        print(f"warning: {damaged}; replaying it up to where it is damaged", file=sys.stderr)
+    conns = [c for c in reader.connections if opts.topics is None or c.topic in opts.topics]
+    if not conns:
+        reader.close()
+        raise BagError(f"none of {opts.topics} is in the recording; topics: "
+                       f"{sorted({c.topic for c in reader.connections})}")
+    if not any(c.msgtype in (JOINT_STATE, JOINT_TRAJECTORY) for c in conns):
+        # (a trajectory, as excite records one, is for a controller: nothing to warn of)
+        print("warning: no sensor_msgs/JointState among the replayed topics: a dynamics node "
+              "will have nothing to answer", file=sys.stderr)
+    return reader, conns
+
+
+def _send_latched(reader: Any, conns: list[Any], pubs: dict[int, Any],
+                  first: dict[int, bytes | None], player: _Player) -> None:
+    """The latched topics' first messages, wherever the replayed window starts."""
+    if not first:
+        return
+    for conn, _, raw in reader.messages(connections=[c for c in conns if c.id in first]):
+        if first[conn.id] is None:
+            first[conn.id] = bytes(raw)
+            pubs[conn.id].publish(first[conn.id])
+            player.sent += 1
+        if all(x is not None for x in first.values()):
+            break
+
+
+def _await_subscribers(node: Any, conns: list[Any], pubs: dict[int, Any],
+                       opts: Playback) -> None:
+    """Until the ``wait_for`` nodes subscribe (BagError after ``wait_timeout``), or else until
+    every topic has a subscriber or ``start_delay`` is over."""
+    if opts.wait_for:
+        states = [c for c in conns if c.msgtype == JOINT_STATE] or conns
+        # a legged robot's odometry and IMU: matched with whoever subscribes to them
+        sensors = [c for c in conns if c.msgtype in (ODOMETRY, IMU)]
+        _wait_for(node, opts.wait_for, {pubs[c.id].topic_name: pubs[c.id] for c in states},
+                  opts.wait_timeout, {pubs[c.id].topic_name: pubs[c.id] for c in sensors})
+    else:
+        deadline = time.monotonic() + opts.start_delay  # let subscribers discover us
+        while time.monotonic() < deadline and \
+                not all(p.get_subscription_count() for p in pubs.values()):
+            time.sleep(0.02)
+    time.sleep(0.2)  # matched on this side; give the other side a moment too
 
 
 def _pass(reader: Any, conns: list[Any], pubs: dict[int, Any], first: dict[int, bytes | None],
