@@ -256,8 +256,23 @@ def run_dask(work: list[tuple[Path, str]], out_dir: Path, opts: AnalyzeOptions, 
     ``timeout``: how long to wait for the scheduler, for a first worker, and for a worker to
     come back when none is left. Parts done and tasks rerun (their worker lost) are logged."""
     import shutil
-    import uuid
 
+    client = _connected(scheduler, timeout)
+    with client:
+        futures, pending, scratch = _submitted(client, work, out_dir, opts, log)
+        try:
+            results = _collected(client, work, futures, pending, timeout, report, log)
+        finally:
+            for f in futures:
+                f.cancel()
+            for folder in scratch:  # a failed part's leftovers
+                shutil.rmtree(folder, ignore_errors=True)
+    return [results[k] for k in range(len(work))]
+
+
+def _connected(scheduler: str, timeout: float) -> Any:
+    """A client of the Dask scheduler at ``scheduler`` that has a worker (BagError if none
+    within ``timeout`` s)."""
     from distributed import Client
 
     try:
@@ -266,72 +281,83 @@ def run_dask(work: list[tuple[Path, str]], out_dir: Path, opts: AnalyzeOptions, 
         why = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise BagError(f"cannot connect to the Dask scheduler at '{scheduler}' within "
                        f"{timeout:g} s: {why} (an address looks like tcp://host:8786)") from None
-    with client:
-        try:
-            client.wait_for_workers(1, timeout=timeout)
-        except Exception:
-            raise BagError(f"the Dask scheduler at '{scheduler}' has no worker (waited "
-                           f"{timeout:g} s): start one with `dask worker {scheduler}`") from None
-        workers = len(client.scheduler_info().get("workers", {}))
-        futures: list[Any] = []
-        pending: list[tuple[str, Any]] = []  # parts, with what to say when done
-        scratch: list[Path] = []
-        for bag, name in work:
-            bag, out = bag.resolve(), (out_dir / name).resolve()
-            parts = parts_for([bag], opts, workers)
-            if parts > 1:
-                scratch.append(out / f".rbd-parts-{uuid.uuid4().hex[:8]}")
-                cut = [client.submit(_part, bag, name, scratch[-1] / str(k), opts, k, parts,
-                                     pure=False) for k in range(parts)]
-                pending += [(f"{name}: part {k + 1} of {parts} done", f)
-                            for k, f in enumerate(cut)]
-                log(f"{name}: cut into {parts} parts by recorded time, one task each")
-            futures.append(client.submit(_analyse, bag, name, out, opts,
-                                         *(cut if parts > 1 else ()), pure=False))
-        starts: dict[tuple[str, int], list[str]] = {}
-        events = 0
-        results: dict[int, Result] = {}
-        alone_since: float | None = None
-        while len(results) < len(work):
-            for said, part in [p for p in pending if p[1].done()]:
-                pending.remove((said, part))
-                if part.status == "finished":
-                    log(said)
-            new = client.get_events(EVENT)[events:]
-            events += len(new)
-            for _, ev in new:
-                where = starts.setdefault((ev["name"], ev["part"]), [])
-                where.append(ev["worker"])
-                if len(where) > 1:
-                    task = ev["name"] + (f" part {ev['part'] + 1}" if ev["part"] >= 0 else "")
-                    log(f"warning: {task}: its worker {where[-2]} was lost; the task runs "
-                        f"again on {where[-1]}")
-            for k, f in enumerate(futures):
-                if k in results or not f.done():
-                    continue
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except Exception:
+        client.close()  # type: ignore[no-untyped-call]
+        raise BagError(f"the Dask scheduler at '{scheduler}' has no worker (waited "
+                       f"{timeout:g} s): start one with `dask worker {scheduler}`") from None
+    return client
+
+
+def _submitted(client: Any, work: list[tuple[Path, str]], out_dir: Path, opts: AnalyzeOptions,
+               log: Callable[[str], None]
+               ) -> tuple[list[Any], list[tuple[str, Any]], list[Path]]:
+    """Each recording's task (a long one's parts first): the recordings' futures, the parts'
+    with what to say when each is done, and the parts' scratch folders."""
+    import uuid
+
+    workers = len(client.scheduler_info().get("workers", {}))
+    futures: list[Any] = []
+    pending: list[tuple[str, Any]] = []
+    scratch: list[Path] = []
+    for bag, name in work:
+        bag, out = bag.resolve(), (out_dir / name).resolve()
+        parts = parts_for([bag], opts, workers)
+        cut: list[Any] = []
+        if parts > 1:
+            scratch.append(out / f".rbd-parts-{uuid.uuid4().hex[:8]}")
+            cut = [client.submit(_part, bag, name, scratch[-1] / str(k), opts, k, parts,
+                                 pure=False) for k in range(parts)]
+            pending += [(f"{name}: part {k + 1} of {parts} done", f) for k, f in enumerate(cut)]
+            log(f"{name}: cut into {parts} parts by recorded time, one task each")
+        futures.append(client.submit(_analyse, bag, name, out, opts, *cut, pure=False))
+    return futures, pending, scratch
+
+
+def _collected(client: Any, work: list[tuple[Path, str]], futures: list[Any],
+               pending: list[tuple[str, Any]], timeout: float,
+               report: Callable[[Result], None], log: Callable[[str], None]) -> dict[int, Result]:
+    """Each recording's result as its task ends (reported), the parts done and the tasks
+    rerun logged; the recordings left failed once no worker has been there for ``timeout``."""
+    starts: dict[tuple[str, int], list[str]] = {}
+    events = 0
+    results: dict[int, Result] = {}
+    alone_since: float | None = None
+    while len(results) < len(work):
+        for said, part in [p for p in pending if p[1].done()]:
+            pending.remove((said, part))
+            if part.status == "finished":
+                log(said)
+        new = client.get_events(EVENT)[events:]
+        events += len(new)
+        for _, ev in new:
+            where = starts.setdefault((ev["name"], ev["part"]), [])
+            where.append(ev["worker"])
+            if len(where) > 1:
+                task = ev["name"] + (f" part {ev['part'] + 1}" if ev["part"] >= 0 else "")
+                log(f"warning: {task}: its worker {where[-2]} was lost; the task runs "
+                    f"again on {where[-1]}")
+        for k, f in enumerate(futures):
+            if k not in results and f.done():
                 try:
                     results[k] = f.result()
                 except Exception as e:  # the task itself failed (a worker lost too often)
                     results[k] = Result(work[k][0], work[k][1],
                                         error=f"the Dask task failed: {e}".splitlines()[0])
                 report(results[k])
-            if len(results) == len(work):
-                break
-            workers = client.scheduler_info().get("workers", {})
-            alone_since = None if workers else (alone_since or time.monotonic())
-            if alone_since is not None and time.monotonic() - alone_since > timeout:
-                for k in range(len(work)):
-                    if k not in results:
-                        results[k] = Result(work[k][0], work[k][1], error=(
-                            f"no Dask worker left for {timeout:g} s: not analysed"))
-                        report(results[k])
-                break
+        alone_since = None if client.scheduler_info().get("workers", {}) else \
+            (alone_since or time.monotonic())
+        if len(results) < len(work) and alone_since is not None and \
+                time.monotonic() - alone_since > timeout:
+            for k in range(len(work)):
+                if k not in results:
+                    results[k] = Result(work[k][0], work[k][1], error=(
+                        f"no Dask worker left for {timeout:g} s: not analysed"))
+                    report(results[k])
+        if len(results) < len(work):
             time.sleep(0.2)
-        for f in futures:
-            f.cancel()
-        for folder in scratch:  # a failed part's leftovers
-            shutil.rmtree(folder, ignore_errors=True)
-    return [results[k] for k in range(len(work))]
+    return results
 
 
 def status_table(results: list[Result]) -> str:
