@@ -376,55 +376,9 @@ class _Builder:
     def _assemble(self) -> Model:
         nb = len(self.parent)
         qv = np.array(self.body_qv, dtype=np.int64).reshape(nb, 2)
-        # joint order = body order of each joint's first body
-        first_body: dict[str, int] = {}
-        for b, name in enumerate(self.body_joints):
-            first_body.setdefault(name, b)
-        order = sorted(first_body, key=first_body.__getitem__)
-        idx: dict[str, tuple[int, int]] = {}
-        nq = nv = 0
-        kinds: dict[str, str] = {}
-        for name in order:
-            j = self.joints.get(name)
-            kind = "floating" if j is None else j.type
-            kinds[name] = kind
-            if j is not None and j.mimic is not None:
-                continue
-            dq, dv = COORDINATES.get(kind, (1, 1))
-            idx[name] = (nq, nv)
-            nq += dq
-            nv += dv
-        qsrc = np.zeros(self.nq_full, dtype=np.int64)
-        qlin = np.zeros((self.nq_full, 2))
-        vsrc = np.zeros(self.nv_full, dtype=np.int64)
-        vmul = np.zeros(self.nv_full)
-        vfull = np.zeros(nv, dtype=np.int64)
-        mimic_rows: list[int] = []
-        joints: list[Joint] = []
-        for name in order:
-            b0 = first_body[name]
-            fq, fv = (int(x) for x in qv[b0])
-            kind = kinds[name]
-            j = self.joints.get(name)
-            mimic = None
-            if j is not None and j.mimic is not None:
-                src, k, o = self._mimic_source(name)
-                sq, sv = idx[src]
-                qsrc[fq], qlin[fq] = sq, (k, o)
-                vsrc[fv], vmul[fv] = sv, k
-                mimic_rows.append(fv)
-                mimic = (src, k, o)
-                rq = rv = -1
-                dq = dv = 1
-            else:
-                rq, rv = idx[name]
-                dq, dv = COORDINATES.get(kind, (1, 1))
-                for k in range(dq):
-                    qsrc[fq + k], qlin[fq + k] = rq + k, (1.0, 0.0)
-                for k in range(dv):
-                    vsrc[fv + k], vmul[fv + k] = rv + k, 1.0
-                    vfull[rv + k] = fv + k
-            joints.append(self._joint_info(name, kind, rq, rv, dq, dv, mimic))
+        order, kinds, idx, nq, nv = self._joint_order()
+        maps = self._coordinate_maps(qv, order, kinds, idx, nv)
+        qsrc, qlin, vsrc, vmul, vfull, mimic_rows, joints = maps
         mi = np.zeros((nb, MI_WIDTH), dtype=np.int64)
         mi[:, 0] = self.parent
         mi[:, 1] = self.jtype
@@ -461,6 +415,68 @@ class _Builder:
             frames=self.frames,
             has_free_flyer=self.floating_base,
         )
+
+    def _joint_order(self) -> tuple[list[str], dict[str, str], dict[str, tuple[int, int]],
+                                    int, int]:
+        """The joints in the order of their first bodies, each one's kind, the independent
+        ones' first position and velocity index, and nq and nv."""
+        first_body: dict[str, int] = {}
+        for b, name in enumerate(self.body_joints):
+            first_body.setdefault(name, b)
+        order = sorted(first_body, key=first_body.__getitem__)
+        idx: dict[str, tuple[int, int]] = {}
+        nq = nv = 0
+        kinds: dict[str, str] = {}
+        for name in order:
+            j = self.joints.get(name)
+            kind = "floating" if j is None else j.type
+            kinds[name] = kind
+            if j is not None and j.mimic is not None:
+                continue
+            dq, dv = COORDINATES.get(kind, (1, 1))
+            idx[name] = (nq, nv)
+            nq += dq
+            nv += dv
+        return order, kinds, idx, nq, nv
+
+    def _coordinate_maps(self, qv: np.ndarray, order: list[str], kinds: dict[str, str],
+                         idx: dict[str, tuple[int, int]], nv: int
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                    list[int], list[Joint]]:
+        """From the full coordinates (every joint's, mimic ones too) to the independent ones:
+        qsrc, qlin, vsrc, vmul, vfull, the mimic joints' rows, and each joint's Joint."""
+        qsrc = np.zeros(self.nq_full, dtype=np.int64)
+        qlin = np.zeros((self.nq_full, 2))
+        vsrc = np.zeros(self.nv_full, dtype=np.int64)
+        vmul = np.zeros(self.nv_full)
+        vfull = np.zeros(nv, dtype=np.int64)
+        mimic_rows: list[int] = []
+        joints: list[Joint] = []
+        first_body = {name: self.body_joints.index(name) for name in order}
+        for name in order:
+            fq, fv = (int(x) for x in qv[first_body[name]])
+            kind = kinds[name]
+            j = self.joints.get(name)
+            mimic = None
+            if j is not None and j.mimic is not None:
+                src, k, o = self._mimic_source(name)
+                sq, sv = idx[src]
+                qsrc[fq], qlin[fq] = sq, (k, o)
+                vsrc[fv], vmul[fv] = sv, k
+                mimic_rows.append(fv)
+                mimic = (src, k, o)
+                rq = rv = -1
+                dq = dv = 1
+            else:
+                rq, rv = idx[name]
+                dq, dv = COORDINATES.get(kind, (1, 1))
+                for k in range(dq):
+                    qsrc[fq + k], qlin[fq + k] = rq + k, (1.0, 0.0)
+                for k in range(dv):
+                    vsrc[fv + k], vmul[fv + k] = rv + k, 1.0
+                    vfull[rv + k] = fv + k
+            joints.append(self._joint_info(name, kind, rq, rv, dq, dv, mimic))
+        return qsrc, qlin, vsrc, vmul, vfull, mimic_rows, joints
 
     def _joint_info(self, name: str, kind: str, rq: int, rv: int, nq: int, nv: int,
                     mimic: tuple[str, float, float] | None) -> Joint:
