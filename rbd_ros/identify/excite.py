@@ -205,7 +205,6 @@ class Shape:
         S, C, w = basis(self.period, a.shape[1], self.t)
         q, v, acc = sc.f.sample(self.t)
         T, cols = len(self.t), base.independent
-        h = 1e-6
         W = observed(self.model, q, v, acc, cols).reshape(-1, cols.size)
         lam, U = np.linalg.eigh(W.T @ W)
         if not lam[0] > 0:
@@ -213,26 +212,7 @@ class Shape:
         value = 0.5 * float(np.log(lam[-1] / lam[0]))
         u1, un = U[:, -1], U[:, 0]
         M = (np.outer(W @ u1, u1) / lam[-1] - np.outer(W @ un, un) / lam[0]).reshape(T, n, -1)
-        # <dW_t, M_t> of each joint's position, velocity and acceleration moved at every
-        # sample: the rigid bodies' columns by differences of one regressor call for all
-        # 3n moves, the viscous friction's exactly (Coulomb's is flat)
-        rigid = 10 * self.model.nb
-        inertial = cols < rigid
-        M_rigid = np.zeros((T, n, rigid))
-        M_rigid[:, :, cols[inertial]] = M[:, :, inertial]
-        eye = np.eye(n)
-        Q = np.concatenate([q, *(q + h * eye[j] for j in range(n)), *(q for _ in range(2 * n))])
-        V = np.concatenate([v, *(v for _ in range(n)), *(v + h * eye[j] for j in range(n)),
-                            *(v for _ in range(n))])
-        A = np.concatenate([acc, *(acc for _ in range(2 * n)), *(acc + eye[j] for j in range(n))])
-        Y = regressor_batch(self.model, Q, V, A)
-        if self.rows.size != self.model.nv:
-            Y = Y[:, self.rows]
-        phi = np.einsum("ktjp,tjp->kt", Y.reshape(1 + 3 * n, T, n, rigid), M_rigid)
-        d = (phi[1:] - phi[0]) / np.r_[np.full(2 * n, h), np.ones(n)][:, None]
-        for k in np.flatnonzero((cols >= rigid) & (cols < rigid + n)):  # viscous friction's
-            d[n + cols[k] - rigid] += M[:, cols[k] - rigid, k]  # d <W_t, M_t> / d v_j: M_tjk
-        Gq, Gv, Ga = d[:n].T, d[n : 2 * n].T, d[2 * n :].T  # (samples, joints)
+        Gq, Gv, Ga = self._moved(q, v, acc, M, cols)
         dA = Gq.T @ S + Gv.T @ (C * w) - Ga.T @ (S * w * w)  # d value / d scaled coefficients
         dB = Gq.T @ C - Gv.T @ (S * w) - Ga.T @ (C * w * w)
         # the scaled coefficients are g s_j (a_j, b_j): through s_j and g as well
@@ -251,6 +231,30 @@ class Shape:
             grad_a += total * dg_a
             grad_b += total * dg_b
         return value, np.concatenate([grad_a.ravel(), grad_b.ravel()])
+
+    def _moved(self, q: F64, v: F64, acc: F64, M: F64, cols: np.ndarray
+               ) -> tuple[F64, F64, F64]:
+        """<dW_t, M_t> of each joint's position, velocity and acceleration moved at every
+        sample (each (samples, joints)): the rigid bodies' columns by differences of one
+        regressor call for all 3n moves, the viscous friction's exactly (Coulomb's is flat)."""
+        (T, n), h = q.shape, 1e-6
+        rigid = 10 * self.model.nb
+        inertial = cols < rigid
+        M_rigid = np.zeros((T, n, rigid))
+        M_rigid[:, :, cols[inertial]] = M[:, :, inertial]
+        eye = np.eye(n)
+        Q = np.concatenate([q, *(q + h * eye[j] for j in range(n)), *(q for _ in range(2 * n))])
+        V = np.concatenate([v, *(v for _ in range(n)), *(v + h * eye[j] for j in range(n)),
+                            *(v for _ in range(n))])
+        A = np.concatenate([acc, *(acc for _ in range(2 * n)), *(acc + eye[j] for j in range(n))])
+        Y = regressor_batch(self.model, Q, V, A)
+        if self.rows.size != self.model.nv:
+            Y = Y[:, self.rows]
+        phi = np.einsum("ktjp,tjp->kt", Y.reshape(1 + 3 * n, T, n, rigid), M_rigid)
+        d = (phi[1:] - phi[0]) / np.r_[np.full(2 * n, h), np.ones(n)][:, None]
+        for k in np.flatnonzero((cols >= rigid) & (cols < rigid + n)):  # viscous friction's
+            d[n + cols[k] - rigid] += M[:, cols[k] - rigid, k]  # d <W_t, M_t> / d v_j: M_tjk
+        return d[:n].T, d[n : 2 * n].T, d[2 * n :].T
 
     def _dg(self, a: F64, b: F64, sc: Scaled, ds_a: F64, ds_b: F64) -> tuple[F64, F64]:
         """d g / d (a, b), from |tau_j(sample i)| = its limit held as the coefficients move
