@@ -239,9 +239,8 @@ class FloatingBaseNode(NodeBase):
         self.pub_estimated = self.quiet_publisher(ActiveContacts, "~/estimated_contacts")
         self.pub_estimated_force: dict[str, Any] = {}
         self.guarded_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
-        # a joint state whose odometry never comes is answered (or refused) all the same;
-        # who subscribes to which output is looked at as often
-        self.create_timer(0.02, self._tick)
+        # a joint state whose odometry never comes is answered (or refused) all the same
+        self.create_timer(0.02, lambda: self._drain(time.monotonic()))
         if self.param("robot_description"):
             self._install(self.param("robot_description"), "the robot_description parameter")
 
@@ -303,9 +302,6 @@ class FloatingBaseNode(NodeBase):
             if c.link not in self.pub_estimated_force:
                 self.pub_estimated_force[c.link] = self.quiet_publisher(
                     WrenchStamped, f"~/contact/{c.link}/estimated_force")
-        self.outputs = [self.pub_base, self.pub_com_wrench, self.pub_com, self.pub_tau,
-                        self.pub_estimated, *self.pub_estimated_force.values(),
-                        *(p for pair in self.pub_contact.values() for p in pair)]
         self.settle()
         self.release_early()
 
@@ -417,10 +413,6 @@ class FloatingBaseNode(NodeBase):
                                     st.v.copy(), st.effort.copy(), time.monotonic()))
         self._drain(time.monotonic())
 
-    def _tick(self) -> None:
-        self.hear()
-        self._drain(time.monotonic())
-
     def _drain(self, now: float) -> None:
         """Answer the waiting joint states, in order, whose odometry (and IMU) is known or
         whose wait is over."""
@@ -518,33 +510,33 @@ class FloatingBaseNode(NodeBase):
                      "yet")
             return False
         live.active = {link for link, on in est.touching.items() if on}
-        if self.pub_estimated in self.heard:
+        if self.pub_estimated.get_subscription_count():
             msg = ActiveContacts(links=[c.link for c in live.contacts if c.link in live.active])
             msg.header.stamp = stamp_msg(p.t)
             self.pub_estimated.publish(msg)
         for link, f in est.forces.items():
             pub = self.pub_estimated_force[link]
-            if pub in self.heard:
+            if pub.get_subscription_count():
                 pub.publish(live.stamped(live.world, 6).fill(p.t, np.r_[f, 0.0, 0.0, 0.0]))
         return True
 
     def _publish_reaction(self, live: Live, stamp: int, r: Reaction) -> None:
         # only what someone subscribes to is built and sent: 8 messages a state at 500 Hz
-        # would cost more than the dynamics (a subscriber that joins is heard within 20 ms)
-        world, heard, out = live.world, self.heard, live.stamped
-        if self.pub_base in heard:
+        # would cost more than the dynamics (a subscriber that joins gets the next state's)
+        world, out = live.world, live.stamped
+        if self.pub_base.get_subscription_count():
             self.pub_base.publish(out(live.base_link, 6).fill(stamp, r.base_wrench))
-        if self.pub_com_wrench in heard:
+        if self.pub_com_wrench.get_subscription_count():
             self.pub_com_wrench.publish(out(world, 6).fill(stamp, r.com_wrench))
-        if self.pub_com in heard:
+        if self.pub_com.get_subscription_count():
             self.pub_com.publish(out(world, 3).fill(stamp, r.com))
         for link, w in r.wrenches.items():
             pub, cop = self.pub_contact[link]
-            if pub in heard:
+            if pub.get_subscription_count():
                 pub.publish(out(link, 6).fill(stamp, w))
-            if cop in heard:
+            if cop.get_subscription_count():
                 cop.publish(out(world, 3).fill(stamp, r.cop[link]))
-        if self.pub_tau in heard:
+        if self.pub_tau.get_subscription_count():
             self.pub_tau.publish(live.torques.fill(stamp, r.tau[live.v_index - 6]))
 
     # ------------------------------------------------------------------ service
