@@ -116,10 +116,6 @@ class NodeBase(Node):
         self.pub_diagnostics = self.quiet_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_timer(DIAGNOSTICS_S, self._diagnose)
         self._early: deque[tuple[float, Callable[[Any], None], Any]] = deque(maxlen=50_000)
-        # the per-state outputs, and those someone subscribes to (asking rclpy costs ~1.4 us
-        # an output, too much for every state at 1 kHz): ``hear`` looks, from a timer
-        self.outputs: list[Any] = []
-        self.heard: set[Any] = set()
         # what a first model would otherwise pay while its joint states queue up (~0.2 s,
         # enough to overflow a sensor queue at 1 kHz): the first log line (rclpy's logger
         # walks every module's path once) and a full garbage collection
@@ -170,16 +166,9 @@ class NodeBase(Node):
         self.warn("no_model", f"no robot_description yet: holding the inputs that arrive (the "
                               f"last {EARLY_S:g} s of them), to answer them once it comes")
 
-    def hear(self) -> None:
-        """Which per-state outputs have subscribers now: only those are computed. Called by
-        the node's timer (a subscriber that joins gets the outputs from its next tick) and
-        before the inputs held for a first model are answered."""
-        self.heard = {p for p in self.outputs if p.get_subscription_count()}
-
     def release_early(self) -> None:
         """Once the first model is in: the held inputs, in the order they came (to the
         outputs subscribed to now)."""
-        self.hear()
         now = time.monotonic()
         held = [(cb, msg) for t, cb, msg in self._early if now - t <= EARLY_S]
         lost = len(self._early) - len(held)

@@ -148,13 +148,7 @@ class JointIndex:
         return used, idx, q, out
 
     def q_index(self, v_index: Any) -> Any:
-        """Position index of a 1-DOF joint's velocity index (int, array or slice; a slice
-        stays a slice where the positions are contiguous too)."""
-        if isinstance(v_index, slice):
-            qi = self._v2q[v_index]
-            if qi.size and np.array_equal(qi, np.arange(qi[0], qi[0] + qi.size)):
-                return slice(int(qi[0]), int(qi[0]) + qi.size)
-            return qi
+        """Position index of a 1-DOF joint's velocity index (an int or an index array)."""
         return self._v2q[v_index]
 
 
