@@ -4,8 +4,10 @@ is right, how soon it settles after each touchdown and lift-off, and its cost pe
 
     .venv/bin/python bench/contacts.py [--seconds S]
 
-The efforts carry white noise of ``--noise`` times their RMS (2 %); the base pose and twist are
-exact, as a state estimator's smoothed odometry nearly is. The defaults were chosen on the
+The efforts carry white noise of ``--noise`` times their RMS (2, 6 and 20 %: joint torques
+estimated from motor currents carry about 1 N m, 20 % on the bundled quadruped) and the joint
+velocities ``--velocity-noise`` rad/s (0 and 0.02); the base pose and twist are exact, as a
+state estimator's smoothed odometry nearly is. The defaults were chosen on the
 bundled quadruped; Solo-12 and ANYmal C were not looked at before they were measured.
 """
 
@@ -21,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
 
-from quadsim import LEGS, Run, bound, estimate, settling, simulate, states, trot
+from quadsim import LEGS, Run, bound, estimate, settling, simulate, spurious, states, trot
 
 from rbd_ros.dynamics.contact_estimation import DEFAULT_GAIN, ContactEstimator
 from rbd_ros.dynamics.contacts import Contact
@@ -38,33 +40,43 @@ def cost(robot: str, run: Run, gain: float) -> float:
     return (time.perf_counter() - t0) / len(run.t) * 1e6
 
 
-def contact_estimation(seconds: float, noise: float) -> None:
+def contact_estimation(seconds: float, noises: tuple[float, ...] = (0.02, 0.06, 0.2),
+                       velocity_noises: tuple[float, ...] = (0.0, 0.02)) -> None:
     logging.getLogger("rbd_ros.dynamics").setLevel(logging.ERROR)  # ANYmal's CAD noise
-    print(f"\n# Contact estimation: {seconds:.0f} s per gait at 1 kHz, effort noise "
-          f"{noise:.0%} of the RMS (bench/contacts.py)")
-    print("| robot | gait | gain 1/s | events | state right | touchdown p50 / max ms "
-          "| lift-off p50 / max ms | us/state |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(f"\n# Contact estimation: {seconds:.0f} s per gait at 1 kHz (bench/contacts.py); "
+          f"effort noise as a fraction of the efforts' RMS and in N m, joint velocity noise "
+          f"in rad/s; made up: edges farther than 10 ms from every true one")
+    print("| robot | gait | effort noise | velocity noise | events | state right "
+          "| touchdown p50 / max ms | lift-off p50 / max ms | made up | us/state |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for robot, (urdf, feet, posture) in LEGS.items():
         for name, gait in (("trot", trot), ("bound", bound)):
             run = simulate(urdf, feet, posture, gait(feet), seconds)
-            for gain in (DEFAULT_GAIN, 200.0):
-                est, settled = estimate(robot, run, noise, gain=gain)
-                right = float(np.mean(est[settled] == run.contact[settled]))
-                late = settling(run, est, settled)
-                down = [x[3] * 1e3 for x in late if x[1] == "touchdown"]
-                up = [x[3] * 1e3 for x in late if x[1] == "lift-off"]
-                print(f"| {robot} | {name} | {gain:.0f} | {len(late)} | {right:.2%} "
-                      f"| {np.median(down):.0f} / {max(down):.0f} "
-                      f"| {np.median(up):.0f} / {max(up):.0f} | {cost(robot, run, gain):.0f} |")
+            rms = float(np.sqrt(np.mean(run.tau ** 2)))
+            us = cost(robot, run, DEFAULT_GAIN)
+            for noise in noises:
+                for vnoise in velocity_noises:
+                    est, settled = estimate(robot, run, noise, velocity_noise=vnoise)
+                    right = float(np.mean(est[settled] == run.contact[settled]))
+                    late = settling(run, est, settled)
+                    down = [x[3] * 1e3 for x in late if x[1] == "touchdown"]
+                    up = [x[3] * 1e3 for x in late if x[1] == "lift-off"]
+                    print(f"| {robot} | {name} | {noise:.0%}, {noise * rms:.2f} N m "
+                          f"| {vnoise:g} | {len(late)} | {right:.2%} "
+                          f"| {np.median(down):.0f} / {max(down):.0f} "
+                          f"| {np.median(up):.0f} / {max(up):.0f} "
+                          f"| {len(spurious(run, est, settled))} | {us:.0f} |", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--noise", type=float, default=0.02)
+    parser.add_argument("--noise", type=float, nargs="+", default=[0.02, 0.06, 0.2],
+                        help="effort noise, fractions of the efforts' RMS")
+    parser.add_argument("--velocity-noise", type=float, nargs="+", default=[0.0, 0.02],
+                        help="joint velocity noise, rad/s")
     args = parser.parse_args()
-    contact_estimation(args.seconds, args.noise)
+    contact_estimation(args.seconds, tuple(args.noise), tuple(args.velocity_noise))
 
 
 if __name__ == "__main__":

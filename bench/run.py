@@ -339,7 +339,7 @@ def main() -> int:
 
     simulated_collisions(ARM, 20.0 if args.quick else 60.0)
     payload_accuracy((5.0, 20.0) if args.quick else (5.0, 10.0, 20.0, 40.0))
-    contact_estimation(2.5 if args.quick else 5.0, 0.02)
+    contact_estimation(2.5 if args.quick else 5.0)
     excitation_quality()
     print(f"\n(done in {time.time() - t0:.0f} s)")
     return 0

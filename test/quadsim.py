@@ -190,14 +190,16 @@ LEGS = {  # URDF, feet (LF, RF, LH, RH), a standing posture
 }
 
 
-def estimate(robot: str, run: Run, noise: float, seed: int = 0, **options: float
-             ) -> tuple[np.ndarray, np.ndarray]:
+def estimate(robot: str, run: Run, noise: float, seed: int = 0, velocity_noise: float = 0.0,
+             **options: float) -> tuple[np.ndarray, np.ndarray]:
     """The estimator's contact states over the run (``options``: its own), the efforts with
-    Gaussian noise of ``noise`` times their RMS; and which states it had settled in (decided
-    the contacts: none before)."""
+    Gaussian noise of ``noise`` times their RMS and the joint velocities with
+    ``velocity_noise`` rad/s; and which states it had settled in (decided the contacts: none
+    before)."""
     rng = np.random.default_rng(seed)
     sigma = noise * np.sqrt(np.mean(run.tau ** 2))
     m, Q, V, E = states(robot, run, run.tau + rng.normal(0.0, sigma, run.tau.shape))
+    V[:, 6:] += rng.normal(0.0, velocity_noise, V[:, 6:].shape)
     est = ContactEstimator(m, [Contact(f) for f in run.feet], **options)
     out = np.empty(run.contact.shape, dtype=bool)
     settled = np.empty(len(run.t), dtype=bool)
@@ -222,6 +224,20 @@ def states(robot: str, run: Run, tau: np.ndarray | None = None
         run.v[:, 6:]
     E[:, np.array(iv) - 6] = run.tau if tau is None else tau
     return m, Q, V, E
+
+
+def spurious(run: Run, est: np.ndarray, settled: np.ndarray) -> list[tuple[str, float]]:
+    """The estimate's edges (a touchdown or lift-off it reports once settled, after its first
+    decision) farther than WITHIN from every true event of that foot: (foot, when)."""
+    dt = run.t[1] - run.t[0]
+    first = int(np.argmax(settled))
+    out = []
+    for j, foot in enumerate(run.feet):
+        truth = np.flatnonzero(run.contact[1:, j] != run.contact[:-1, j]) + 1
+        for e in np.flatnonzero(est[1:, j] != est[:-1, j]) + 1:
+            if e > first and (not len(truth) or np.min(np.abs(truth - e)) * dt > WITHIN):
+                out.append((foot, float(run.t[e])))
+    return out
 
 
 def settling(run: Run, est: np.ndarray, settled: np.ndarray

@@ -17,6 +17,17 @@ touching, however the efforts' noise reads), and lets go once the force falls be
 gives one touchdown, not many) or the point moves faster than ``LIFT_SPEEDS`` times
 ``max_speed``. The contact points' speeds come from the joint velocities and the base twist.
 
+Two cues from the contact point's motion keep the efforts' noise (1 N m on joints whose torque
+comes from motor currents) from making edges that never happened:
+
+* a still contact (slower than ``STILL_SPEEDS`` times ``max_speed``) stays down through a dip
+  of its force below the release until ``STILL_HOLD`` after its force was last above the
+  touchdown force: a lightly loaded stance under noise reads a few newtons either side of
+  zero, and a foot that lifts moves;
+* a contact touches down only while it is still or slowing down, and not if it was moving away
+  from the surface the state before: a foot at the top of its swing is slow for a few
+  milliseconds, where a noisy force would otherwise set it down.
+
 The observer starts from zero (its first ``1 / gain`` s set p(0)) against feet that may already
 carry the robot: for ``SETTLING / gain`` s after each start (the first state, a gap in the stamps)
 its estimate is not settled and no contact is decided; the first settled state decides each
@@ -62,6 +73,15 @@ DEFAULT_MAX_SPEED = 0.1
 #: ...and a touching one lets go when it moves this many times faster (a foot in stance is
 #: still: only a swing moves it so)
 LIFT_SPEEDS = 3.0
+#: a touching contact slower than this fraction of the touchdown speed is still: it stays down
+#: through a dip of its force below the release, and a contact touches down only if it is
+#: still or slowing down, and was not moving away from the surface (a swing foot at the top
+#: of its arc is slow, not stopped)
+STILL_SPEEDS = 0.25
+#: s: how long after its force was last above the touchdown force a still contact stays down
+#: through a dip below the release (the efforts' noise under a lightly loaded stance; a foot
+#: that stays unloaded is let go)
+STILL_HOLD = 0.02
 #: in lags (1 / gain): p(0)'s span, then the residual within 1 % of a force already there
 #: (e^-4.6); 6 ms at the default gain
 SETTLING = 5.6
@@ -95,34 +115,43 @@ def _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal
 
 @njit(cache=True, nogil=True)
 def _contact_step(mi, mf, maps, lin, q, v, r, W, wv, body, contact_R, contact_p, normal,
-                  radius, size, X, R, p, geometry, f_ext, col, A, offsets, limits, settled,
-                  touching, forces, normal_force):
-    """One state's decision (the module's docstring) from the observer's residual ``r``: the
-    contact map ``A`` at ``q``, the wrenches that explain ``r``'s joint rows by least squares,
-    each contact's force (world axes) and normal force, and ``touching`` updated with
-    ``limits`` (touchdown force, release force, touchdown speed, lift-off speed)."""
+                  radius, size, X, R, p, geometry, f_ext, col, A, offsets, limits, t, settled,
+                  touching, memory, forces, normal_force):
+    """One state's decision (the module's docstring) at time ``t`` from the observer's
+    residual ``r``: the contact map ``A`` at ``q``, the wrenches that explain ``r``'s joint
+    rows by least squares, each contact's force (world axes) and normal force, and
+    ``touching`` updated with ``limits`` (touchdown force, release force, touchdown speed,
+    lift-off speed, still speed, the longest dip a still contact is held through) and each
+    contact's ``memory`` of the last state (its point's speed away from the surface and its
+    speed; when its force was last above the touchdown force)."""
     _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal, radius, size,
                  X, R, p, geometry, f_ext, col, A)
     J = A[6:]  # the joint rows; by least squares, as normal equations lightly regularised
     G = J.T @ J  # (a leg at a singular posture leaves them singular)
     G += (1e-12 * np.trace(G) + 1e-300) * np.eye(G.shape[0])
     w = np.linalg.solve(G, J.T @ r[6:])
-    on, off, slow, fast = limits[0], limits[1], limits[2], limits[3]
+    on, off, slow, fast, still, hold = limits
     for c in range(offsets.shape[0]):
         o = offsets[c]
-        speed2 = 0.0  # the contact point's speed: J_c v (A is -J^T)
+        speed2 = 0.0  # the contact point's velocity along its axes: J_c v (A is J^T)
         for i in range(3):
             u = 0.0
             for k in range(A.shape[0]):
                 u += A[k, o + i] * v[k]
             speed2 += u * u
         speed, fn = np.sqrt(speed2), w[o + 2]
+        rising, last = memory[c, 0], memory[c, 1]
+        memory[c, 0], memory[c, 1] = u, speed  # u: along the normal, away from the surface
+        if fn > on:
+            memory[c, 2] = t
         if not settled:
             touching[c] = False
         elif touching[c]:
-            touching[c] = fn > off and speed < fast
+            touching[c] = speed < fast and (fn > off or (speed < still
+                                                         and t - memory[c, 2] < hold))
         else:
-            touching[c] = fn > on and speed < slow
+            touching[c] = fn > on and rising < still and (speed < still
+                                                          or speed < min(slow, last))
         for i in range(3):
             forces[c, i] = R[c, i, 0] * w[o] + R[c, i, 1] * w[o + 1] + R[c, i, 2] * w[o + 2]
         normal_force[c] = fn
@@ -169,7 +198,8 @@ class ContactEstimator:
         self.settling = SETTLING / gain
         weight = model.total_mass * float(np.linalg.norm(model.gravity))
         self.on, self.off = threshold * weight, threshold * release * weight
-        self._limits = np.array([self.on, self.off, max_speed, LIFT_SPEEDS * max_speed])
+        self._limits = np.array([self.on, self.off, max_speed, LIFT_SPEEDS * max_speed,
+                                 STILL_SPEEDS * max_speed, STILL_HOLD])
         P = contact_problem(model, tuple(contacts), 1.0)
         self._frames = (P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size)
         self._offsets = np.r_[0, np.cumsum(P.size)[:-1]]
@@ -180,6 +210,7 @@ class ContactEstimator:
         self._col, self.A = np.empty(model.nv), np.empty((model.nv, n))
         self.touching = np.zeros(k, dtype=bool)
         self._forces, self._normal = np.zeros((k, 3)), np.zeros(k)
+        self._memory = np.full((k, 3), -np.inf)
         self._tau = np.zeros(model.nv)
 
     def update(self, t: float, q: F64, v: F64, effort: F64) -> ContactEstimate:
@@ -198,7 +229,7 @@ class ContactEstimator:
         _STEP.call(m.mi, m.mf, m.maps, m.lin, q, v, r, self.observer.data.W,
                    self.observer.data.wv, *self._frames, self._X, self._R, self._p,
                    self._geometry, self._f_ext, self._col, self.A, self._offsets, self._limits,
-                   settled, self.touching, self._forces, self._normal)
+                   t, settled, self.touching, self._memory, self._forces, self._normal)
         return ContactEstimate(dict(zip(self.links, self.touching.tolist(), strict=True)),
                                dict(zip(self.links, self._forces.copy(), strict=True)),
                                dict(zip(self.links, self._normal.tolist(), strict=True)),

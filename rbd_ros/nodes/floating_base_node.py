@@ -204,7 +204,8 @@ class FloatingBaseNode(NodeBase):
         d("contact_max_speed", DEFAULT_MAX_SPEED, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 100.0),
             description=("estimate_contacts: m/s, a link touches down only while its contact "
-                         "point is this slow, and lets go when it moves three times faster")))
+                         "point is this slow, and lets go when it moves three times faster; "
+                         "below a quarter of it the point is still")))
         d("contact_observer_gain", DEFAULT_GAIN, ParameterDescriptor(
             type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1e5),
             description="estimate_contacts: the momentum observer's gain, 1/s (its lag: 1/gain)"))

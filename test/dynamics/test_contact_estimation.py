@@ -1,14 +1,16 @@
 """Contact estimation from joint efforts on quadrupeds trotting and bounding in a simulation
 that shares no code with rbd_ros (Pinocchio, test/quadsim.py): the contact state is right in
-at least 99 % of the samples and settles within 10 ms of every touchdown and lift-off, on the
-bundled quadruped (where the defaults were chosen) and on Solo-12 and ANYmal C (where they
-were not), with effort noise of 2 % and 6 % of the torques' RMS."""
+at least 99 % of the samples, settles within 10 ms of every touchdown and lift-off and makes
+no edge that did not happen, on the bundled quadruped (where the defaults were chosen) and on
+Solo-12 and ANYmal C (where they were not), with effort noise of 6 % and 20 % of the torques'
+RMS (0.4 and 1.4 N m on the bundled quadruped: 20 % is what joint torques estimated from motor
+currents carry)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from quadsim import LEGS, WITHIN, Run, bound, estimate, settling, simulate, trot
+from quadsim import LEGS, WITHIN, Run, bound, estimate, settling, simulate, spurious, trot
 
 from rbd_ros.dynamics import ModelError, load_urdf
 from rbd_ros.dynamics.contact_estimation import ContactEstimator
@@ -29,10 +31,10 @@ def gait(request: pytest.FixtureRequest) -> tuple[str, Run]:
     return robot, simulate(urdf, feet, posture, (trot if kind == "trot" else bound)(feet), 2.5)
 
 
-@pytest.mark.parametrize("noise", [0.02, 0.06])
-def test_contacts_are_right_in_99_percent_and_each_event_within_10_ms(
+@pytest.mark.parametrize("noise", [0.06, 0.2])
+def test_contacts_are_right_in_99_percent_each_event_within_10_ms_and_none_made_up(
         gait: tuple[str, Run], noise: float) -> None:
-    """At effort noise of 2 % and 6 % of the efforts' RMS (about 0.3 N m on these robots)."""
+    """At effort noise of 6 % and 20 % of the efforts' RMS."""
     robot, run = gait
     events = int(np.sum(run.contact[1:] != run.contact[:-1]))
     assert events >= 30, events  # the run is a gait, not a stand
@@ -40,6 +42,7 @@ def test_contacts_are_right_in_99_percent_and_each_event_within_10_ms(
     right = float(np.mean(est[settled] == run.contact[settled]))
     assert right >= 0.99, right
     assert not misses(run, est, settled)
+    assert not spurious(run, est, settled)
 
 
 def test_a_robot_that_starts_standing_starts_with_its_feet_down(gait: tuple[str, Run]) -> None:
@@ -59,12 +62,13 @@ def test_a_robot_that_starts_standing_starts_with_its_feet_down(gait: tuple[str,
 
 def test_noise_beyond_the_threshold_is_seen_as_chatter_not_hidden(
         gait: tuple[str, Run]) -> None:
-    """The checks above can fail: efforts ten times noisier break them."""
+    """The checks above can fail: joint velocities with 0.1 rad/s of noise break them (the
+    estimator reads the contact points' speeds from them, and its observer the momentum)."""
     robot, run = gait
     if robot != "bundled":
         pytest.skip("one robot shows it")
-    est, settled = estimate(robot, run, noise=0.5)
-    assert misses(run, est, settled) or \
+    est, settled = estimate(robot, run, noise=0.2, velocity_noise=0.1)
+    assert misses(run, est, settled) or spurious(run, est, settled) or \
         float(np.mean(est[settled] == run.contact[settled])) < 0.99
 
 
