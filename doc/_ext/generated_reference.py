@@ -1,11 +1,12 @@
 """The parts of the docs that would drift if written by hand, made from the code: every node's
 parameters from its declarations (type, default, range, read-only, description: what ``ros2
-param describe`` shows), every command's options from the command line's own parser, and the
-tutorials' programs (the ones the suite runs) shown whole. They sit in the Markdown pages
-themselves, so the pages read whole where they are read (the repository's web view, an
-editor), between ``<!-- generated: KEY -->`` and ``<!-- end generated -->``; KEY is
-``parameters NODE``, ``cli`` or ``file PATH``. A renamed parameter or option, or an edited
-example, leaves the page stale, and ``test_docs`` says so.
+param describe`` shows), every service's fields from its ``.srv``, every command's options from
+the command line's own parser, and the tutorials' programs (the ones the suite runs) shown
+whole. They sit in the Markdown pages themselves, so the pages read whole where they are read
+(the repository's web view, an editor), between ``<!-- generated: KEY -->`` and ``<!-- end
+generated -->``; KEY is ``parameters NODE``, ``service TYPE``, ``cli`` or ``file PATH``. A
+renamed parameter, field or option, or an edited example, leaves the page stale, and
+``test_docs`` says so.
 
     .venv/bin/python doc/_ext/generated_reference.py           # rewrite what is stale
     .venv/bin/python doc/_ext/generated_reference.py --check   # exit 1, naming the stale pages
@@ -125,6 +126,29 @@ def cli_page() -> str:
     return "\n".join(out)
 
 
+def service_page(name: str) -> str:
+    """The service type ``name`` of rbd_ros_interfaces, read from its ``.srv``: its opening
+    comment, then every field of the request and the response with the comment above it."""
+    lines = (ROOT / "rbd_ros_interfaces" / "srv" / f"{name}.srv").read_text().splitlines()
+    intro: list[str] = []
+    rows = ["| | field | type | meaning |", "|---|---|---|---|"]
+    part, comment = "request", []
+    for line in lines:
+        text = line.strip()
+        if text.startswith("#"):
+            comment.append(text.lstrip("#").strip())
+        elif not text:  # a comment block followed by a blank line is about the whole service
+            intro += comment
+            comment = []
+        elif text == "---":
+            part, comment = "response", []
+        else:
+            kind, field = text.split()[:2]
+            rows.append(f"| {part} | `{field}` | {kind} | {_cell(' '.join(comment))} |")
+            part, comment = "", []
+    return f"`rbd_ros_interfaces/srv/{name}`: {' '.join(intro)}\n\n" + "\n".join(rows) + "\n"
+
+
 def content(key: str) -> str:
     """What the region ``key`` holds."""
     kind, _, arg = key.partition(" ")
@@ -132,6 +156,8 @@ def content(key: str) -> str:
         return parameters_page(arg)
     if kind == "cli":
         return cli_page()
+    if kind == "service":
+        return service_page(arg)
     if kind == "file":
         text = (ROOT / arg).read_text()
         return f"```{FENCE.get(Path(arg).suffix, 'text')}\n{text}```\n"
