@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
+from rcl_interfaces.srv import SetParameters
 from rclpy.client import Client
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
 # what the other side uses -- robot_state_publisher's description, a driver's sensor-data
@@ -113,6 +115,15 @@ class Probe:
                 assert retry and time.monotonic() < deadline, f"service {name} did not answer"
         finally:
             self.node.destroy_client(client)
+
+    def set_parameter(self, node: str, name: str, value: Any,
+                      kind: Parameter.Type | None = None) -> Any:
+        """Set one parameter of ``node`` (its full name) through its ``set_parameters``
+        service, as ``ros2 param set`` does; ``kind``: the parameter's type where the value
+        does not say it (an empty list). The node's result: ``successful`` and ``reason``."""
+        param = Parameter(name, value=value) if kind is None else Parameter(name, kind, value)
+        request = SetParameters.Request(parameters=[param.to_parameter_msg()])
+        return self.call(SetParameters, f"{node}/set_parameters", request).results[0]
 
     def close(self) -> None:
         self.node.destroy_node()

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from quadsim import Run, simulate, trot
-from rcl_interfaces.msg import Parameter as ParameterMsg
-from rcl_interfaces.msg import ParameterType, ParameterValue
-from rcl_interfaces.srv import SetParameters
+from rclpy.parameter import Parameter
 from rosutil import SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -82,15 +79,9 @@ def publish(probe: Probe, run: Run, start: int) -> None:
 
 
 def test_bad_estimation_parameters_are_refused(node: NodeProcess, probe: Probe) -> None:
-    def set_param(name: str, value: ParameterValue) -> Any:
-        req = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])
-        return probe.call(SetParameters, f"{NODE}/set_parameters", req).results[0]
-
-    res = set_param("contact_threshold", ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
-                                                        double_value=0.0))
+    res = probe.set_parameter(NODE, "contact_threshold", 0.0)
     assert not res.successful and "fraction of the robot's weight" in res.reason
-    res = set_param("contact_links", ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY,
-                                                    string_array_value=[]))
+    res = probe.set_parameter(NODE, "contact_links", [], Parameter.Type.STRING_ARRAY)
     assert not res.successful and "at least one contact link" in res.reason
     status = probe.listen(String, f"{NODE}/status")
     js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)

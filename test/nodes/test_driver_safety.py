@@ -221,16 +221,8 @@ def test_commands_are_clamped_to_the_effort_limits(ros: None, probe: Probe,
         assert probe.spin_until(lambda: send(lambda: status and "clamped" in status[-1].data),
                                 5), status
         assert f"joint2 asked {G[1]:.4g}, limit 5" in status[-1].data, status[-1].data
-        from rcl_interfaces.msg import Parameter as ParameterMsg
-        from rcl_interfaces.msg import ParameterType, ParameterValue
-        from rcl_interfaces.srv import SetParameters
-
-        res = probe.call(SetParameters, "/clamp/rbd_dynamics/set_parameters",
-                         SetParameters.Request(parameters=[ParameterMsg(
-                             name="clamp_to_effort_limits",
-                             value=ParameterValue(type=ParameterType.PARAMETER_BOOL,
-                                                  bool_value=False))]))
-        assert res.results[0].successful
+        assert probe.set_parameter("/clamp/rbd_dynamics", "clamp_to_effort_limits",
+                                   False).successful
         # (commands sent before the change may still be on their way)
         assert probe.spin_until(lambda: send(lambda: abs(cmd[-1].data[1]) > limit), 10)
         np.testing.assert_allclose(cmd[-1].data, G, atol=1e-9)

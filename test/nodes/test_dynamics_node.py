@@ -12,9 +12,7 @@ import pytest
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Wrench
 from payloads import payload_values, with_payload
-from rcl_interfaces.msg import Parameter as ParameterMsg
-from rcl_interfaces.msg import ParameterType, ParameterValue
-from rcl_interfaces.srv import SetParameters
+from rclpy.parameter import Parameter
 from rosutil import LATCHED, SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -263,16 +261,10 @@ def test_bad_input_is_dropped_and_the_node_keeps_running(node: NodeProcess,
     assert drive(probe, [joint_state(301.0, q=q3)],
                  lambda: bool(grav) and np.allclose(by_name(grav[-1]), want, atol=1e-9))
     # a bad URDF set as a parameter is refused with a reason
-    value = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value="<robot")
-    res = probe.call(SetParameters, f"{NODE}/set_parameters", SetParameters.Request(
-        parameters=[ParameterMsg(name="robot_description", value=value)]))
-    assert not res.results[0].successful
-    assert "not well-formed XML" in res.results[0].reason
-    value = ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY,
-                           string_array_value=["joint1", "wrist"])
-    res = probe.call(SetParameters, f"{NODE}/set_parameters", SetParameters.Request(
-        parameters=[ParameterMsg(name="joints", value=value)]))
-    assert not res.results[0].successful and "wrist" in res.results[0].reason
+    res = probe.set_parameter(NODE, "robot_description", "<robot")
+    assert not res.successful and "not well-formed XML" in res.reason
+    res = probe.set_parameter(NODE, "joints", ["joint1", "wrist"])
+    assert not res.successful and "wrist" in res.reason
     assert node.alive()
 
 
@@ -629,12 +621,9 @@ def test_a_payload_set_at_runtime_is_in_every_torque(node: NodeProcess, probe: P
         return np.array(res.efforts)
 
     def set_params(**values: Any) -> list[Any]:
-        params = [ParameterMsg(name=k, value=ParameterValue(
-            type=ParameterType.PARAMETER_STRING, string_value=v) if isinstance(v, str)
-            else ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=v))
-            for k, v in values.items()]
-        return list(probe.call(SetParameters, f"{NODE}/set_parameters",
-                               SetParameters.Request(parameters=params)).results)
+        return [probe.set_parameter(NODE, name, value,
+                                    None if isinstance(value, str) else Parameter.Type.DOUBLE_ARRAY)
+                for name, value in values.items()]
 
     bare = answer()
     assert set_params(payload=payload_values())[0].successful  # carried once its link is set

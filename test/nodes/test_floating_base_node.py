@@ -10,9 +10,6 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import Parameter as ParameterMsg
-from rcl_interfaces.msg import ParameterType, ParameterValue
-from rcl_interfaces.srv import SetParameters
 from rclpy.publisher import Publisher
 from rosutil import SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import Imu, JointState
@@ -152,15 +149,10 @@ def test_service_and_bad_input(node: NodeProcess, probe: Probe) -> None:
     res = probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req)
     assert not res.success and "not contact links" in res.message
     # unknown contact links are refused when set, with the reason
-    value = ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY,
-                           string_array_value=["LF_foot", "LF_toe", "LH_foot", "RH_foot"])
-    res = probe.call(SetParameters, f"{NODE}/set_parameters", SetParameters.Request(
-        parameters=[ParameterMsg(name="contact_links", value=value)]))
-    assert not res.results[0].successful and "LF_toe" in res.results[0].reason
-    value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=-1.0)
-    res = probe.call(SetParameters, f"{NODE}/set_parameters", SetParameters.Request(
-        parameters=[ParameterMsg(name="friction_coefficient", value=value)]))
-    assert not res.results[0].successful and "friction" in res.results[0].reason
+    res = probe.set_parameter(NODE, "contact_links", ["LF_foot", "LF_toe", "LH_foot", "RH_foot"])
+    assert not res.successful and "LF_toe" in res.reason
+    res = probe.set_parameter(NODE, "friction_coefficient", -1.0)
+    assert not res.successful and "friction" in res.reason
     # NaN in odometry and joint states: dropped, nothing non-finite published, still alive
     base = probe.listen(WrenchStamped, f"{NODE}/base_wrench")
     od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
@@ -277,13 +269,7 @@ def test_service_in_flight(node: NodeProcess, probe: Probe) -> None:
 
 def test_contact_parameters_per_link(node: NodeProcess, probe: Probe) -> None:
     """contacts.<link>.*: a round foot's radius moves the contact point and the torques."""
-    def set_param(name: str, value: ParameterValue) -> tuple[bool, str]:
-        res = probe.call(SetParameters, f"{NODE}/set_parameters", SetParameters.Request(
-            parameters=[ParameterMsg(name=name, value=value)]))
-        return res.results[0].successful, res.results[0].reason
-
-    radius = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=0.02)
-    assert set_param("contacts.LF_foot.radius", radius)[0]
+    assert probe.set_parameter(NODE, "contacts.LF_foot.radius", 0.02).successful
     req = FloatingBaseDynamics.Request(joint_names=NAMES, positions=list(Q_JOINTS),
                                        contact_links=FEET)
     req.base_pose.position.z, req.base_pose.orientation.w = 0.5, 1.0
@@ -298,12 +284,10 @@ def test_contact_parameters_per_link(node: NodeProcess, probe: Probe) -> None:
     flat = solve(MODEL, DATA, q_full(), z, a, [Contact(f) for f in FEET], 0.7)
     assert np.abs(flat.tau - want.tau).max() > 1e-3
     # a sole that is half a sole is refused with the reason, and the node keeps the old one
-    half = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=0.1)
-    ok, reason = set_param("contacts.RF_foot.half_length", half)
-    assert not ok and "half_width > 0" in reason
+    res = probe.set_parameter(NODE, "contacts.RF_foot.half_length", 0.1)
+    assert not res.successful and "half_width > 0" in res.reason
     assert probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req).success
-    radius.double_value = 0.0
-    assert set_param("contacts.LF_foot.radius", radius)[0]
+    assert probe.set_parameter(NODE, "contacts.LF_foot.radius", 0.0).successful
 
 
 def test_a_stale_joint_stops_the_answers_and_says_so(node: NodeProcess, probe: Probe) -> None:

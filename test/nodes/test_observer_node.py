@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -17,9 +17,8 @@ from armsim import HOLD, State, fifth_link_wrench, simulate
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
-from rcl_interfaces.msg import Parameter as ParameterMsg
-from rcl_interfaces.msg import ParameterType, ParameterValue
-from rcl_interfaces.srv import DescribeParameters, SetParameters
+from rcl_interfaces.srv import DescribeParameters
+from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from recordings import write_joint_states
 from rosbags.highlevel import AnyReader
@@ -197,36 +196,25 @@ def test_one_sign_for_external_torques_in_the_core_the_node_and_analyze(
 
 
 def test_parameters_are_checked_and_change_live(node: NodeProcess, probe: Probe) -> None:
-    def set_param(name: str, value: ParameterValue) -> tuple[bool, str]:
-        request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])
-        res = probe.call(SetParameters, "/push/rbd_dynamics/set_parameters", request)
-        return res.results[0].successful, res.results[0].reason
+    def set_param(name: str, value: Any) -> tuple[bool, str]:
+        res = probe.set_parameter("/push/rbd_dynamics", name, value)
+        return res.successful, res.reason
 
-    arr = ParameterType.PARAMETER_DOUBLE_ARRAY
-    ok, reason = set_param("collision_thresholds", ParameterValue(
-        type=arr, double_array_value=[1.0, 2.0]))
+    ok, reason = set_param("collision_thresholds", [1.0, 2.0])
     assert not ok and "one per joint in the order" in reason
-    ok, reason = set_param("collision_thresholds", ParameterValue(
-        type=arr, double_array_value=[1.0, -2.0, 1, 1, 1, 1, 1]))
+    ok, reason = set_param("collision_thresholds", [1.0, -2.0, 1.0, 1.0, 1.0, 1.0, 1.0])
     assert not ok and "positive" in reason
-    ok, reason = set_param("observer_gain", ParameterValue(
-        type=ParameterType.PARAMETER_DOUBLE, double_value=0.0))
+    ok, reason = set_param("observer_gain", 0.0)
     assert not ok and "observer_gain out of range Min: 0.01" in reason
-    ok, reason = set_param("collision_thresholds_moving", ParameterValue(
-        type=arr, double_array_value=[1.0, 2.0]))
+    ok, reason = set_param("collision_thresholds_moving", [1.0, 2.0])
     assert not ok and "collision_thresholds_moving has 2 values" in reason
-    ok, reason = set_param("collision_thresholds_per_speed", ParameterValue(
-        type=arr, double_array_value=[-1.0]))
+    ok, reason = set_param("collision_thresholds_per_speed", [-1.0])
     assert not ok and "collision_thresholds_per_speed must be numbers >= 0" in reason
-    ok, _ = set_param("collision_thresholds", ParameterValue(type=arr,
-                                                             double_array_value=[3.0]))
+    ok, _ = set_param("collision_thresholds", [3.0])
     assert ok and node.alive()
-    names = ParameterType.PARAMETER_STRING_ARRAY
-    ok, reason = set_param("collision_joints", ParameterValue(
-        type=names, string_array_value=["joint1", "wrist"]))
+    ok, reason = set_param("collision_joints", ["joint1", "wrist"])
     assert not ok and "wrist" in reason
-    ok, reason = set_param("collision_joints", ParameterValue(
-        type=names, string_array_value=["joint1", "joint1"]))
+    ok, reason = set_param("collision_joints", ["joint1", "joint1"])
     assert not ok and "collision_joints: joint names repeat" in reason
     # the ranges are the descriptors' (what `ros2 param describe` shows)
     described = probe.call(DescribeParameters, "/push/rbd_dynamics/describe_parameters",
@@ -245,13 +233,10 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
     thresholds are given in collision_joints' order (the model's reversed): each applies to the
     joint it names."""
     def set_param(name: str, values: list[float] | list[str]) -> None:
-        value = (ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY,
-                                string_array_value=values) if name == "collision_joints" else
-                 ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY,
-                                double_array_value=values))
-        request = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])
-        res = probe.call(SetParameters, "/push/rbd_dynamics/set_parameters", request)
-        assert res.results[0].successful, res.results[0].reason
+        kind = Parameter.Type.STRING_ARRAY if name == "collision_joints" else \
+            Parameter.Type.DOUBLE_ARRAY
+        res = probe.set_parameter("/push/rbd_dynamics", name, values, kind)
+        assert res.successful, res.reason
 
     moving, per_speed = 0.5, 1.0
     states = list(simulate(fifth_link_wrench(), 0.8, on=(0.1, 0.4)))
