@@ -34,6 +34,11 @@ its estimate is not settled and no contact is decided; the first settled state d
 contact afresh, so a robot that starts standing starts with its feet down, not with touchdowns
 that never happened.
 
+The threshold can be proposed from data: :func:`propose_threshold` takes the normal forces of
+a robot standing on all its contacts (:class:`StandingSecond` collects a second of them) and
+proposes PROPOSAL_SIGMAS times their largest noise, between PROPOSAL_FLOOR of the weight and
+PROPOSAL_SHARE of the lightest contact's load.
+
 External torques on the legs that are not foot forces (a knee on a step, a hand pushing the
 body) are read as foot forces: the estimate is for robots that touch the world with their
 contact links only.
@@ -82,6 +87,19 @@ STILL_SPEEDS = 0.25
 #: through a dip below the release (the efforts' noise under a lightly loaded stance; a foot
 #: that stays unloaded is let go)
 STILL_HOLD = 0.02
+#: a threshold proposed from a standing robot (:func:`propose_threshold`) is this many times
+#: the largest noise of a standing contact's normal force...
+PROPOSAL_SIGMAS = 2.0
+#: ...at least this fraction of the weight (a swing leg's model error, which a stand does not
+#: show, reads as a force too)...
+PROPOSAL_FLOOR = 0.02
+#: ...and at most this fraction of the lightest standing contact's load (a lightly loaded
+#: stance must stay above it)
+PROPOSAL_SHARE = 1.0 / 3.0
+#: the fewest standing states a proposal is made from...
+PROPOSAL_STATES = 100
+#: ...and, s, how long a robot stands for :class:`StandingSecond`
+PROPOSAL_S = 1.0
 #: in lags (1 / gain): p(0)'s span, then the residual within 1 % of a force already there
 #: (e^-4.6); 6 ms at the default gain
 SETTLING = 5.6
@@ -197,6 +215,7 @@ class ContactEstimator:
         self.observer = MomentumObserver(model, gain)
         self.settling = SETTLING / gain
         weight = model.total_mass * float(np.linalg.norm(model.gravity))
+        self.weight, self.threshold = weight, threshold  # N, fraction of the weight
         self.on, self.off = threshold * weight, threshold * release * weight
         self._limits = np.array([self.on, self.off, max_speed, LIFT_SPEEDS * max_speed,
                                  STILL_SPEEDS * max_speed, STILL_HOLD])
@@ -234,3 +253,80 @@ class ContactEstimator:
                                dict(zip(self.links, self._forces.copy(), strict=True)),
                                dict(zip(self.links, self._normal.tolist(), strict=True)),
                                settled)
+
+
+@dataclass
+class ThresholdProposal:
+    """A contact threshold proposed from a robot standing on all its contacts."""
+
+    threshold: float  # fraction of the robot's weight, for ContactEstimator(threshold=...)
+    noise: dict[str, float]  # N: each contact's normal force's noise, standing
+    load: dict[str, float]  # N: each contact's mean normal force, standing
+    capped: bool  # the noise asked for more than PROPOSAL_SHARE of the lightest load allows
+
+    def summary(self) -> str:
+        """One line: the proposal and what it comes from."""
+        link = max(self.noise, key=self.noise.__getitem__)
+        light = min(self.load, key=self.load.__getitem__)
+        why = (f"{PROPOSAL_SIGMAS:g} x the noise of the standing contacts' normal forces, up "
+               f"to {self.noise[link]:.3g} N on {link}")
+        if self.capped:
+            why = (f"capped at {PROPOSAL_SHARE:.2g} of the lightest standing load, "
+                   f"{self.load[light]:.3g} N on {light}: the efforts are too noisy for a "
+                   f"threshold to tell a light stance from the air ({why})")
+        return f"contact_threshold {self.threshold:.3g} ({why})"
+
+
+def propose_threshold(estimator: ContactEstimator, normal_forces: np.ndarray
+                      ) -> ThresholdProposal:
+    """A ``threshold`` for ``estimator``'s contacts from its settled estimates' normal forces
+    (``ContactEstimate.normal_forces``, one row per state, the estimator's contact order) over
+    a robot standing on all of them: PROPOSAL_SIGMAS times the largest contact's noise (from
+    successive differences, so the body's slow sway is not counted), at least PROPOSAL_FLOOR
+    of the weight and at most PROPOSAL_SHARE of the lightest contact's load."""
+    f = np.asarray(normal_forces, dtype=float)
+    k = len(estimator.links)
+    if f.ndim != 2 or f.shape[1] != k:
+        raise ModelError(f"normal forces must be one row per state of {k} contacts, got shape "
+                         f"{f.shape}")
+    if len(f) < PROPOSAL_STATES:
+        raise ModelError(f"a threshold needs at least {PROPOSAL_STATES} standing states, got "
+                         f"{len(f)}")
+    if not np.all(np.isfinite(f)):
+        raise ModelError("the normal forces hold NaN or inf")
+    load = f.mean(axis=0)
+    idle = [x for x, c in zip(estimator.links, load, strict=True) if c <= 0]
+    if idle:
+        raise ModelError(f"contacts {idle} carry no load: propose a threshold from the robot "
+                         f"standing on all of them")
+    noise = np.std(np.diff(f, axis=0), axis=0) / np.sqrt(2.0)
+    weight = estimator.weight
+    want = max(PROPOSAL_SIGMAS * float(noise.max()) / weight, PROPOSAL_FLOOR)
+    cap = PROPOSAL_SHARE * float(load.min()) / weight
+    links = estimator.links
+    return ThresholdProposal(min(want, cap), dict(zip(links, noise.tolist(), strict=True)),
+                             dict(zip(links, load.tolist(), strict=True)), want > cap)
+
+
+class StandingSecond:
+    """Estimates of a robot standing on all its contacts, collected until PROPOSAL_S s of them
+    make a :class:`ThresholdProposal`; a contact that lifts (or an estimate not settled)
+    starts the collection again."""
+
+    def __init__(self, estimator: ContactEstimator) -> None:
+        self.estimator = estimator
+        self._rows: list[list[float]] = []
+        self._start = 0.0
+
+    def add(self, t: float, estimate: ContactEstimate) -> ThresholdProposal | None:
+        """The proposal once ``estimate`` (at ``t``, s) completes a standing second."""
+        if not estimate.settled or not all(estimate.touching.values()):
+            self._rows.clear()
+            return None
+        if not self._rows:
+            self._start = t
+        self._rows.append(list(estimate.normal_forces.values()))
+        if t - self._start < PROPOSAL_S or len(self._rows) < PROPOSAL_STATES:
+            return None
+        rows, self._rows = self._rows, []
+        return propose_threshold(self.estimator, np.array(rows))

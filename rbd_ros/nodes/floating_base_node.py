@@ -66,6 +66,8 @@ from ..dynamics.contact_estimation import (
     DEFAULT_RELEASE,
     DEFAULT_THRESHOLD,
     ContactEstimator,
+    StandingSecond,
+    ThresholdProposal,
 )
 from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics, inverse_dynamics
@@ -129,6 +131,9 @@ class Live:
         #: which contacts touch, from the efforts (None: from the active_contacts topic)
         self.estimator = None if estimator is None else \
             ContactEstimator(model, contacts, **estimator)
+        # a contact_threshold proposed from the first second the robot stands (logged once)
+        self.standing = None if self.estimator is None else StandingSecond(self.estimator)
+        self.proposal: ThresholdProposal | None = None
         self.model, self.contacts, self.mu = model, contacts, mu
         self.timeout, self.max_age, self.world = timeout, int(timeout * 1e9), world
         self.data = Data(model)
@@ -451,6 +456,9 @@ class FloatingBaseNode(NodeBase):
 
     def diagnosis(self) -> tuple[bytes, str, list[tuple[str, str]]]:
         level, message, values = super().diagnosis()
+        live = self.live
+        if live is not None and live.proposal is not None:
+            values.append(("contact_threshold proposed", f"{live.proposal.threshold:.3g}"))
         said = self.last_status
         if said.startswith(("ok", "flight")) or not said:
             return level, message if said else "no joint state answered yet", values
@@ -511,6 +519,12 @@ class FloatingBaseNode(NodeBase):
                      "yet")
             return False
         live.active = {link for link, on in est.touching.items() if on}
+        if live.standing is not None:
+            live.proposal = live.standing.add(p.t * 1e-9, est)
+            if live.proposal is not None:
+                live.standing = None
+                self.get_logger().info(f"{live.proposal.summary()}, from the first second the "
+                                       f"robot stood; in use: {estimator.threshold:g}")
         if self.pub_estimated.get_subscription_count():
             msg = ActiveContacts(links=[c.link for c in live.contacts if c.link in live.active])
             msg.header.stamp = stamp_msg(p.t)

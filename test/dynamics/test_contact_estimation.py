@@ -10,10 +10,28 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from quadsim import LEGS, WITHIN, Run, bound, estimate, settling, simulate, spurious, trot
+from quadsim import (
+    LEGS,
+    WITHIN,
+    Gait,
+    Run,
+    bound,
+    estimate,
+    settling,
+    simulate,
+    spurious,
+    states,
+    trot,
+)
 
 from rbd_ros.dynamics import ModelError, load_urdf
-from rbd_ros.dynamics.contact_estimation import ContactEstimator
+from rbd_ros.dynamics.contact_estimation import (
+    PROPOSAL_FLOOR,
+    ContactEstimator,
+    StandingSecond,
+    ThresholdProposal,
+    propose_threshold,
+)
 from rbd_ros.dynamics.contacts import Contact
 from rbd_ros.robots import ARM, QUADRUPED
 
@@ -70,6 +88,57 @@ def test_noise_beyond_the_threshold_is_seen_as_chatter_not_hidden(
     est, settled = estimate(robot, run, noise=0.2, velocity_noise=0.1)
     assert misses(run, est, settled) or spurious(run, est, settled) or \
         float(np.mean(est[settled] == run.contact[settled])) < 0.99
+
+
+def standing_proposal(robot: str, noise: float) -> tuple[ContactEstimator, ThresholdProposal]:
+    """The threshold StandingSecond proposes from the robot standing for 1.2 s, its efforts
+    with ``noise`` N m."""
+    urdf, feet, posture = LEGS[robot]
+    stand = simulate(urdf, feet, posture, Gait(100.0, 1.0, {f: 0.5 for f in feet}, 0.0), 1.2)
+    m, Q, V, E = states(robot, stand, stand.tau + np.random.default_rng(7).normal(
+        0.0, noise, stand.tau.shape))
+    est = ContactEstimator(m, [Contact(f) for f in feet])
+    second = StandingSecond(est)
+    proposals = [second.add(t, est.update(t, q, v, e)) for t, q, v, e in zip(stand.t, Q, V, E,
+                                                                            strict=True)]
+    made = [p for p in proposals if p is not None]
+    assert len(made) == 1, len(made)  # once, after a second of settled standing
+    return est, made[0]
+
+
+def test_a_threshold_proposed_from_a_standing_second_holds_in_the_gaits(
+        gait: tuple[str, Run]) -> None:
+    """At 20 % effort noise, a threshold proposed from the robot standing a second (PROPOSAL_
+    SIGMAS times its feet's normal-force noise) keeps the gait's contacts right."""
+    robot, run = gait
+    sigma = 0.2 * float(np.sqrt(np.mean(run.tau ** 2)))
+    est, proposal = standing_proposal(robot, sigma)
+    assert PROPOSAL_FLOOR < proposal.threshold < 0.1, proposal.summary()
+    assert not proposal.capped
+    assert min(proposal.load.values()) > 0.15 * est.weight  # about a quarter each, standing
+    found, settled = estimate(robot, run, noise=0.2, threshold=proposal.threshold)
+    assert float(np.mean(found[settled] == run.contact[settled])) >= 0.99
+    assert not misses(run, found, settled)
+    assert not spurious(run, found, settled)
+
+
+def test_a_proposal_needs_a_robot_standing_on_every_contact() -> None:
+    m = load_urdf(QUADRUPED, floating_base=True)
+    feet = [f"{x}_foot" for x in ("LF", "RF", "LH", "RH")]
+    est = ContactEstimator(m, [Contact(f) for f in feet])
+    forces = np.full((200, 4), 50.0) + np.random.default_rng(0).normal(0.0, 1.0, (200, 4))
+    assert propose_threshold(est, forces).threshold == PROPOSAL_FLOOR  # quiet: the floor
+    with pytest.raises(ModelError, match="at least 100 standing states"):
+        propose_threshold(est, forces[:50])
+    forces[:, 2] = np.random.default_rng(1).normal(0.0, 1.0, 200)
+    with pytest.raises(ModelError, match=r"contacts \['LH_foot'\] carry no load"):
+        propose_threshold(est, forces)
+    with pytest.raises(ModelError, match="one row per state of 4 contacts"):
+        propose_threshold(est, forces[:, :3])
+    noisy = np.full((200, 4), 50.0) + np.random.default_rng(2).normal(0.0, 40.0, (200, 4))
+    capped = propose_threshold(est, noisy)  # noise near the load itself: capped, and said
+    assert capped.capped and "too noisy" in capped.summary()
+    assert capped.threshold == pytest.approx(min(noisy.mean(axis=0)) / 3 / est.weight)
 
 
 def test_what_cannot_estimate_is_refused() -> None:

@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
-from quadsim import Run, simulate, trot
+from quadsim import Gait, Run, simulate, trot
 from rclpy.parameter import Parameter
 from rosutil import SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
+from rbd_ros.dynamics.contact_estimation import PROPOSAL_FLOOR
 from rbd_ros.robots import QUADRUPED
 from rbd_ros_interfaces.msg import ActiveContacts
 
@@ -130,3 +131,28 @@ def test_the_node_finds_a_trotting_quadrupeds_contacts(node: NodeProcess, probe:
     err = [abs(f.z - run.force[k, j, 2]) for k, f in stance]
     assert np.median(err) < 5.0, np.median(err)
     assert force[-1].header.frame_id == "odom"
+
+
+def test_the_node_proposes_a_threshold_from_the_first_second_the_robot_stands(
+        node: NodeProcess, probe: Probe) -> None:
+    """A robot standing for over a second: /diagnostics gives the contact_threshold proposed
+    from it, as the core proposes it (between the floor and a third of a foot's load)."""
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    stand = simulate(str(QUADRUPED), FEET, POSTURE,
+                     Gait(100.0, 1.0, {f: 0.5 for f in FEET}, 0.0), 1.4)
+    health = probe.listen(DiagnosticArray, "/diagnostics")
+    publish(probe, stand, START + 100)
+
+    def proposed() -> float | None:
+        for msg in health:
+            for status in msg.status:
+                for kv in status.values:
+                    if status.name.startswith("rbd_floating_base") and \
+                            kv.key == "contact_threshold proposed":
+                        return float(kv.value)
+        return None
+
+    assert probe.spin_until(lambda: proposed() is not None, 20.0), \
+        [kv.key for m in health for s in m.status for kv in s.values]
+    assert PROPOSAL_FLOOR <= (proposed() or 0.0) < 0.1
