@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import re
 import sys
 import tempfile
 from dataclasses import replace
@@ -52,9 +51,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
 
 from identify_real import GEN3_JOINTS, UR10E_JOINTS, gen3, ur10e_csv, ur10e_gains, write_bag
 from observer import PUSH_S, simulate
+from wrongmodel import perturbed
 
 from rbd_ros.bag.thresholds import envelope
 from rbd_ros.dynamics import Data, Model, load_urdf, load_urdf_string, rnea
@@ -77,19 +78,6 @@ NOISE = (1e-5, 2e-3, 1.0)  # rad, rad/s, N m
 JITTER_S = 4e-4
 AFTER_S = 0.3  # a flag this long after a push ended is a false alarm
 ISOLATE_S = 0.02  # the link is named from the joints loaded within this of the first flag
-
-
-def perturbed(urdf: str, seed: int) -> str:
-    """``urdf`` with each link's mass and inertia 10-30 % off, a random sign per link."""
-    rng = np.random.default_rng(seed)
-
-    def link(match: re.Match[str]) -> str:
-        factor = 1.0 + float(rng.choice([-1.0, 1.0]) * rng.uniform(0.1, 0.3))
-        return re.sub(r'(mass value|ixx|ixy|ixz|iyy|iyz|izz)="([-0-9.e+]+)"',
-                      lambda m: f'{m.group(1)}="{float(m.group(2)) * factor!r}"',
-                      match.group(0))
-
-    return re.sub(r"<inertial>.*?</inertial>", link, urdf, flags=re.S)
 
 
 def observed(model: Model, runs: list[tuple[np.ndarray, ...]], differenced: bool

@@ -191,16 +191,16 @@ LEGS = {  # URDF, feet (LF, RF, LH, RH), a standing posture
 
 
 def estimate(robot: str, run: Run, noise: float, seed: int = 0, velocity_noise: float = 0.0,
-             **options: float) -> tuple[np.ndarray, np.ndarray]:
-    """The estimator's contact states over the run (``options``: its own), the efforts with
-    Gaussian noise of ``noise`` times their RMS and the joint velocities with
-    ``velocity_noise`` rad/s; and which states it had settled in (decided the contacts: none
-    before)."""
+             model: Model | None = None, **options: float) -> tuple[np.ndarray, np.ndarray]:
+    """The estimator's contact states over the run (``options``: its own; ``model``: the
+    robot's as the estimator knows it, by default exact), the efforts with Gaussian noise of
+    ``noise`` times their RMS and the joint velocities with ``velocity_noise`` rad/s; and which
+    states it had settled in (decided the contacts: none before)."""
     rng = np.random.default_rng(seed)
     sigma = noise * np.sqrt(np.mean(run.tau ** 2))
     m, Q, V, E = states(robot, run, run.tau + rng.normal(0.0, sigma, run.tau.shape))
     V[:, 6:] += rng.normal(0.0, velocity_noise, V[:, 6:].shape)
-    est = ContactEstimator(m, [Contact(f) for f in run.feet], **options)
+    est = ContactEstimator(model or m, [Contact(f) for f in run.feet], **options)
     out = np.empty(run.contact.shape, dtype=bool)
     settled = np.empty(len(run.t), dtype=bool)
     for k in range(len(run.t)):

@@ -19,6 +19,7 @@ import pytest
 from armsim import DT, HOLD, State, fifth_link_wrench, simulate
 from recordings import write_joint_states
 from rosbags.highlevel import AnyReader
+from wrongmodel import scaled_inertials
 
 from rbd_ros.bag.analyze import AnalyzeOptions, Flags, analyze, node_parameters
 from rbd_ros.bag.errors import BagError
@@ -197,15 +198,8 @@ def wrong_arm(tmp_path: Path) -> tuple[Path, Model]:
     lighter; the arm as it is, with ten times its URDF's joint friction, which that URDF
     lacks)."""
     text = ARM.read_text()
-    links = itertools.cycle([1.2, 0.8])
-
-    def link(match: re.Match[str]) -> str:
-        k = next(links)
-        return re.sub(r'(mass value|ixx|ixy|ixz|iyy|iyz|izz)="([-0-9.e+]+)"',
-                      lambda m: f'{m.group(1)}="{float(m.group(2)) * k!r}"', match.group(0))
-
     wrong = tmp_path / "wrong.urdf"
-    wrong.write_text(re.sub(r"<inertial>.*?</inertial>", link, text, flags=re.S))
+    wrong.write_text(scaled_inertials(text, itertools.cycle([1.2, 0.8])))
     rough = re.sub(r'(damping|friction)="([0-9.]+)"',
                    lambda m: f'{m.group(1)}="{10 * float(m.group(2))!r}"', text)
     return wrong, load_urdf_string(rough)
