@@ -39,6 +39,34 @@ except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
 """
 
 
+#: the echo with the dynamics node's other entities, idle: its subscriptions, services and
+#: timers (rclpy's executor pays per entity on each wake where it rebuilds its wait set)
+ECHO_TWIN = ECHO.replace("node.create_subscription(", """from std_msgs.msg import String
+from rbd_ros_interfaces.srv import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
+for k in range(4):
+    node.create_subscription(String, f"idle_{k}", lambda m: None, 10)
+for k, srv in enumerate((InverseDynamics, ForwardDynamics, MassMatrix, GravityTorques)):
+    node.create_service(srv, f"~/idle_{k}", lambda req, res: res)
+node.create_timer(0.02, lambda: None)
+node.create_timer(1.0, lambda: None)
+node.create_subscription(""", 1)
+
+
+#: the echo that also takes the floating-base node's odometry (as it does: each state waits
+#: for its odometry) and has its other subscriptions, service and timer, idle
+ECHO_FB_TWIN = ECHO.replace("node.create_subscription(", """from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu
+from std_msgs.msg import String
+from rbd_ros_interfaces.srv import FloatingBaseDynamics
+node.create_subscription(Odometry, "odom", lambda m: None, SENSOR, raw=True)
+node.create_subscription(Imu, "imu", lambda m: None, SENSOR, raw=True)
+for k in range(3):
+    node.create_subscription(String, f"idle_{k}", lambda m: None, 10)
+node.create_service(FloatingBaseDynamics, "~/idle", lambda req, res: res)
+node.create_timer(1.0, lambda: None)
+node.create_subscription(""", 1)
+
+
 def _start(args: list[str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -224,7 +252,11 @@ def latency(n: int, rounds: int = 5) -> None:
         lambda tmp: _start_node(tmp, "dynamics_node", "rbd_dynamics", str(ARM),
                                 "    collision_thresholds: [50.0]\n"),
         lambda d: measure(d, echo_names, "rbd_dynamics/external_torques", n // rounds))
-    cases = [first, node(str(ARM), False), observer, node(robot_path("talos"), True), again]
+    twin: Case = ("echo with the node's subscriptions, services and timers",
+                  lambda tmp: _start(["-c", ECHO_TWIN]),
+                  lambda d: measure(d, echo_names, "echo", n // rounds))
+    cases = [first, twin, node(str(ARM), False), observer, node(robot_path("talos"), True),
+             again]
     print(f"\n## Dynamics node at 1 kHz joint_states, {n} messages in {rounds} interleaved "
           "rounds, best effort 20 deep; latency = answer received - joint state stamped (ms)")
     _table(_interleaved(cases, rounds), "echo (rclpy limit)")
@@ -305,8 +337,10 @@ def floating_latency(n: int, rounds: int = 3) -> None:
 
     echo = "echo (rclpy limit), 500 Hz"
     first, again = _echoes(echo, run("echo", JointState))
+    twin: Case = ("echo taking the odometry too, with the node's other entities",
+                  lambda tmp: _start(["-c", ECHO_FB_TWIN]), run("echo", JointState))
     cases: list[Case] = [
-        first, ("floating-base node, talos, 500 Hz",
+        first, twin, ("floating-base node, talos, 500 Hz",
                 lambda tmp: _start_node(tmp, "floating_base_node", "rbd_floating_base", path,
                                         params),
                 run("rbd_floating_base/base_wrench", WrenchStamped)), again]
