@@ -139,9 +139,10 @@ def _contact_step(mi, mf, maps, lin, q, v, r, W, wv, body, contact_R, contact_p,
     residual ``r``: the contact map ``A`` at ``q``, the wrenches that explain ``r``'s joint
     rows by least squares, each contact's force (world axes) and normal force, and
     ``touching`` updated with ``limits`` (touchdown force, release force, touchdown speed,
-    lift-off speed, still speed, the longest dip a still contact is held through) and each
-    contact's ``memory`` of the last state (its point's speed away from the surface and its
-    speed; when its force was last above the touchdown force)."""
+    lift-off speed, still speed, how long after its force was last above the touchdown force a
+    still contact stays down) and each contact's ``memory`` of the last state (its point's
+    speed away from the surface and its speed; when its force was last above the touchdown
+    force)."""
     _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal, radius, size,
                  X, R, p, geometry, f_ext, col, A)
     J = A[6:]  # the joint rows; by least squares, as normal equations lightly regularised
@@ -329,4 +330,7 @@ class StandingSecond:
         if t - self._start < PROPOSAL_S or len(self._rows) < PROPOSAL_STATES:
             return None
         rows, self._rows = self._rows, []
-        return propose_threshold(self.estimator, np.array(rows))
+        try:
+            return propose_threshold(self.estimator, np.array(rows))
+        except ModelError:  # a contact that touched carried nothing on average: stand again
+            return None
