@@ -44,6 +44,11 @@ def trot(feet: list[str], period: float = 0.5) -> Gait:
     return Gait(period, 0.6, {lf: 0.0, rh: 0.0, rf: 0.5, lh: 0.5}, 0.06)
 
 
+def stand(feet: list[str]) -> Gait:
+    """All four feet on the ground, each a long way into its stance (no ramp in sight)."""
+    return Gait(100.0, 1.0, {f: 0.5 for f in feet}, 0.0)
+
+
 def bound(feet: list[str], period: float = 0.3) -> Gait:
     """Front pair, all four, hind pair, all four: each pair on the ground 80 % of the period,
     a quick swing (60 ms at 0.3 s), 3 cm up."""

@@ -15,13 +15,13 @@ import pytest
 from quadsim import (
     LEGS,
     WITHIN,
-    Gait,
     Run,
     bound,
     estimate,
     settling,
     simulate,
     spurious,
+    stand,
     states,
     trot,
 )
@@ -110,12 +110,12 @@ def standing_proposal(robot: str, noise: float) -> tuple[ContactEstimator, Thres
     """The threshold StandingSecond proposes from the robot standing for 1.2 s, its efforts
     with ``noise`` N m."""
     urdf, feet, posture = LEGS[robot]
-    stand = simulate(urdf, feet, posture, Gait(100.0, 1.0, {f: 0.5 for f in feet}, 0.0), 1.2)
-    m, Q, V, E = states(robot, stand, stand.tau + np.random.default_rng(7).normal(
-        0.0, noise, stand.tau.shape))
+    run = simulate(urdf, feet, posture, stand(feet), 1.2)
+    m, Q, V, E = states(robot, run, run.tau + np.random.default_rng(7).normal(
+        0.0, noise, run.tau.shape))
     est = ContactEstimator(m, [Contact(f) for f in feet])
     second = StandingSecond(est)
-    proposals = [second.add(t, est.update(t, q, v, e)) for t, q, v, e in zip(stand.t, Q, V, E,
+    proposals = [second.add(t, est.update(t, q, v, e)) for t, q, v, e in zip(run.t, Q, V, E,
                                                                             strict=True)]
     made = [p for p in proposals if p is not None]
     assert len(made) == 1, len(made)  # once, after a second of settled standing

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
-from quadsim import Gait, Run, simulate, trot
+from quadsim import Run, simulate, stand, trot
 from rclpy.parameter import Parameter
 from rosutil import SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
@@ -139,10 +139,9 @@ def test_the_node_proposes_a_threshold_from_the_first_second_the_robot_stands(
     from it, as the core proposes it (between the floor and a third of a foot's load)."""
     from diagnostic_msgs.msg import DiagnosticArray
 
-    stand = simulate(str(QUADRUPED), FEET, POSTURE,
-                     Gait(100.0, 1.0, {f: 0.5 for f in FEET}, 0.0), 1.4)
+    standing = simulate(str(QUADRUPED), FEET, POSTURE, stand(FEET), 1.4)
     health = probe.listen(DiagnosticArray, "/diagnostics")
-    publish(probe, stand, START + 100)
+    publish(probe, standing, START + 100)
 
     def proposed() -> float | None:
         for msg in health:
