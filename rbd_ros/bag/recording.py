@@ -34,7 +34,7 @@ class Reading:
     urdf: Path | None = None  # None: the recording's /robot_description
     joint_states_topic: str = "/joint_states"
     command_topic: str | None = None  # Float64MultiArray (order: command_joints) or JointState
-    command_joints: list[str] | None = None  # None: the model's joint order
+    command_joints: list[str] | None = None  # a Float64MultiArray's order; None: JointState
     chunk: int = 10_000  # joint states read, computed and written at a time
     rename: tuple[str, ...] = ()  # recorded joint names -> the model's: OLD=NEW, OLD_*=NEW_*
     hold: dict[str, float] = field(default_factory=dict)  # joints not recorded: held here
@@ -147,6 +147,11 @@ def open_recording(paths: list[Path], opts: Reading, check: bool = True) -> Reco
             if not cmd:
                 raise BagError(f"no topic {opts.command_topic} in the recording; topics: "
                                f"{sorted(topics)}")
+            if not opts.command_joints and any(c.msgtype == COMMAND_ARRAY for c in cmd):
+                raise BagError(f"{opts.command_topic} carries {COMMAND_ARRAY}, values without "
+                               "joint names: give their order with --command-joints (your "
+                               "controller's `joints` parameter), or the node's parameters "
+                               "file with `joints` (--params)")
         model = recorded_model(reader, opts.urdf)
         if check:
             check_names(reader, js, model, opts, warnings)

@@ -98,7 +98,8 @@ def check(out: Path, rec: dict[str, np.ndarray], tol_model: float) -> None:
 def test_sqlite3_bag_matches_pinocchio(tmp_path: Path, recording: Rec) -> None:
     bag = write_rosbags(tmp_path / "rec", recording, StoragePlugin.SQLITE3)
     out = tmp_path / "out"
-    summary = analyze([bag], out, AnalyzeOptions(command_topic="/effort_commands", progress=False,
+    summary = analyze([bag], out, AnalyzeOptions(command_topic="/effort_commands",
+                                          command_joints=NAMES, progress=False,
                                           outputs=("mcap", "csv", "parquet", "png")))
     assert summary.messages == len(recording["t"])
     check(out, recording, tol_model=2e-3)
@@ -414,6 +415,19 @@ def test_recorded_names_are_mapped_and_missing_joints_held(tmp_path: Path) -> No
         "the model" in r.stderr, r.stderr
 
 
+def test_commands_without_names_need_their_order(tmp_path: Path, recording: Rec) -> None:
+    """A Float64MultiArray command topic is values without names: without --command-joints
+    analyze refuses it and says what to give, rather than take the model's order."""
+    bag = write_rosbags(tmp_path / "bag", recording, StoragePlugin.SQLITE3)
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--urdf",
+                        str(ARM), "--out", str(tmp_path / "out"), "--command-topic",
+                        "/effort_commands", "--quiet"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode != 0
+    assert "/effort_commands carries std_msgs/msg/Float64MultiArray, values without joint " \
+        "names: give their order with --command-joints" in r.stderr, r.stderr
+
+
 def test_unreadable_messages_are_skipped_and_counted(tmp_path: Path, recording: Rec) -> None:
     """One message cut short must not empty the analysis: it is skipped, named, and the rest
     is analysed as if it were not there; nothing readable at all fails the command."""
@@ -423,7 +437,8 @@ def test_unreadable_messages_are_skipped_and_counted(tmp_path: Path, recording: 
     out = tmp_path / "out"
     r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--urdf",
                         str(ARM), "--out", str(out), "--command-topic", "/effort_commands",
-                        "--quiet"], capture_output=True, text=True, timeout=300)
+                        "--command-joints", *NAMES, "--quiet"],
+                       capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "3 unreadable joint_states messages skipped" in r.stderr
     text = (out / "summary.txt").read_text()

@@ -54,7 +54,8 @@ def _same_outputs(a: Path, b: Path) -> None:
         assert x == y, name
 
 
-OPTS = AnalyzeOptions(chunk=1000, progress=False, command_topic="/effort_commands")
+OPTS = AnalyzeOptions(chunk=1000, progress=False, command_topic="/effort_commands",
+                      command_joints=NAMES)
 
 
 @pytest.mark.parametrize(("velocities", "plugin"), [
