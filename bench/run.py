@@ -241,7 +241,7 @@ def batched_robot(label: str, path: str, ff: bool, B: int) -> list[tuple[str, st
     out = []
     for algo, ours, theirs in cases:
         ours()
-        out.append((label, algo, best(ours, 1, 3) / B, best(theirs, 1, 3) / B))
+        out.append((label, algo, best(ours, 1, 10) / B, best(theirs, 1, 10) / B))
     return out
 
 
@@ -315,13 +315,35 @@ def first_call() -> None:
                   f"(filling it took {fill:.0f} s)")
 
 
+def machine() -> str:
+    """What a recorded run was measured on: date, CPU, the versions of everything compared."""
+    from importlib.metadata import version
+
+    import numba
+
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text()
+                .splitlines() if line.startswith("model name")), "unknown CPU")
+    return (f"rbd_ros benchmarks, {time.strftime('%Y-%m-%d %H:%M %Z')}, {cpu}, "
+            f"{os.cpu_count()} cores; Python {sys.version.split()[0]}, numpy {np.__version__}, "
+            f"numba {numba.__version__}, pinocchio {pin.__version__}, "
+            f"dynibo {version('dynibo')}, ROS 2 {os.environ.get('ROS_DISTRO') or distro()} wheels")
+
+
+def distro() -> str:
+    """The ROS 2 distribution whose wheels this environment holds (rclpy's package name)."""
+    from importlib.metadata import distributions
+
+    names = {d.metadata["Name"] or "" for d in distributions()}
+    return next((n.split("-")[1] for n in sorted(names) if n.startswith("ros-") and
+                 n.endswith("-rclpy")), "unknown")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repeats and states")
     args = parser.parse_args()
     t0 = time.time()
-    print(f"rbd_ros benchmarks, {os.cpu_count()} cores, Python {sys.version.split()[0]}, "
-          f"numpy {np.__version__}, pinocchio {pin.__version__}")
+    print(machine())
     first_call()
     per_call(args.quick)
     contact_split(args.quick)
