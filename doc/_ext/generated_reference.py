@@ -4,7 +4,8 @@ param describe`` shows), every service's fields from its ``.srv``, every command
 the command line's own parser, and the tutorials' programs (the ones the suite runs) shown
 whole. They sit in the Markdown pages themselves, so the pages read whole where they are read
 (the repository's web view, an editor), between ``<!-- generated: KEY -->`` and ``<!-- end
-generated -->``; KEY is ``parameters NODE``, ``service TYPE``, ``cli`` or ``file PATH``. A
+generated -->``; KEY is ``parameters NODE``, ``service TYPE``, ``cli``, ``file PATH`` or ``api
+MODULE [NAME ...]`` (signatures and docstrings). A
 renamed parameter, field or option, or an edited example, leaves the page stale, and
 ``test_docs`` says so.
 
@@ -149,6 +150,71 @@ def service_page(name: str) -> str:
     return f"`rbd_ros_interfaces/srv/{name}`: {' '.join(intro)}\n\n" + "\n".join(rows) + "\n"
 
 
+ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|exc):`~?\.?([^`]+)`")
+
+
+def _markdown(doc: str | None) -> str:
+    """A docstring as Markdown: reST's roles and double backquotes as code, a ``::`` block
+    fenced."""
+    import inspect
+
+    text = ROLE.sub(r"`\1`", inspect.cleandoc(doc or "")).replace("``", "`")
+    out: list[str] = []
+    block = False
+    for line in text.splitlines():
+        if block and line and not line.startswith("    "):
+            out += ["```", ""] if out[-1] else ["```"]
+            block = False
+        if block:
+            out.append(line[4:])
+            continue
+        if line.endswith("::") and line.strip() != "::":
+            out.append(line[:-1])
+            out += ["", "```text"]
+            block = True
+            continue
+        out.append(line)
+    while block and out and not out[-1]:
+        out.pop()
+    return "\n".join(out + (["```"] if block else [])).strip() + "\n"
+
+
+def _signature(name: str, obj: Any) -> str:
+    import inspect
+
+    try:
+        sig = str(inspect.signature(obj))
+    except (TypeError, ValueError):  # a compiled function without one
+        sig = "(...)"
+    sig = re.sub(r"(: |-> )'([^']*)'", r"\1\2", sig)  # annotations kept as strings
+    return f"```python\n{'class ' if inspect.isclass(obj) else ''}{name}{sig}\n```\n"
+
+
+def api_page(module_name: str, names: list[str]) -> str:
+    """Each of ``names`` in the module (all of its ``__all__`` but submodules when none are
+    named): its signature and docstring; for a class, each public method's too."""
+    import importlib
+    import inspect
+
+    module = importlib.import_module(module_name)
+    names = names or [n for n in module.__all__ if not inspect.ismodule(getattr(module, n))]
+    out = []
+    for name in names:
+        obj = getattr(module, name)
+        out += [f"### `{module_name}.{name}`", "", _signature(name, obj), _markdown(obj.__doc__)]
+        if inspect.isclass(obj) and not issubclass(obj, BaseException):
+            for attr, member in vars(obj).items():
+                if attr.startswith("_") or not member.__doc__ or not (
+                        inspect.isfunction(member) or isinstance(member, property)):
+                    continue  # as autodoc's :members: does: the documented ones
+                if isinstance(member, property):
+                    out += [f"`{name}.{attr}` (property): {_markdown(member.__doc__)}"]
+                    continue
+                out += [f"#### `{module_name}.{name}.{attr}`", "", _signature(attr, member),
+                        _markdown(member.__doc__)]
+    return "\n".join(out)
+
+
 def content(key: str) -> str:
     """What the region ``key`` holds."""
     kind, _, arg = key.partition(" ")
@@ -158,6 +224,9 @@ def content(key: str) -> str:
         return cli_page()
     if kind == "service":
         return service_page(arg)
+    if kind == "api":
+        module, *names = arg.split()
+        return api_page(module, names)
     if kind == "file":
         text = (ROOT / arg).read_text()
         return f"```{FENCE.get(Path(arg).suffix, 'text')}\n{text}```\n"

@@ -1,5 +1,6 @@
-"""Call rbd_ros's dynamics services from your own node: the torques for a motion (inverse
-dynamics), the gravity torques, and what a refused request looks like.
+"""Call rbd_ros's four dynamics services from your own node: the gravity torques, the torques
+for a motion (inverse dynamics), the accelerations that torques give (forward dynamics), the
+mass matrix, and what a refused request looks like.
 
     python3 dynamics_client.py      (with the dynamics node running on the bundled arm)
 """
@@ -8,41 +9,64 @@ import sys
 
 import rclpy
 
-from rbd_ros_interfaces.srv import GravityTorques, InverseDynamics
+from rbd_ros_interfaces.srv import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
 
 JOINTS = [f"joint{k}" for k in range(1, 8)]
 Q = [0.0, 0.4, 0.0, -1.2, 0.0, 1.6, 0.8]
+REST = [0.0] * 7
 
 
 def call(node, client, request):
-    """One service call, waited for; None if no answer came within 10 s."""
+    """One service call, waited for; the response, or None if no answer came within 10 s."""
     future = client.call_async(request)
     rclpy.spin_until_future_complete(node, future, timeout_sec=10.0)
     return future.result()
+
+
+def answer(node, client, request):
+    """The response of a call that must succeed; SystemExit with the reason if it did not."""
+    res = call(node, client, request)
+    if res is None:
+        sys.exit(f"{client.srv_name}: no answer within 10 s")
+    if not res.success:
+        sys.exit(f"{client.srv_name} refused: {res.message}")
+    return res
 
 
 def main() -> int:
     rclpy.init()
     node = rclpy.create_node("my_dynamics_client")
     try:
-        inverse = node.create_client(InverseDynamics, "/rbd_dynamics/inverse_dynamics")
-        gravity = node.create_client(GravityTorques, "/rbd_dynamics/gravity_torques")
-        for client in (inverse, gravity):
+        services = {kind: node.create_client(kind, f"/rbd_dynamics/{name}") for kind, name in (
+            (GravityTorques, "gravity_torques"), (InverseDynamics, "inverse_dynamics"),
+            (ForwardDynamics, "forward_dynamics"), (MassMatrix, "mass_matrix"))}
+        for client in services.values():
             if not client.wait_for_service(timeout_sec=60.0):
                 print(f"no service {client.srv_name}: is the dynamics node running?",
                       file=sys.stderr)
                 return 1
         # the torques that hold the arm at Q
-        res = call(node, gravity, GravityTorques.Request(joint_names=JOINTS, positions=Q))
+        res = answer(node, services[GravityTorques],
+                     GravityTorques.Request(joint_names=JOINTS, positions=Q))
         print("gravity torques (N m):", " ".join(f"{x:.3f}" for x in res.efforts))
         # the torques that accelerate joint 4 at 1 rad/s^2 from rest at Q
-        res = call(node, inverse, InverseDynamics.Request(
-            joint_names=JOINTS, positions=Q, velocities=[0.0] * 7,
+        res = answer(node, services[InverseDynamics], InverseDynamics.Request(
+            joint_names=JOINTS, positions=Q, velocities=REST,
             accelerations=[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]))
         print("inverse dynamics (N m):", " ".join(f"{x:.3f}" for x in res.efforts))
+        # and back: the accelerations those torques give (joint 4's 1 rad/s^2)
+        res = answer(node, services[ForwardDynamics], ForwardDynamics.Request(
+            joint_names=JOINTS, positions=Q, velocities=REST, efforts=res.efforts))
+        print("forward dynamics (rad/s^2):", " ".join(f"{x:.3f}" for x in res.accelerations))
+        # the mass matrix, row-major, in the response's joint order: its diagonal
+        res = answer(node, services[MassMatrix], MassMatrix.Request(joint_names=JOINTS,
+                                                                     positions=Q))
+        n = len(res.joint_names)
+        print("mass matrix diagonal (kg m^2):",
+              " ".join(f"{res.mass_matrix[k * n + k]:.3f}" for k in range(n)))
         # a request that names three joints of seven is refused, with the reason
-        res = call(node, inverse, InverseDynamics.Request(joint_names=JOINTS[:3],
-                                                          positions=Q[:3]))
+        res = call(node, services[InverseDynamics],
+                   InverseDynamics.Request(joint_names=JOINTS[:3], positions=Q[:3]))
         print("refused:" if not res.success else "accepted?", res.message)
         return 0
     finally:
