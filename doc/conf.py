@@ -32,3 +32,19 @@ myst_heading_anchors = 3
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 nitpicky = False
+
+
+def _contents(app, docname, source):
+    """index.md's link list, as the hidden toctrees Sphinx needs for its sidebar and its order of
+    pages: one per bullet, captioned by the bullet's first word. Written here, not in the page,
+    because on the repository's web page a toctree shows as a code block of file names."""
+    if docname != "index":
+        return
+    for caption, links in re.findall(r"^\* (\w+):(.*?)(?=^\* |\Z)", source[0], re.M | re.S):
+        pages = dict.fromkeys(re.findall(r"\]\(([^)#]+)\.md\)", links))
+        source[0] += ("\n```{toctree}\n:hidden:\n:maxdepth: 1\n:caption: " + caption + "\n\n"
+                      + "\n".join(pages) + "\n```\n")
+
+
+def setup(app):
+    app.connect("source-read", _contents)

@@ -44,6 +44,13 @@ def test_the_docs_build_without_warnings_and_list_every_parameter_and_option(
     for tutorial in ("feedforward", "services", "collisions", "floating_base", "recordings"):
         page = (out / "tutorials" / f"{tutorial}.html").read_text()
         assert "highlight-python" in page or "<img" in page, tutorial  # a program or a picture
+    # the sidebar's sections come from index.md's link list (doc/conf.py), not from directives,
+    # which the repository's web page would show as code blocks
+    index = (out / "index.html").read_text()
+    for caption in ("Start", "Tutorials", "Reference"):
+        assert f'<span class="caption-text">{caption}</span>' in index, caption
+    for page in [ROOT / "README.md", *ROOT.joinpath("doc").rglob("*.md")]:
+        assert "```{" not in page.read_text(), f"{page.name}: a MyST directive shows as code"
 
 
 

@@ -16,6 +16,7 @@ renamed parameter, field or option, or an edited example, leaves the page stale,
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -49,6 +50,8 @@ def _yaml(value: Any) -> str:
         return f'"{value}"'
     if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
         return "[" + ", ".join(_yaml(v) for v in list(value)) + "]"
+    if isinstance(value, float) and math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
     return repr(value)
 
 
@@ -81,7 +84,10 @@ def in_process(name: str, urdf: str, *ros_args: str) -> Iterator[Any]:
 def node_parameters(name: str) -> list[tuple[str, str, str, str, str]]:
     """(name, type, default, range, description) of each parameter the node declares, read
     from the node started in this process."""
+    import importlib
+
     from rclpy.exceptions import ParameterUninitializedException
+    from rclpy.parameter import Parameter
 
     from rbd_ros.robots import ARM, QUADRUPED
 
@@ -102,7 +108,12 @@ def node_parameters(name: str) -> list[tuple[str, str, str, str, str]]:
                 span = f"[{r.from_value:g}, {r.to_value:g}]"
             kind = TYPES.get(d.type, "?") + (", read-only" if d.read_only else "")
             rows.append((param, kind, default, span, d.description))
-    return rows
+        keys = getattr(importlib.import_module(type(node).__module__), "CONTACT_KEYS", {})
+    # declared per link of contact_links, from the parameter file: none for the defaults
+    for key, (value, text) in keys.items():
+        kind = TYPES.get(Parameter.Type.from_parameter_value(value).value, "?")
+        rows.append((f"contacts.<link>.{key}", kind, _yaml(value), "", text))
+    return sorted(rows)
 
 
 def parameters_page(node: str) -> str:
