@@ -14,6 +14,7 @@ the machine: a busy machine makes the demo take longer, never unstable.
 
 from __future__ import annotations
 
+import ctypes
 import signal
 import subprocess
 import sys
@@ -46,6 +47,13 @@ def desired(t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return Q0 + AMPLITUDE * s, AMPLITUDE * w * c, -AMPLITUDE * w * w * s
 
 
+def _die_with_parent() -> None:
+    """In a child before it runs: SIGTERM when the demo dies, even by SIGKILL (a timeout), so
+    that no node is left running (Linux; elsewhere the child outlives a killed demo)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def _params(path: Path, node: str, urdf: str, extra: str = "") -> str:
     body = "\n".join("      " + line for line in urdf.splitlines())
     path.write_text(f"{node}:\n  ros__parameters:\n    robot_description: |\n{body}\n{extra}")
@@ -62,7 +70,7 @@ class _Process:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", f"rbd_ros.nodes.{module}", "--ros-args", *files,
              "--log-level", "error"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True)
+            text=True, preexec_fn=_die_with_parent)
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()

@@ -122,3 +122,41 @@ def test_the_demo_answers_each_simulated_state_once() -> None:
     ctl.on_state(10**9 + 10**6, q, v)
     ctl.on_ff(10**9 + 10**6, np.ones(7))
     assert sent == [10**9, 10**9 + 10**6]
+
+
+def test_a_killed_demo_leaves_no_node_running() -> None:
+    """A demo stopped by SIGKILL (a test's or a CI's timeout) takes its simulator and dynamics
+    node with it: each child is asked to stop when its parent dies."""
+    import os
+    import signal
+    import time
+
+    def children(pid: int) -> list[int]:
+        out = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # gone meanwhile
+            if int(fields[1]) == pid:
+                out.append(int(stat.parent.name))
+        return out
+
+    demo = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "demo"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(nodes := children(demo.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(nodes) == 2, "the demo started no simulator and dynamics node"
+    finally:
+        demo.kill()
+        demo.wait()
+    deadline = time.monotonic() + 30  # a node compiling its kernels stops once they are built
+    while (alive := [p for p in nodes if Path(f"/proc/{p}").exists()
+                     and Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+           ) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    for p in alive:
+        os.kill(p, signal.SIGKILL)
+    assert not alive, f"the demo's nodes outlived it: {alive}"

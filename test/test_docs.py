@@ -49,8 +49,8 @@ def test_the_docs_build_without_warnings_and_list_every_parameter_and_option(
     index = (out / "index.html").read_text()
     for caption in ("Start", "Tutorials", "Reference"):
         assert f'<span class="caption-text">{caption}</span>' in index, caption
-    for page in [ROOT / "README.md", *ROOT.joinpath("doc").rglob("*.md")]:
-        assert "```{" not in page.read_text(), f"{page.name}: a MyST directive shows as code"
+    for md in [ROOT / "README.md", *ROOT.joinpath("doc").rglob("*.md")]:
+        assert "```{" not in md.read_text(), f"{md.name}: a MyST directive shows as code"
 
 
 

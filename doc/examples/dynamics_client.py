@@ -67,6 +67,8 @@ def main() -> int:
         # a request that names three joints of seven is refused, with the reason
         res = call(node, services[InverseDynamics],
                    InverseDynamics.Request(joint_names=JOINTS[:3], positions=Q[:3]))
+        if res is None:
+            raise SystemExit("no answer within 10 s")
         print("refused:" if not res.success else "accepted?", res.message)
         return 0
     finally:

@@ -403,7 +403,8 @@ def _commands(reader: Any, batch: Batch, conns: list[Any], model: Model, opts: R
     warnings = summary.warnings
     names = model.state_joint_names
     col = {n: i for i, n in enumerate(names)}
-    order = np.array([col[n] for n in (opts.command_joints or names)])
+    # a Float64MultiArray's order (open_recording refuses one without command_joints)
+    order = np.array([col[n] for n in opts.command_joints or []], dtype=int)
     rename = opts.names
     out = np.full((len(batch), len(names)), np.nan)
     bad: list[int] = []  # unreadable commands: none in force from them
