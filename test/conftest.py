@@ -14,11 +14,31 @@ from typing import Any
 
 import pytest
 
+
+def _test_what_colcon_installed() -> None:
+    """``colcon test`` runs ``python -m pytest`` in the source folder, which puts that folder
+    first on sys.path: its rbd_ros (no compiled extension, kernels cached beside it) would
+    shadow the one colcon built and installed. When an installed rbd_ros is on the path too,
+    the source folder is taken off it, here and in the processes the tests start (Python's
+    PYTHONSAFEPATH: ``python -m`` does not prepend its working directory), so the tests run
+    what was installed and write nothing into the source folder."""
+    root = Path(__file__).resolve().parents[1]
+
+    def is_root(entry: str) -> bool:
+        return Path(entry or ".").resolve() == root
+
+    if any(not is_root(p) and Path(p or ".", "rbd_ros", "__init__.py").is_file()
+           for p in sys.path):
+        sys.path[:] = [p for p in sys.path if not is_root(p)]
+        os.environ["PYTHONSAFEPATH"] = "1"
+
+
+_test_what_colcon_installed()
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # as the rbd-ros command runs (rbd_ros/cli.py): BLAS on one thread, set before numpy loads it
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from rbd_ros.local_ros import TESTS, isolate
+from rbd_ros.local_ros import TESTS, isolate  # noqa: E402 (after the path is settled)
 
 # Every ROS participant of the test run, here and in the processes it starts, stays on this
 # machine and in a domain of its own (RBD_TEST_DOMAIN, or 10-79: see rbd_ros.local_ros)

@@ -105,3 +105,37 @@ def test_a_xacro_description_file_is_expanded(tmp_path: Path) -> None:
             robot_description(str(xacro), bad)
     with pytest.raises(ValueError, match="xacro_args given, but description_file"):
         robot_description(str(ARM), "tool_mass:=2.0")
+
+
+@pytest.mark.long
+def test_the_colcon_recipe_on_the_pip_wheels_runs_as_written(tmp_path: Path) -> None:
+    """getting_started.md's colcon workspace on the pip wheels, its lines as the page has them
+    (``~/rbd_ros``: this clone, whose committed tree is cloned; ``~/ros2_ws``: a new folder),
+    with ``colcon test`` narrowed to the installed package's own tests (test_install.py: the
+    ament index, the lib executables, a launch) so that the step takes minutes; then the
+    workspace's clone has no file the build or the tests wrote."""
+    import re
+
+    if not (ROOT / ".git").exists():
+        pytest.skip("the recipe clones this repository: run it from a git clone")
+    venv = Path(sys.prefix)
+    if not (venv / "bin" / "colcon").exists():
+        pytest.skip("colcon is not installed: pip install -r requirements-test.txt")
+    page = (ROOT / "doc" / "getting_started.md").read_text()
+    found = re.search(r"```bash\n(source ~/rbd_ros/\.venv/bin/activate\n.*?)```", page, re.S)
+    assert found, "getting_started.md has no colcon recipe on the pip wheels"
+    ws = tmp_path / "ros2_ws"
+    script = (found[1].replace("~/rbd_ros/.venv", str(venv)).replace("~/rbd_ros", str(ROOT))
+              .replace("~/ros2_ws", str(ws))
+              .replace("colcon test --packages-select rbd_ros",
+                       "colcon test --packages-select rbd_ros --pytest-args test/test_install.py"))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("AMENT_PREFIX_PATH", "CMAKE_PREFIX_PATH", "PYTHONPATH", "VIRTUAL_ENV")}
+    r = subprocess.run(["bash", "-eo", "pipefail", "-c", script], capture_output=True, text=True,
+                       timeout=1800, env=env)
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-6000:]
+    result = re.search(r"Summary: (\d+) tests, 0 errors, 0 failures", r.stdout)
+    assert result and int(result[1]) > 0, r.stdout[-3000:]
+    written = subprocess.run(["git", "status", "--porcelain", "--ignored"], capture_output=True,
+                             text=True, cwd=ws / "src" / "rbd_ros", check=True).stdout
+    assert written == "", f"the build or the tests wrote into src/rbd_ros:\n{written}"
