@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
+import tempfile
 from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: ruff's and mypy's caches, outside the tree (colcon test must leave the source folder as it was)
+CACHE = Path(tempfile.gettempdir()) / f"rbd_ros-lint-{hashlib.sha1(bytes(ROOT)).hexdigest()[:8]}"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -16,7 +20,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff() -> None:
-    r = run("ruff", "check", "rbd_ros", "test", "bench", "scripts", "launch", "doc")
+    r = run("ruff", "check", "--cache-dir", str(CACHE / "ruff"), "rbd_ros", "test", "bench",
+            "scripts", "launch", "doc")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -30,7 +35,8 @@ def test_mypy(tmp_path: Path) -> None:
         config.write_text((ROOT / "mypy.ini").read_text().replace(
             "[mypy]\n", "[mypy]\ndisallow_subclassing_any = False\n", 1)
             + "\n[mypy-rclpy.*]\nfollow_imports = skip\n")
-    r = run("mypy", "--config-file", str(config), "rbd_ros", "bench", "test", "scripts", "doc/_ext")
+    r = run("mypy", "--config-file", str(config), "--cache-dir", str(CACHE / "mypy"), "rbd_ros",
+            "bench", "test", "scripts", "doc/_ext")
     assert r.returncode == 0, r.stdout + r.stderr
 
 

@@ -261,7 +261,10 @@ def stale(write: bool) -> list[Path]:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
+    import importlib.util
+
+    if importlib.util.find_spec("rbd_ros") is None:  # not installed: this tree's
+        sys.path.insert(0, str(ROOT))
     check = sys.argv[1:] == ["--check"]
     pages = stale(write=not check)
     for page in pages:
