@@ -58,7 +58,7 @@ setup(
     ],
     ext_modules=[Extension(f"{PACKAGE}.dynamics._entry", [f"{PACKAGE}/dynamics/_entry.c"])],
     python_requires=">=3.11",  # what is tested; 3.10 cannot install the pinned numpy
-    install_requires=["setuptools", "numpy", "numba", "urdf-parser-py"],
+    install_requires=["setuptools", "numpy>=1.26", "numba>=0.59", "urdf-parser-py"],  # floors tested
     # colcon test runs pytest only when the package names it (else unittest: "Ran 0 tests")
     extras_require={"test": ["pytest"]},
     zip_safe=False,

@@ -301,7 +301,8 @@ def _analyze_options(sub: Any) -> None:
     _recording_options(an, "rbd_analysis")
     an.add_argument("--command-topic", help="commanded efforts: Float64MultiArray or JointState")
     an.add_argument("--command-joints", nargs="+",
-                    help="joint order of a Float64MultiArray --command-topic (required for one)")
+                    help="joint order of a Float64MultiArray --command-topic (required for "
+                         "one, unless --params gives `joints`)")
     an.add_argument("--filter", choices=("central", "backward"), default="central",
                     help="accelerations by zero-phase central or causal backward differences")
     an.add_argument("--friction", action="store_true", help="model the URDF's joint friction")

@@ -111,3 +111,19 @@ def test_colcon_test_runs_pytest() -> None:
     unittest finds nothing and reports 'Ran 0 tests ... OK'."""
     text = (ROOT / "setup.py").read_text()
     assert 'extras_require={"test": ["pytest"]}' in text
+
+
+def test_the_version_floors_agree_and_are_the_ones_tested() -> None:
+    """numpy's and numba's floors, in package.xml (for rosdep and the .deb) and setup.py (for
+    pip), are the versions of requirements-noble.txt, on which CI runs the whole suite."""
+    import re
+
+    xml = {e.text: e.get("version_gte") for e in ET.parse(ROOT / "package.xml").getroot()
+           if e.tag == "exec_depend"}
+    setup = dict(re.findall(r'"(numpy|numba)>=([\d.]+)"', (ROOT / "setup.py").read_text()))
+    tested = dict(re.findall(r"^(numpy|numba)==([\d.]+)$",
+                             (ROOT / "requirements-noble.txt").read_text(), re.M))
+    for name in ("numpy", "numba"):
+        floor = xml[f"python3-{name}"]
+        assert floor and setup[name] == floor, (name, floor, setup)
+        assert tested[name].startswith(floor + "."), (name, floor, tested)
