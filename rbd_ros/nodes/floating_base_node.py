@@ -245,8 +245,9 @@ class FloatingBaseNode(NodeBase):
         self.pub_estimated = self.quiet_publisher(ActiveContacts, "~/estimated_contacts")
         self.pub_estimated_force: dict[str, Any] = {}
         self.guarded_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
+        self.heard: set[Any] = set()  # the per-state outputs someone subscribes to
         # a joint state whose odometry never comes is answered (or refused) all the same
-        self.create_timer(0.02, lambda: self._drain(time.monotonic()))
+        self.create_timer(0.02, self._tick)
         if self.param("robot_description"):
             self._install(self.param("robot_description"), "the robot_description parameter")
 
@@ -309,7 +310,22 @@ class FloatingBaseNode(NodeBase):
                 self.pub_estimated_force[c.link] = self.quiet_publisher(
                     WrenchStamped, f"~/contact/{c.link}/estimated_force")
         self.settle()
+        self.hear()
         self.release_early()
+
+    def hear(self) -> None:
+        """Which per-state outputs have subscribers now: only those are built and sent (8
+        messages a state at 500 Hz would cost more than the dynamics, and asking rclpy for each
+        one's subscribers every state a tenth of it). Every 20 ms, and before the inputs held
+        for a first model are answered: a subscriber that joins gets the outputs from then on."""
+        pubs = [self.pub_base, self.pub_com_wrench, self.pub_com, self.pub_tau,
+                self.pub_estimated, *self.pub_estimated_force.values()]
+        pubs += [p for pair in self.pub_contact.values() for p in pair]
+        self.heard = {p for p in pubs if p.get_subscription_count()}
+
+    def _tick(self) -> None:
+        self.hear()
+        self._drain(time.monotonic())
 
     def _install(self, urdf: str, source: str) -> None:
         try:
@@ -525,33 +541,33 @@ class FloatingBaseNode(NodeBase):
                 live.standing = None
                 self.get_logger().info(f"{live.proposal.summary()}, from the first second the "
                                        f"robot stood; in use: {estimator.threshold:g}")
-        if self.pub_estimated.get_subscription_count():
+        heard = self.heard
+        if self.pub_estimated in heard:
             msg = ActiveContacts(links=[c.link for c in live.contacts if c.link in live.active])
             msg.header.stamp = stamp_msg(p.t)
             self.pub_estimated.publish(msg)
         for link, f in est.forces.items():
             pub = self.pub_estimated_force[link]
-            if pub.get_subscription_count():
+            if pub in heard:
                 pub.publish(live.stamped(live.world, 6).fill(p.t, np.r_[f, 0.0, 0.0, 0.0]))
         return True
 
     def _publish_reaction(self, live: Live, stamp: int, r: Reaction) -> None:
-        # only what someone subscribes to is built and sent: 8 messages a state at 500 Hz
-        # would cost more than the dynamics (a subscriber that joins gets the next state's)
-        world, out = live.world, live.stamped
-        if self.pub_base.get_subscription_count():
+        # only what someone subscribes to is built and sent (hear)
+        world, out, heard = live.world, live.stamped, self.heard
+        if self.pub_base in heard:
             self.pub_base.publish(out(live.base_link, 6).fill(stamp, r.base_wrench))
-        if self.pub_com_wrench.get_subscription_count():
+        if self.pub_com_wrench in heard:
             self.pub_com_wrench.publish(out(world, 6).fill(stamp, r.com_wrench))
-        if self.pub_com.get_subscription_count():
+        if self.pub_com in heard:
             self.pub_com.publish(out(world, 3).fill(stamp, r.com))
         for link, w in r.wrenches.items():
             pub, cop = self.pub_contact[link]
-            if pub.get_subscription_count():
+            if pub in heard:
                 pub.publish(out(link, 6).fill(stamp, w))
-            if cop.get_subscription_count():
+            if cop in heard:
                 cop.publish(out(world, 3).fill(stamp, r.cop[link]))
-        if self.pub_tau.get_subscription_count():
+        if self.pub_tau in heard:
             self.pub_tau.publish(live.torques.fill(stamp, r.tau[live.v_index - 6]))
 
     # ------------------------------------------------------------------ service
