@@ -38,7 +38,8 @@ reqs=(-r requirements.txt -r "requirements-$DISTRO.txt" -r requirements-build.tx
 if [ "$TEST" = 1 ]; then
     reqs+=(-r requirements-test.txt)
 fi
-pip_install --upgrade pip==25.3 setuptools==80.9.0 wheel==0.45.1
+# setuptools below 80: colcon (the workspace recipe, requirements-test.txt) asks for it
+pip_install --upgrade pip==25.3 setuptools==79.0.1 wheel==0.45.1
 pip_install "${reqs[@]}"
 pip_install --no-deps --no-build-isolation -e .
 # the service definitions: an ament_cmake package, built against the wheels (about 20 s),

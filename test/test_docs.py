@@ -50,7 +50,9 @@ def test_the_docs_build_without_warnings_and_list_every_parameter_and_option(
     for caption in ("Start", "Tutorials", "Reference"):
         assert f'<span class="caption-text">{caption}</span>' in index, caption
     for md in [ROOT / "README.md", *ROOT.joinpath("doc").rglob("*.md")]:
-        assert "```{" not in md.read_text(), f"{md.name}: a MyST directive shows as code"
+        text = md.read_text()
+        assert "```{" not in text, f"{md.name}: a MyST directive shows as code"
+        assert "[](" not in text, f"{md.name}: a link with no text shows as nothing"
 
 
 
