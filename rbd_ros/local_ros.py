@@ -14,19 +14,21 @@ import os
 TESTS, DEMO, BENCH = (10, 70), (80, 10), (90, 10)
 
 
-def isolate(first: int, count: int) -> int:
+def isolate(first: int, count: int, run: int | None = None, slot: int = 0) -> int:
     """Set ``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`` and ``ROS_DOMAIN_ID`` for this process
-    and those it starts; returns the domain."""
+    and those it starts; returns the domain. ``run`` (this process's id by default) picks it;
+    processes of one run side by side (pytest-xdist's workers) pass the run's id and each its
+    own ``slot``, and get neighbouring domains."""
     shell = os.environ.get("ROS_DOMAIN_ID", "0").strip() or "0"
     chosen = os.environ.get("RBD_TEST_DOMAIN", "").strip()
     if chosen:
-        domain = int(chosen)
+        domain = int(chosen) + slot
         if not 0 <= domain <= 232:
             raise ValueError(f"RBD_TEST_DOMAIN={chosen}: a ROS domain is 0-232 (0-101 advised)")
     else:
-        domain = first + os.getpid() % count
-        if str(domain) == shell:
-            domain = first + (domain - first + 1) % count
+        domain = first + (os.getpid() if run is None else run + slot) % count
+        if str(domain) == shell:  # half the range away: clear of the run's other slots
+            domain = first + (domain - first + max(1, count // 2)) % count
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     os.environ["ROS_DOMAIN_ID"] = str(domain)
     return domain

@@ -13,7 +13,7 @@ if [ "${1:-}" = "--distro" ]; then
 fi
 bash scripts/setup.sh --test --distro "$DISTRO" || exit 1
 VENV="$(venv_for "$DISTRO")"
-"$VENV/bin/python" -m pytest "$@"
+"$VENV/bin/python" -m pytest "${PYTEST_PARALLEL[@]}" "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
     echo "error: pytest collected no tests" >&2

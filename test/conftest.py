@@ -41,8 +41,13 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from rbd_ros.local_ros import TESTS, isolate  # noqa: E402 (after the path is settled)
 
 # Every ROS participant of the test run, here and in the processes it starts, stays on this
-# machine and in a domain of its own (RBD_TEST_DOMAIN, or 10-79: see rbd_ros.local_ros)
-isolate(*TESTS)
+# machine and in a domain of its own (RBD_TEST_DOMAIN, or 10-79: see rbd_ros.local_ros); with
+# pytest-xdist (-n), each worker (gw0, gw1, ...) in its own
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _WORKER:
+    isolate(*TESTS, run=os.getppid(), slot=int(_WORKER[2:]))
+else:
+    isolate(*TESTS)
 
 
 def _build_the_entry_in_place() -> None:

@@ -28,6 +28,22 @@ def test_in_range_and_never_the_shells(monkeypatch: pytest.MonkeyPatch) -> None:
     assert max(sum(r) for r in (TESTS, DEMO)) <= 102  # the IDs ROS advises on Linux
 
 
+def test_the_workers_of_one_run_each_have_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-xdist's workers (the run's id, a slot each): as many domains as workers, none
+    the shell's."""
+    monkeypatch.delenv("RBD_TEST_DOMAIN", raising=False)
+    for run in range(200):
+        shell = TESTS[0] + (run + 1) % TESTS[1]  # the shell on the second worker's
+        domains = set()
+        for k in range(4):  # each worker's process starts from the shell's environment
+            monkeypatch.setenv("ROS_DOMAIN_ID", str(shell))
+            domains.add(isolate(*TESTS, run=run, slot=k))
+        assert len(domains) == 4 and shell not in domains
+        assert all(TESTS[0] <= d < sum(TESTS) for d in domains)
+    monkeypatch.setenv("RBD_TEST_DOMAIN", "42")
+    assert [isolate(*TESTS, run=7, slot=k) for k in range(2)] == [42, 43]
+
+
 def test_rbd_test_domain_sets_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ROS_DOMAIN_ID", os.environ["ROS_DOMAIN_ID"])  # restored afterwards
     monkeypatch.setenv("RBD_TEST_DOMAIN", "42")

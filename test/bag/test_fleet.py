@@ -115,12 +115,21 @@ def _has_open(pid: int, path: Path) -> bool:
         return False
 
 
-def test_a_worker_killed_fails_its_recording_alone(fleet: Path, tmp_path: Path) -> None:
+def test_a_worker_killed_fails_its_recording_alone(fleet: Path, recording: Rec,  # noqa: F811
+                                                   tmp_path: Path) -> None:
     """The kernel's OOM killer, played by SIGKILL: every worker that opens robot_a/day1 dies.
-    That recording is tried once more, then failed with the reason; the others finish."""
-    target = fleet / "robot_a" / "day1" / "rec"
+    That recording is tried once more, then failed with the reason; the others finish.
+    day1 is the recording ten times over, long enough to be seen open (600 states were read
+    between two looks of this test, now and then)."""
+    for robot in ("robot_a", "robot_b"):
+        shutil.copytree(fleet / robot, tmp_path / robot)
+    target = tmp_path / "robot_a" / "day1" / "rec"
+    shutil.rmtree(target)
+    long = {k: np.concatenate([v] * 10) for k, v in recording.items()}
+    long["t"] = recording["t"][0] + np.arange(len(long["t"])) * 1e-3
+    write_rosbags(target, long, StoragePlugin.SQLITE3)
     out = tmp_path / "out"
-    r = _cli(str(fleet / "robot_a"), str(fleet / "robot_b"), "--urdf", str(ARM), "--out",
+    r = _cli(str(tmp_path / "robot_a"), str(tmp_path / "robot_b"), "--urdf", str(ARM), "--out",
              str(out), "--jobs", "2")
     killed: set[int] = set()
     while r.poll() is None:
