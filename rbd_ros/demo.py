@@ -162,11 +162,6 @@ def run(seconds: float = 4.0, plot: Path | None = None) -> int:
     """The demo; with ``plot``, a picture of both runs' tracking errors is written there."""
     isolate(*DEMO)
     import rclpy
-    from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from sensor_msgs.msg import JointState
-    from trajectory_msgs.msg import JointTrajectory
-
-    from .nodes.common import stamp_ns
 
     urdf = ARM.read_text()
     init = ("    lockstep: true\n    initial_positions: ["
@@ -177,63 +172,89 @@ def run(seconds: float = 4.0, plot: Path | None = None) -> int:
                   _Process(tmp, "dynamics_node", "rbd_dynamics", urdf,
                            "    joint_states_qos: reliable\n")]
         rclpy.init()
-        node = rclpy.create_node("rbd_demo_controller")
+        arm = _ArmController(seconds)
+        try:
+            print("rbd_ros demo: simulator (ABA at 1 kHz, in lockstep) + dynamics node + PD "
+                  f"controller, bundled 7-joint arm, {seconds:.0f} s per run")
+            walls = arm.runs()
+        finally:
+            arm.node.destroy_node()
+            rclpy.try_shutdown()
+            _stop(procs)
+    if walls is None:
+        return 1
+    status = _report(arm.ctl, walls, seconds, procs[0].count("simulation reset"))
+    if plot is not None and status == 0:
+        _plot(arm.ctl.errors, plot)
+    return status
+
+
+class _ArmController:
+    """The demo's ROS side: a node that runs ``_Controller`` on the simulator's joint states and
+    the dynamics node's feed-forward, and sends it the desired trajectory."""
+
+    def __init__(self, seconds: float) -> None:
+        import rclpy
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from sensor_msgs.msg import JointState
+        from trajectory_msgs.msg import JointTrajectory
+
+        from .nodes.common import stamp_ns
+
+        self.seconds = seconds
+        self.node = node = rclpy.create_node("rbd_demo_controller")
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
-        cmd = node.create_publisher(JointState, "effort_command_states", reliable)
+        self.cmd = node.create_publisher(JointState, "effort_command_states", reliable)
         out = JointState(name=NAMES)
 
         def publish(stamp: int, tau: np.ndarray) -> None:
             out.header.stamp.sec, out.header.stamp.nanosec = divmod(stamp, 1_000_000_000)
             out.effort = tau.tolist()
-            cmd.publish(out)
+            self.cmd.publish(out)
 
-        ctl = _Controller(seconds, publish)
+        self.ctl = ctl = _Controller(seconds, publish)
         node.create_subscription(JointState, "joint_states", lambda m: ctl.on_state(
             stamp_ns(m.header.stamp), np.array(m.position), np.array(m.velocity)), reliable)
         node.create_subscription(JointState, "rbd_dynamics/feedforward_torques", lambda m: (
             ctl.on_ff(stamp_ns(m.header.stamp), np.array(m.effort))), reliable)
-        traj_pub = node.create_publisher(JointTrajectory, "desired_trajectory", reliable)
+        self.traj_pub = node.create_publisher(JointTrajectory, "desired_trajectory", reliable)
 
-        def spin_until(done: Any, limit: float) -> bool:
-            end = time.monotonic() + limit
-            while not done() and time.monotonic() < end:
-                rclpy.spin_once(node, timeout_sec=0.05)
-            return bool(done())
+    def spin_until(self, done: Any, limit: float) -> bool:
+        import rclpy
 
+        end = time.monotonic() + limit
+        while not done() and time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+        return bool(done())
+
+    def runs(self) -> dict[str, float] | None:
+        """Both runs, PD alone then with feed-forward: each one's wall time (s), or None after
+        saying why they could not be made."""
+        ctl = self.ctl
+        up = self.spin_until(lambda: ctl.pending is not None and self.cmd.get_subscription_count()
+                             and self.traj_pub.get_subscription_count(), 60.0)
+        if not up:
+            print("error: the simulator and the dynamics node did not come up in 60 s",
+                  file=sys.stderr)
+            return None
         walls: dict[str, float] = {}
-        try:
-            print("rbd_ros demo: simulator (ABA at 1 kHz, in lockstep) + dynamics node + PD "
-                  f"controller, bundled 7-joint arm, {seconds:.0f} s per run")
-            up = spin_until(lambda: ctl.pending is not None and cmd.get_subscription_count()
-                            and traj_pub.get_subscription_count(), 60.0)
-            if not up:
-                print("error: the simulator and the dynamics node did not come up in 60 s",
-                      file=sys.stderr)
-                return 1
-            for mode in ctl.errors:
-                start = ctl.begin(mode)
-                if mode == "PD + feed-forward":
-                    traj_pub.publish(_trajectory(start, seconds))
-                t0 = time.monotonic()
-                if not spin_until(lambda: ctl.mode == "pause", WALL_LIMIT_S):
-                    print(f"error: run '{mode}' did not finish in {WALL_LIMIT_S:.0f} s "
-                          f"({ctl.steps} steps)", file=sys.stderr)
-                    return 1
-                walls[mode] = time.monotonic() - t0
-                spin_until(lambda: ctl.pending is not None, 5.0)
-        finally:
-            node.destroy_node()
-            rclpy.try_shutdown()
-            _stop(procs)
-    status = _report(ctl, walls, seconds, procs[0].count("simulation reset"))
-    if plot is not None and status == 0:
-        _plot(ctl.errors, plot)
-    return status
+        for mode in ctl.errors:
+            start = ctl.begin(mode)
+            if mode == "PD + feed-forward":
+                self.traj_pub.publish(_trajectory(start, self.seconds))
+            t0 = time.monotonic()
+            if not self.spin_until(lambda: ctl.mode == "pause", WALL_LIMIT_S):
+                print(f"error: run '{mode}' did not finish in {WALL_LIMIT_S:.0f} s "
+                      f"({ctl.steps} steps)", file=sys.stderr)
+                return None
+            walls[mode] = time.monotonic() - t0
+            self.spin_until(lambda: ctl.pending is not None, 5.0)
+        return walls
 
 
 def _plot(errors: dict[str, list[float]], path: Path) -> None:
     """Each run's largest joint error at every 1 ms step, after the first SETTLE_S."""
-    from .bag.writers import pyplot
+    from .bag.plotting import pyplot
 
     plt = pyplot()
 
@@ -312,88 +333,113 @@ def run_quadruped() -> int:
     sequence of postures, contact sets and base accelerations, including impossible ones."""
     isolate(*DEMO)
     import rclpy
-    from geometry_msgs.msg import AccelStamped, WrenchStamped
-    from nav_msgs.msg import Odometry
-    from rclpy.qos import qos_profile_sensor_data
-    from sensor_msgs.msg import Imu, JointState
-    from std_msgs.msg import String
 
-    from .nodes.interfaces import ActiveContacts
     from .robots import QUADRUPED
 
     config = str(Path(__file__).resolve().parents[1] / "config" / "floating_base.yaml")
     share = Path(sys.prefix) / "share" / "rbd_ros" / "config" / "floating_base.yaml"
     config = config if Path(config).exists() else str(share)
-    feet = ["LF_foot", "RF_foot", "LH_foot", "RH_foot"]
-    names = [f"{leg}_{j}" for leg in ("LF", "RF", "LH", "RH") for j in ("HAA", "HFE", "KFE")]
     with tempfile.TemporaryDirectory() as tmp:
         procs = [_Process(tmp, "floating_base_node", "rbd_floating_base",
                           QUADRUPED.read_text(), params_files=(config,))]
         rclpy.init()
-        node = rclpy.create_node("rbd_demo_quadruped")
-        got: dict[str, object] = {}
-        for f in feet:
-            node.create_subscription(WrenchStamped, f"rbd_floating_base/contact/{f}/wrench",
-                                     lambda m, f=f: got.__setitem__(f, m), 10)
-        node.create_subscription(String, "rbd_floating_base/status",
-                                 lambda m: got.__setitem__("status", m.data), 10)
-        node.create_subscription(AccelStamped, "rbd_floating_base/flight/base_acceleration",
-                                 lambda m: got.__setitem__("flight", m), 10)
-        js = node.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
-        od = node.create_publisher(Odometry, "odom", qos_profile_sensor_data)
-        imu = node.create_publisher(Imu, "imu", qos_profile_sensor_data)
-        active = node.create_publisher(ActiveContacts, "active_contacts", 10)
-        odom = Odometry()
-        odom.pose.pose.position.z, odom.pose.pose.orientation.w = 0.5, 1.0
+        probe = _QuadrupedProbe()
         print("rbd_ros demo: the floating-base node on the bundled quadruped (21 kg, point feet, "
               "mu 0.7)\n")
         print(f"{'situation':<30} {'LF':>7} {'RF':>7} {'LH':>7} {'RH':>7}  (vertical foot "
               "loads, N, in each foot's frame) / status")
         try:
             for k, (what, q, contacts, specific_force) in enumerate(STAND_SCRIPT):
-                stamp = 100 + k
-                m = Imu()  # odometry and IMU of the state's stamp, as a state estimator's
-                m.linear_acceleration.z = 9.81 if specific_force is None else specific_force
-                m.header.stamp.sec = odom.header.stamp.sec = stamp
-
-                def send(with_state: bool, m: Imu = m, contacts: list[str] | None = contacts,
-                         q: list[float] = q, stamp: int = stamp) -> None:
-                    active.publish(ActiveContacts(links=feet if contacts is None else contacts))
-                    imu.publish(m)
-                    od.publish(odom)
-                    if with_state:
-                        msg = JointState(name=names, position=[float(x) for x in q],
-                                         effort=[0.0] * len(names))  # motors off
-                        msg.header.stamp.sec = stamp
-                        js.publish(msg)
-                    end = time.monotonic() + 0.05
-                    while time.monotonic() < end:
-                        rclpy.spin_once(node, timeout_sec=0.01)
-
-                for _ in range(4):  # the situation first, so the node has it
-                    send(False)
-                got.clear()
-                expect = feet if contacts is None else contacts
-
-                def done(stamp: int = stamp, expect: list[str] = expect) -> bool:
-                    if got.get("status") != "ok":
-                        return "status" in got
-                    return all(f in got and got[f].header.stamp.sec == stamp  # type: ignore[attr-defined]
-                               for f in expect)
-
-                deadline = time.monotonic() + 15
-                while time.monotonic() < deadline and not done():
-                    send(True)
-                status = str(got.get("status", "no answer"))
-                loads = [f"{got[f].wrench.force.z:7.1f}" if f in got and  # type: ignore[attr-defined]
-                         got[f].header.stamp.sec == stamp else f"{'-':>7}"  # type: ignore[attr-defined]
-                         for f in feet]
-                if "flight" in got:
-                    a = got["flight"].accel.linear  # type: ignore[attr-defined]
-                    status += f": base falls at {a.z:.2f} m/s^2"
-                print(f"{what:<30} {' '.join(loads)}  {status}")
+                print(f"{what:<30} {probe.situation(100 + k, q, contacts, specific_force)}")
         finally:
-            node.destroy_node()
+            probe.node.destroy_node()
             rclpy.try_shutdown()
             _stop(procs)
     return 0
+
+
+QUADRUPED_FEET = ("LF_foot", "RF_foot", "LH_foot", "RH_foot")
+QUADRUPED_JOINTS = tuple(f"{leg}_{j}" for leg in ("LF", "RF", "LH", "RH")
+                         for j in ("HAA", "HFE", "KFE"))
+
+
+class _QuadrupedProbe:
+    """The quadruped demo's ROS side: sends a situation (joint state, odometry, IMU, contacts)
+    to the floating-base node and reads its foot loads and status back."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from geometry_msgs.msg import AccelStamped, WrenchStamped
+        from nav_msgs.msg import Odometry
+        from rclpy.qos import qos_profile_sensor_data
+        from sensor_msgs.msg import Imu, JointState
+        from std_msgs.msg import String
+
+        from .nodes.interfaces import ActiveContacts
+
+        self.node = node = rclpy.create_node("rbd_demo_quadruped")
+        self.got: dict[str, Any] = {}
+        got = self.got
+        for f in QUADRUPED_FEET:
+            node.create_subscription(WrenchStamped, f"rbd_floating_base/contact/{f}/wrench",
+                                     lambda m, f=f: got.__setitem__(f, m), 10)
+        node.create_subscription(String, "rbd_floating_base/status",
+                                 lambda m: got.__setitem__("status", m.data), 10)
+        node.create_subscription(AccelStamped, "rbd_floating_base/flight/base_acceleration",
+                                 lambda m: got.__setitem__("flight", m), 10)
+        self.js = node.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
+        self.od = node.create_publisher(Odometry, "odom", qos_profile_sensor_data)
+        self.imu = node.create_publisher(Imu, "imu", qos_profile_sensor_data)
+        self.active = node.create_publisher(ActiveContacts, "active_contacts", 10)
+        self.odom = Odometry()
+        self.odom.pose.pose.position.z, self.odom.pose.pose.orientation.w = 0.5, 1.0
+
+    def send(self, stamp: int, q: list[float] | None, contacts: list[str],
+             specific_force: float) -> None:
+        """The situation's contacts, IMU and odometry (and, with ``q``, its joint state); then
+        50 ms of answers."""
+        import rclpy
+        from sensor_msgs.msg import Imu, JointState
+
+        from .nodes.interfaces import ActiveContacts
+
+        m = Imu()  # odometry and IMU of the state's stamp, as a state estimator's
+        m.linear_acceleration.z = specific_force
+        m.header.stamp.sec = self.odom.header.stamp.sec = stamp
+        self.active.publish(ActiveContacts(links=contacts))
+        self.imu.publish(m)
+        self.od.publish(self.odom)
+        if q is not None:
+            msg = JointState(name=list(QUADRUPED_JOINTS), position=[float(x) for x in q],
+                             effort=[0.0] * len(QUADRUPED_JOINTS))  # motors off
+            msg.header.stamp.sec = stamp
+            self.js.publish(msg)
+        end = time.monotonic() + 0.05
+        while time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.01)
+
+    def situation(self, stamp: int, q: list[float], contacts: list[str] | None,
+                  specific_force: float | None) -> str:
+        """The node's vertical foot loads and status for one situation, as the demo prints
+        them."""
+        touching = list(QUADRUPED_FEET) if contacts is None else contacts
+        force = 9.81 if specific_force is None else specific_force
+        for _ in range(4):  # the situation first, so the node has it
+            self.send(stamp, None, touching, force)
+        got = self.got
+        got.clear()
+
+        def done() -> bool:
+            if got.get("status") != "ok":
+                return "status" in got
+            return all(f in got and got[f].header.stamp.sec == stamp for f in touching)
+
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and not done():
+            self.send(stamp, q, touching, force)
+        status = str(got.get("status", "no answer"))
+        loads = [f"{got[f].wrench.force.z:7.1f}" if f in got and got[f].header.stamp.sec == stamp
+                 else f"{'-':>7}" for f in QUADRUPED_FEET]
+        if "flight" in got:
+            status += f": base falls at {got['flight'].accel.linear.z:.2f} m/s^2"
+        return f"{' '.join(loads)}  {status}"

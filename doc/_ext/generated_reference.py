@@ -84,11 +84,10 @@ def in_process(name: str, urdf: str, *ros_args: str) -> Iterator[Any]:
 def node_parameters(name: str) -> list[tuple[str, str, str, str, str]]:
     """(name, type, default, range, description) of each parameter the node declares, read
     from the node started in this process."""
-    import importlib
-
     from rclpy.exceptions import ParameterUninitializedException
     from rclpy.parameter import Parameter
 
+    from rbd_ros.nodes.parameters import CONTACT_KEYS
     from rbd_ros.robots import ARM, QUADRUPED
 
     urdf = (QUADRUPED if "floating" in name else ARM).read_text()
@@ -108,7 +107,7 @@ def node_parameters(name: str) -> list[tuple[str, str, str, str, str]]:
                 span = f"[{r.from_value:g}, {r.to_value:g}]"
             kind = TYPES.get(d.type, "?") + (", read-only" if d.read_only else "")
             rows.append((param, kind, default, span, d.description))
-        keys = getattr(importlib.import_module(type(node).__module__), "CONTACT_KEYS", {})
+        keys = CONTACT_KEYS if name == "floating_base_node" else {}
     # declared per link of contact_links, from the parameter file: none for the defaults
     for key, (value, text) in keys.items():
         kind = TYPES.get(Parameter.Type.from_parameter_value(value).value, "?")

@@ -44,9 +44,10 @@ from ..dynamics.observer import (
 )
 from .errors import BagError, OutputError
 from .outputs import one_numba_thread, output_set
+from .plotting import preload_pyplot
 from .recording import Reading, open_recording
 from .stream import Observed, Stream, Summary, chunks
-from .writers import WriterProcess, Writers, preload_pyplot
+from .writers import WriterProcess, Writers
 
 PLOT_BUCKETS = 2_000  # the plots show each series' min and max in this many spans of time
 

@@ -17,6 +17,7 @@ from .mcap_writer import (
     MESSAGE_PUBLISH_TIME,
     McapWriter,
 )
+from .plotting import preload_pyplot, pyplot
 from .sink import Sink
 
 F64 = NDArray[np.float64]
@@ -333,24 +334,6 @@ class _Bag:
 
     def close(self) -> None:
         self.bag.close()
-
-
-def pyplot() -> Any:
-    """matplotlib's pyplot, drawing without a display (Agg)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def preload_pyplot() -> None:
-    """Import pyplot on a thread meanwhile (~0.3 s, mostly while the other work holds no
-    GIL), for the PNGs at the end."""
-    import threading
-
-    threading.Thread(target=pyplot, name="rbd-pyplot", daemon=True).start()
 
 
 def plots(out_dir: Path, names: list[str], data: F64) -> None:

@@ -404,7 +404,7 @@ def _span(s: Samples) -> float:
 
 
 def _plot(path: Path, model: Model, test: Samples, pred: dict[str, F64]) -> None:
-    from ..bag.writers import pyplot
+    from ..bag.plotting import pyplot
 
     plt = pyplot()
 

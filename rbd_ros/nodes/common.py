@@ -71,14 +71,6 @@ def input_qos(choice: str) -> QoSProfile:
     return QoSProfile(depth=OUTPUT_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
 
 
-def value_range(low: float, high: float) -> list[Any]:
-    """A parameter descriptor's ``floating_point_range``: rclpy refuses a value outside it (NaN
-    too), and ``ros2 param describe`` shows it."""
-    from rcl_interfaces.msg import FloatingPointRange
-
-    return [FloatingPointRange(from_value=low, to_value=high, step=0.0)]
-
-
 def stamp_ns(stamp: Any) -> int:
     """A builtin_interfaces Time or Duration as integer nanoseconds. Never float seconds: a
     double holds today's time since 1970 in ~238 ns steps, and stamps are differenced."""
@@ -193,28 +185,6 @@ class NodeBase(Node):
                            qos: Any = 10) -> Any:
         return self.create_subscription(msg_type, topic, callback, qos,
                                         event_callbacks=_no_default_events("Subscription"))
-
-    def declare_joint_names(self) -> None:
-        """Parameters that map a driver's joint names to the model's (read-only)."""
-        from rcl_interfaces.msg import ParameterDescriptor, ParameterType
-        from rclpy.parameter import Parameter
-
-        for name, kind, text in (
-                ("joint_rename", ParameterType.PARAMETER_STRING_ARRAY,
-                 "joint_states names -> the model's: OLD=NEW, or OLD_*=NEW_* for a prefix"),
-                ("held_joints", ParameterType.PARAMETER_STRING_ARRAY,
-                 "joints no joint_states message carries, held at held_positions"),
-                ("held_positions", ParameterType.PARAMETER_DOUBLE_ARRAY,
-                 "one per held joint"),
-                ("effort_scale_joints", ParameterType.PARAMETER_STRING_ARRAY,
-                 "joints whose joint_states efforts are not torques (motor currents), by the "
-                 "model's names"),
-                ("effort_scales", ParameterType.PARAMETER_DOUBLE_ARRAY,
-                 "one per effort_scale_joints joint: effort x scale = torque (N m per A at "
-                 "the joint)")):
-            self.declare_parameter(name, Parameter.Type(kind), ParameterDescriptor(
-                type=kind, read_only=True, description=text))
-        self.name_map()  # a bad rule stops the node with its reason
 
     def name_map(self) -> NameMap:
         held, scaled = (self._pairs(names, values) for names, values in (

@@ -59,26 +59,22 @@ from typing import Any
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
-from ..dynamics.model import check_gravity, payload_parts
+from ..dynamics.model import payload_parts
 from ..dynamics.observer import (
-    COLLISION_RELEASE,
-    DEFAULT_GAIN,
     GAP_S,
-    MOVING_SPEED,
     SETTLE,
     THRESHOLD_PARAMETERS,
     CollisionDetector,
     MomentumObserver,
     external_torques,
     likely_links,
-    thresholds_problem,
 )
 from ..joint_names import NameMap
 from .common import (
@@ -88,7 +84,6 @@ from .common import (
     run,
     stamp_msg,
     stamp_ns,
-    value_range,
 )
 from .controllers import Controllers
 from .errors import InputError
@@ -101,6 +96,7 @@ from .messages import (
     trajectory_points,
     wrench_array,
 )
+from .parameters import DYNAMICS, declare, refusal
 from .trajectory import Trajectory
 
 COLLISION_HEARTBEAT_NS = 1_000_000_000
@@ -159,78 +155,8 @@ class DynamicsNode(NodeBase):
         self.live: Live | None = None
         self.bare: Model | None = None  # the model in use without its payload
         self.urdf = ""  # the URDF of the model in use
-        d = self.declare_parameter
-        d("robot_description", "", ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING,
-            description="URDF of the robot; empty: wait for the robot_description topic"))
-        d("floating_base", False, ParameterDescriptor(
-            type=ParameterType.PARAMETER_BOOL,
-            description="add a free-flyer root (base at the origin, at rest)", read_only=True))
-        d("joints", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING_ARRAY,
-            description="order of the Float64MultiArray topics (effort_commands, *_command) "
-                        "and of collision_thresholds unless collision_joints is set; empty: "
-                        "the controller's `joints`, read from the node /C when a topic is "
-                        "remapped to /C/commands (else those topics stay silent), and the "
-                        "model's order for the thresholds"))
-        d("joint_state_timeout", 0.05, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.001, 60.0),
-            description="s: a joint whose last joint_states stamp is this far from the newest "
-                        "one's, or joint_states silent this long, stops every output "
-                        "computed from them (~/status says which joints) until fresh again"))
-        d("clamp_to_effort_limits", True, ParameterDescriptor(
-            type=ParameterType.PARAMETER_BOOL,
-            description="clamp the *_command outputs to the URDF's <limit effort> (each "
-                        "clamp counted on ~/status); false: send them as computed"))
-        d("gravity", [0.0, 0.0, -9.81], ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
-            description="gravity in the root frame, m/s^2"))
-        d("payload_link", "", ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING,
-            description="the link that holds `payload`; empty: no payload"))
-        d("payload", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
-            description="a held tool or object on `payload_link`: mass (kg), centre of mass x y z "
-                        "(m, link frame), inertia about it ixx ixy ixz iyy iyz izz (kg m^2, "
-                        "link axes), as `rbd-ros identify --payload` prints it; every torque "
-                        "and the observer include it; unset or empty: none"))
-        d("publish_rate", 0.0, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1e4),
-            description="Hz; 0 publishes once per joint-state message"))
-        d("joint_states_qos", "sensor_data", ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING, read_only=True,
-            description="QoS of joint_states: sensor_data (best effort, 20 deep) or reliable"))
-        d("friction", False, ParameterDescriptor(
-            type=ParameterType.PARAMETER_BOOL,
-            description="add the URDF's joint friction to every torque the node computes (and "
-                        "remove it from the measured efforts in external_torques)"))
-        d("observer_gain", DEFAULT_GAIN, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.01, 1e4),
-            description="1/s: bandwidth of the momentum observer behind external_torques"))
-        d("collision_joints", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING_ARRAY,
-            description="the joints collision_thresholds* are for, in their order (others are "
-                        "never flagged); empty: `joints`, else the model's order"))
-        d("collision_thresholds", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
-            description="N m (N): external torque that flags a collision, one for all joints "
-                        "or one per collision_joints joint; unset or empty: no collision "
-                        "output"))
-        d("collision_thresholds_moving", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
-            description="N m (N): added to collision_thresholds once a joint moves (the "
-                        f"friction of a joint that slides), times tanh(speed / {MOVING_SPEED} "
-                        "rad/s); one for all joints or one per collision_joints joint; "
-                        "unset: 0"))
-        d("collision_thresholds_per_speed", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE_ARRAY,
-            description="N m s/rad (N s/m): added to collision_thresholds per unit of the "
-                        "joint's speed; one for all joints or one per collision_joints "
-                        "joint; unset: 0"))
-        d("collision_release", COLLISION_RELEASE, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.01, 1.0),
-            description="a flagged joint clears below this fraction of its threshold"))
-        self.declare_joint_names()
+        declare(self, DYNAMICS)
+        self.name_map()  # a bad rule stops the node with its reason
         self._check_startup()
         self.friction = bool(self.param("friction"))
         self.timeout_ns = round(self.param("joint_state_timeout") * 1e9)
@@ -282,10 +208,10 @@ class DynamicsNode(NodeBase):
 
     # ------------------------------------------------------------------ parameters
     def _check_startup(self) -> None:
-        for name in ("gravity", "joint_states_qos", *THRESHOLD_PARAMETERS):
-            reason = self._invalid(Parameter(name, value=self.param(name)))
+        for p in DYNAMICS:
+            reason = refusal(DYNAMICS, p.name, self.param(p.name))
             if reason:
-                raise ValueError(f"parameter {name}: {reason}")
+                raise ValueError(f"parameter {p.name}: {reason}")
         reason = self._payload_invalid({})
         if reason:
             raise ValueError(reason)
@@ -326,30 +252,20 @@ class DynamicsNode(NodeBase):
             return bare
 
     def _invalid(self, p: Parameter[Any]) -> str:
-        """Why parameter ``p`` cannot be set, or '' if it can (ranges: their descriptors)."""
+        """Why parameter ``p`` cannot be set, or '' if it can (ranges: their descriptors; the
+        rest: its row of DYNAMICS, then what the model in use allows)."""
         v = p.value
-        if p.name == "gravity":
-            try:
-                check_gravity(v)
-            except RbdError as e:
-                return str(e)
-        elif p.name == "joint_states_qos":
-            try:
-                input_qos(v)
-            except ValueError as e:
-                return str(e)
-        elif p.name in THRESHOLD_PARAMETERS and v is not None:
-            v = list(v)  # empty: no collision output (at rest), or 0
-            problem = thresholds_problem(p.name, v)
-            if problem:
-                return problem
-            watched = self._watched(self.live) if self.live is not None else []
+        reason = refusal(DYNAMICS, p.name, v)
+        if reason or self.live is None or v is None:
+            return reason
+        if p.name in THRESHOLD_PARAMETERS:
+            watched = self._watched(self.live)
             if v and watched and len(v) not in (1, len(watched)):
                 return (f"{p.name} has {len(v)} values: give one for all joints or "
                         f"one per joint in the order {watched} (collision_joints)")
-        elif p.name in ("joints", "collision_joints") and self.live is not None:
+        elif p.name in ("joints", "collision_joints"):
             try:
-                self.live.index.order(list(v or []))
+                self.live.index.order(list(v))
             except InputError as e:
                 return f"{p.name}: {e}"
         return ""

@@ -41,7 +41,6 @@ constraint and contact that fail, or a stale input); in flight ``~/flight/base_a
 
 from __future__ import annotations
 
-import math
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -51,7 +50,7 @@ import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
 from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
 from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import Imu, JointState
@@ -61,10 +60,6 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ..dynamics import Data, Model, RbdError, load_urdf_string
 from ..dynamics.configuration import interpolate_base
 from ..dynamics.contact_estimation import (
-    DEFAULT_GAIN,
-    DEFAULT_MAX_SPEED,
-    DEFAULT_RELEASE,
-    DEFAULT_THRESHOLD,
     ContactEstimator,
     StandingSecond,
     ThresholdProposal,
@@ -74,12 +69,10 @@ from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics, in
 from ..joint_names import NameMap
 from .common import (
     LATCHED,
-    QOS_CHOICES,
     NodeBase,
     input_qos,
     run,
     stamp_msg,
-    value_range,
 )
 from .errors import InputError
 from .interfaces import ActiveContacts, FloatingBaseDynamics
@@ -96,19 +89,11 @@ from .messages import (
     pose_twist_state,
     wrench,
 )
+from .parameters import CONTACT_KEYS, FLOATING_BASE, declare
 from .timeline import Timeline
 
-CONTACT_KEYS: dict[str, tuple[Any, str]] = {
-    "offset": ([0.0, 0.0, 0.0], "contact frame origin in the link's frame, m"),
-    "rpy": ([0.0, 0.0, 0.0], "contact frame axes in the link's frame (roll, pitch, yaw)"),
-    "radius": (0.0, "a round foot's radius, m: the force acts where the sphere touches"),
-    "half_length": (0.0, "a flat sole's half length along the contact frame's x, m (0: a point)"),
-    "half_width": (0.0, "a flat sole's half width along y, m"),
-    "normal": ([0.0, 0.0, 1.0], "a point contact's surface normal in the world (a sole's is "
-                                "its z axis)"),
-    "min_force": (0.0, "least normal force, N"),
-    "max_force": (math.inf, "largest normal force, N"),
-}
+#: what a set of a parameter rebuilds the model for (the others are read-only)
+MODEL_PARAMETERS = {p.name for p in FLOATING_BASE if not p.read_only}
 
 
 @dataclass
@@ -171,51 +156,9 @@ class FloatingBaseNode(NodeBase):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("rbd_floating_base", **kwargs)
-        d = self.declare_parameter
-        d("robot_description", "", ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING,
-            description="URDF; empty: wait for the robot_description topic"))
-        d("contact_links", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING_ARRAY,
-            description="links that can touch the ground; each described by contacts.<link>.*"))
-        d("friction_coefficient", 0.7, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 10.0),
-            description="Coulomb friction of the ground"))
-        d("gravity", [0.0, 0.0, -9.81], ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE_ARRAY, description="world frame, m/s^2"))
-        d("world_frame", "odom", ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING, description="frame_id of world outputs"))
-        d("input_timeout", 0.05, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 10.0),
-            description=(
-                "s: how long a joint state waits for the odometry (and IMU) of its stamp, and "
-                "how far from its stamp the nearest one may be when none brackets it")))
-        d("joint_states_qos", "sensor_data", ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING, read_only=True,
-            description=f"QoS of joint_states, odom and imu: {' or '.join(QOS_CHOICES)} "
-                        "(best effort, 20 deep, for a live robot; reliable, 1000 deep, for a "
-                        "lossless replay)"))
-        d("estimate_contacts", False, ParameterDescriptor(
-            type=ParameterType.PARAMETER_BOOL,
-            description=("estimate which contact links touch from the joint efforts (and "
-                         "ignore the active_contacts topic)")))
-        d("contact_threshold", DEFAULT_THRESHOLD, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1.0),
-            description=("estimate_contacts: a link touches once its estimated normal force "
-                         "exceeds this fraction of the robot's weight")))
-        d("contact_release", DEFAULT_RELEASE, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1.0),
-            description="estimate_contacts: ...and lets go below this fraction of the threshold"))
-        d("contact_max_speed", DEFAULT_MAX_SPEED, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 100.0),
-            description=("estimate_contacts: m/s, a link touches down only while its contact "
-                         "point is this slow, and lets go when it moves three times faster; "
-                         "below a quarter of it the point is still")))
-        d("contact_observer_gain", DEFAULT_GAIN, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, floating_point_range=value_range(0.0, 1e5),
-            description="estimate_contacts: the momentum observer's gain, 1/s (its lag: 1/gain)"))
+        declare(self, FLOATING_BASE)
+        self.name_map()  # a bad rule stops the node with its reason
         self._declare_contacts(list(self.param("contact_links") or []))
-        self.declare_joint_names()
         self.live: Live | None = None
         self.urdf: str | None = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -344,10 +287,8 @@ class FloatingBaseNode(NodeBase):
         if changes.get("robot_description") == self.urdf:  # the model in use, shown
             del changes["robot_description"]
         urdf = changes.get("robot_description") or self.urdf
-        keys = {"robot_description", "contact_links", "friction_coefficient", "gravity",
-                "input_timeout", "world_frame", "estimate_contacts", "contact_threshold",
-                "contact_release", "contact_observer_gain", "contact_max_speed"}
-        if not (keys & changes.keys() or any(k.startswith("contacts.") for k in changes)):
+        if not (MODEL_PARAMETERS & changes.keys()
+                or any(k.startswith("contacts.") for k in changes)):
             return SetParametersResult(successful=True)
         try:
             if urdf:

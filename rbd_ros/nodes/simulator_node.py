@@ -34,16 +34,15 @@ from typing import Any
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..dynamics import Data, RbdError, aba, integrate, load_urdf_string
-from .common import NodeBase, run, stamp_ns, value_range
+from .common import NodeBase, run, stamp_ns
 from .errors import InputError
 from .joint_states import JointIndex
 from .messages import float_values, wrench_array
+from .parameters import SIMULATOR, declare
 
 REPUBLISH_S = 0.1  # lockstep: the current state again after this long without a command
 
@@ -51,33 +50,7 @@ REPUBLISH_S = 0.1  # lockstep: the current state again after this long without a
 class SimulatorNode(NodeBase):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("rbd_simulator", **kwargs)
-        d = self.declare_parameter
-        d("robot_description", "", ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING, read_only=True, description="URDF"))
-        d("rate", 1000.0, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, read_only=True, description="steps per second"))
-        d("initial_positions", Parameter.Type.DOUBLE_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE_ARRAY, read_only=True,
-            description="in the order of `joints`; unset: zero"))
-        d("joints", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
-            type=ParameterType.PARAMETER_STRING_ARRAY, read_only=True,
-            description="order of effort_commands; unset: the model's joints"))
-        d("command_timeout", 0.1, ParameterDescriptor(
-            type=ParameterType.PARAMETER_DOUBLE, read_only=True,
-            description="simulated seconds after which an effort command drops to zero"))
-        d("lockstep", False, ParameterDescriptor(
-            type=ParameterType.PARAMETER_BOOL, read_only=True,
-            description="step once per effort command instead of on a wall timer"))
-        for what, unit in (("position", "rad or m"), ("velocity", "rad/s or m/s"),
-                           ("effort", "N m or N")):
-            d(f"{what}_noise", 0.0, ParameterDescriptor(
-                type=ParameterType.PARAMETER_DOUBLE, read_only=True,
-                floating_point_range=value_range(0.0, 1e6),
-                description=f"standard deviation of the white noise on each published {what}, "
-                            f"{unit}"))
-        d("noise_seed", 0, ParameterDescriptor(
-            type=ParameterType.PARAMETER_INTEGER, read_only=True,
-            description="seed of the sensor noise (the same seed, the same noise)"))
+        declare(self, SIMULATOR)
         rate = float(self.param("rate"))
         if not (math.isfinite(rate) and 1.0 <= rate <= 100_000.0):
             raise ValueError(f"rate must be 1 to 100000 steps per second, got {rate}")

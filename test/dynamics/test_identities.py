@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from pinref import random_state
+from urdfs import joint, link, robot
 
 from rbd_ros.dynamics import (
     Data,
@@ -25,25 +26,6 @@ from rbd_ros.dynamics import (
 )
 from rbd_ros.dynamics.kinematics import center_of_mass, placements
 from rbd_ros.robots import ARM, QUADRUPED
-
-
-def link(name: str, mass: float | None = None, com: str = "0 0 0",
-         inertia: str = 'ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"') -> str:
-    if mass is None:
-        return f'<link name="{name}"/>'
-    return (f'<link name="{name}"><inertial><origin xyz="{com}"/><mass value="{mass}"/>'
-            f"<inertia {inertia}/></inertial></link>")
-
-
-def joint(name: str, kind: str, parent: str, child: str, xyz: str = "0 0 0",
-          axis: str = "0 1 0", rpy: str = "0 0 0", extra: str = "") -> str:
-    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-            f'<origin xyz="{xyz}" rpy="{rpy}"/><axis xyz="{axis}"/>{extra}</joint>')
-
-
-def robot(*parts: str) -> str:
-    return '<robot name="t">' + "".join(parts) + "</robot>"
-
 
 # the seed's 2-link planar arm: unit point masses at the ends of unit links, Y-axis joints
 TWO_LINK = robot(

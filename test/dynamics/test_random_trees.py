@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pinref import PinRef, random_state, rel_err, robot_path
+from urdfs import inertia, joint, limit, link, robot
 
 from rbd_ros.dynamics import (
     Data,
@@ -32,10 +33,13 @@ def trees(draw: st.DrawFn) -> str:
     anywhere (ABA's constraint correction) and maybe a gripper whose fingers mimic one joint
     (a one-coordinate group for ABA, when it is the only mimic)."""
     n = draw(st.integers(2, 8))
-    links = ['<link name="l0"><inertial><mass value="1"/>'
-             '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>']
+    links = [link("l0", 1, inertia=inertia(0.1, 0.1, 0.1))]
     joints = []
     kinds = []
+
+    def xyz() -> str:
+        return f"{draw(finite)} {draw(finite)} {draw(finite)}"
+
     for k in range(1, n + 1):
         parent = draw(st.integers(0, k - 1))
         kind = draw(st.sampled_from(["revolute", "continuous", "prismatic", "fixed"]))
@@ -43,20 +47,13 @@ def trees(draw: st.DrawFn) -> str:
         m = draw(st.floats(0.1, 5.0))
         a, b = draw(unit), draw(unit)
         c = draw(st.floats(abs(a - b) + 0.05, a + b))  # triangle inequality holds
-        r, p, y = (draw(finite) for _ in range(3))
-        links.append(
-            f'<link name="l{k}"><inertial><origin xyz="{draw(finite)} {draw(finite)} '
-            f'{draw(finite)}" rpy="{r} {p} {y}"/><mass value="{m}"/><inertia ixx="{a}" ixy="0" '
-            f'ixz="0" iyy="{b}" iyz="0" izz="{c}"/></inertial></link>')
+        rpy = xyz()
+        links.append(link(f"l{k}", m, com=xyz(), rpy=rpy, inertia=inertia(a, b, c)))
         axis = [draw(finite) for _ in range(3)]
         if np.linalg.norm(axis) < 0.1:
             axis = [0.0, 0.0, 1.0]
-        limit = '<limit lower="-2" upper="2" effort="10" velocity="5"/>'
-        joints.append(
-            f'<joint name="j{k}" type="{kind}"><parent link="l{parent}"/><child link="l{k}"/>'
-            f'<origin xyz="{draw(finite)} {draw(finite)} {draw(finite)}" '
-            f'rpy="{draw(finite)} {draw(finite)} {draw(finite)}"/>'
-            f'<axis xyz="{axis[0]} {axis[1]} {axis[2]}"/>{limit}</joint>')
+        joints.append(joint(f"j{k}", kind, f"l{parent}", f"l{k}", xyz=xyz(), rpy=xyz(),
+                            axis=" ".join(map(str, axis)), extra=limit(-2, 2, 10, 5)))
     moving = [k for kind, k in kinds if kind != "fixed"]
     if len(moving) >= 2 and draw(st.booleans()):  # one joint mimics an earlier one
         k = draw(st.sampled_from(moving[1:]))
@@ -70,16 +67,13 @@ def trees(draw: st.DrawFn) -> str:
         kind = draw(st.sampled_from(["revolute", "prismatic"]))
         tips = [(f"g{i}", f"l{parent}" if i < 2 else "lg1") for i in range(3)]
         for i, (name, up) in enumerate(tips):
-            links.append(f'<link name="l{name}"><inertial><mass value="{draw(st.floats(0.05, 1))}"'
-                         '/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/>'
-                         '</inertial></link>')
+            links.append(link(f"l{name}", draw(st.floats(0.05, 1)),
+                              inertia=inertia(0.01, 0.02, 0.02)))
             mimic = "" if i == 0 else f'<mimic joint="g0" multiplier="{1 - 2 * (i == 1)}"/>'
-            joints.append(
-                f'<joint name="{name}" type="{kind}"><parent link="{up}"/><child link="l{name}"/>'
-                f'<origin xyz="{draw(finite)} {draw(finite)} 0.1" rpy="0 0 {draw(finite)}"/>'
-                f'<axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="10" velocity="5"/>'
-                f'{mimic}</joint>')
-    return '<robot name="random">' + "".join(links + joints) + "</robot>"
+            joints.append(joint(name, kind, up, f"l{name}",
+                                xyz=f"{draw(finite)} {draw(finite)} 0.1",
+                                rpy=f"0 0 {draw(finite)}", extra=limit(-1, 1, 10, 5) + mimic))
+    return robot(*links, *joints, name="random")
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

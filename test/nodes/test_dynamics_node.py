@@ -17,6 +17,7 @@ from rosutil import LATCHED, SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from urdfs import inertia, joint, limit, link, robot
 
 from rbd_ros.dynamics import Data, aba, crba, gravity, load_urdf, load_urdf_string, rnea
 from rbd_ros.robots import ARM
@@ -377,23 +378,17 @@ def test_publish_rate_follows_sim_time(ros: None, probe: Probe, tmp_path: Path) 
 
 
 
-def _link(name: str) -> str:
-    return (f'<link name="{name}"><inertial><origin xyz="0 0 0.1"/><mass value="1"/>'
-            '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>')
-
-
 def _joint(name: str, kind: str, parent: str, child: str, extra: str = "") -> str:
-    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-            f'<origin xyz="0 0 0.2"/><axis xyz="0 1 0"/>'
-            f'<limit effort="10" velocity="1" lower="-3" upper="3"/>{extra}</joint>')
+    return joint(name, kind, parent, child, xyz="0 0 0.2", extra=limit() + extra)
 
 
 #: a floating joint to a carrier, an arm joint, and a gripper finger that mimics it
-GRIPPER = "\n".join(['<robot name="carrier">', *(_link(n) for n in ("world", "cart", "a", "b")),
-                     _joint("mount", "floating", "world", "cart"),
-                     _joint("j1", "revolute", "cart", "a"),
-                     _joint("finger", "revolute", "a", "b", '<mimic joint="j1" multiplier="-0.5"/>'),
-                     "</robot>"])
+GRIPPER = robot(*(link(n, 1, com="0 0 0.1", inertia=inertia(0.01, 0.01, 0.01))
+                  for n in ("world", "cart", "a", "b")),
+                _joint("mount", "floating", "world", "cart"),
+                _joint("j1", "revolute", "cart", "a"),
+                _joint("finger", "revolute", "a", "b", '<mimic joint="j1" multiplier="-0.5"/>'),
+                name="carrier")
 
 
 def test_mimic_and_floating_joints_in_requests(ros: None, probe: Probe, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from urdfs import inertia, joint, limit, link, robot
 
 from rbd_ros.dynamics import load_urdf
 from rbd_ros.nodes.errors import InputError
@@ -85,19 +86,14 @@ def test_mimic_joints_in_a_message_follow_their_source() -> None:
     nor reported as unknown; the model derives them from their source."""
     from rbd_ros.dynamics import load_urdf_string
 
-    def link(name: str) -> str:
-        return (f'<link name="{name}"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" '
-                'ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>')
+    def finger(name: str, parent: str, child: str, extra: str = "") -> str:
+        return joint(name, "revolute", parent, child, extra=limit(effort=1) + extra)
 
-    def joint(name: str, parent: str, child: str, extra: str = "") -> str:
-        return (f'<joint name="{name}" type="revolute"><parent link="{parent}"/>'
-                f'<child link="{child}"/><axis xyz="0 1 0"/>'
-                f'<limit effort="1" velocity="1" lower="-3" upper="3"/>{extra}</joint>')
-
-    model = load_urdf_string('<robot name="gripper">' + link("base") + link("a") + link("b")
-                             + joint("j1", "base", "a")
-                             + joint("j2", "a", "b", '<mimic joint="j1" multiplier="2"/>')
-                             + "</robot>")
+    model = load_urdf_string(robot(*(link(n, 1, inertia=inertia(0.1, 0.1, 0.1))
+                                     for n in ("base", "a", "b")),
+                                   finger("j1", "base", "a"),
+                                   finger("j2", "a", "b", '<mimic joint="j1" multiplier="2"/>'),
+                                   name="gripper"))
     m = JointStateMerger(model)
     up = m.update(SEC, ["j2", "j1"], [99.0, 0.3], [], [])
     assert up.unknown == [] and up.mimic == ["j2"] and m.ready

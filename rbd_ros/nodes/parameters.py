@@ -1,0 +1,214 @@
+"""The nodes' parameters as tables, a row each: name, default, description, range, read-only,
+and the check a value must pass. A node declares its table (``declare``) and refuses a value
+with the row's reason (``refusal``), at start-up and when one is set; ``ros2 param describe``
+and the generated reference (doc/_ext/generated_reference.py) show what the rows say."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+from ..dynamics import RbdError
+from ..dynamics.contact_estimation import (
+    DEFAULT_GAIN as CONTACT_GAIN,
+)
+from ..dynamics.contact_estimation import (
+    DEFAULT_MAX_SPEED,
+    DEFAULT_RELEASE,
+    DEFAULT_THRESHOLD,
+)
+from ..dynamics.model import check_gravity
+from ..dynamics.observer import (
+    COLLISION_RELEASE,
+    DEFAULT_GAIN,
+    MOVING_SPEED,
+    THRESHOLD_PARAMETERS,
+    thresholds_problem,
+)
+from .common import QOS_CHOICES, input_qos
+
+STRINGS, NUMBERS = Parameter.Type.STRING_ARRAY, Parameter.Type.DOUBLE_ARRAY  # unset by default
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: Any  # the value; a Parameter.Type: unset, of that type
+    description: str
+    span: tuple[float, float] | None = None  # floating_point_range: rclpy refuses the rest
+    read_only: bool = False
+    check: Callable[[Any], str] | None = None  # why a (set) value is refused, or ''
+
+    def descriptor(self) -> ParameterDescriptor:
+        kind = (self.default if isinstance(self.default, Parameter.Type)
+                else Parameter.Type.from_parameter_value(self.default))
+        span = ([] if self.span is None else
+                [FloatingPointRange(from_value=self.span[0], to_value=self.span[1], step=0.0)])
+        return ParameterDescriptor(type=kind.value, description=self.description,
+                                   read_only=self.read_only, floating_point_range=span)
+
+
+def declare(node: Node, table: Sequence[Param]) -> None:
+    for p in table:
+        node.declare_parameter(p.name, p.default, p.descriptor())
+
+
+def refusal(table: Sequence[Param], name: str, value: Any) -> str:
+    """Why ``value`` cannot be parameter ``name`` of ``table``, by its row's check ('' if it
+    can, is unset, or the row has none)."""
+    row = next((p for p in table if p.name == name), None)
+    if row is None or row.check is None or value is None:
+        return ""
+    return row.check(value)
+
+
+def _gravity(value: Any) -> str:
+    try:
+        check_gravity(value)
+    except RbdError as e:
+        return str(e)
+    return ""
+
+
+def _qos(value: Any) -> str:
+    try:
+        input_qos(value)
+    except ValueError as e:
+        return str(e)
+    return ""
+
+
+def _thresholds(name: str) -> Callable[[Any], str]:
+    return lambda value: thresholds_problem(name, list(value))
+
+
+def _urdf(text: str) -> Param:
+    return Param("robot_description", "", text)
+
+
+#: what maps a driver's joint names to the model's, read once at start-up
+JOINT_NAMES = (
+    Param("joint_rename", STRINGS,
+          "joint_states names -> the model's: OLD=NEW, or OLD_*=NEW_* for a prefix",
+          read_only=True),
+    Param("held_joints", STRINGS, "joints no joint_states message carries, held at "
+          "held_positions", read_only=True),
+    Param("held_positions", NUMBERS, "one per held joint", read_only=True),
+    Param("effort_scale_joints", STRINGS, "joints whose joint_states efforts are not torques "
+          "(motor currents), by the model's names", read_only=True),
+    Param("effort_scales", NUMBERS, "one per effort_scale_joints joint: effort x scale = "
+          "torque (N m per A at the joint)", read_only=True),
+)
+
+DYNAMICS = (
+    _urdf("URDF of the robot; empty: wait for the robot_description topic"),
+    Param("floating_base", False, "add a free-flyer root (base at the origin, at rest)",
+          read_only=True),
+    Param("joints", STRINGS, "order of the Float64MultiArray topics (effort_commands, "
+          "*_command) and of collision_thresholds unless collision_joints is set; empty: the "
+          "controller's `joints`, read from the node /C when a topic is remapped to "
+          "/C/commands (else those topics stay silent), and the model's order for the "
+          "thresholds"),
+    Param("joint_state_timeout", 0.05, "s: a joint whose last joint_states stamp is this far "
+          "from the newest one's, or joint_states silent this long, stops every output "
+          "computed from them (~/status says which joints) until fresh again",
+          span=(0.001, 60.0)),
+    Param("clamp_to_effort_limits", True, "clamp the *_command outputs to the URDF's <limit "
+          "effort> (each clamp counted on ~/status); false: send them as computed"),
+    Param("gravity", [0.0, 0.0, -9.81], "gravity in the root frame, m/s^2", check=_gravity),
+    Param("payload_link", "", "the link that holds `payload`; empty: no payload"),
+    Param("payload", NUMBERS, "a held tool or object on `payload_link`: mass (kg), centre of "
+          "mass x y z (m, link frame), inertia about it ixx ixy ixz iyy iyz izz (kg m^2, link "
+          "axes), as `rbd-ros identify --payload` prints it; every torque and the observer "
+          "include it; unset or empty: none"),
+    Param("publish_rate", 0.0, "Hz; 0 publishes once per joint-state message",
+          span=(0.0, 1e4)),
+    Param("joint_states_qos", "sensor_data", "QoS of joint_states: sensor_data (best effort, "
+          "20 deep) or reliable", read_only=True, check=_qos),
+    Param("friction", False, "add the URDF's joint friction to every torque the node computes "
+          "(and remove it from the measured efforts in external_torques)"),
+    Param("observer_gain", DEFAULT_GAIN, "1/s: bandwidth of the momentum observer behind "
+          "external_torques", span=(0.01, 1e4)),
+    Param("collision_joints", STRINGS, "the joints collision_thresholds* are for, in their "
+          "order (others are never flagged); empty: `joints`, else the model's order"),
+    Param(THRESHOLD_PARAMETERS[0], NUMBERS, "N m (N): external torque that flags a collision, "
+          "one for all joints or one per collision_joints joint; unset or empty: no collision "
+          "output", check=_thresholds(THRESHOLD_PARAMETERS[0])),
+    Param(THRESHOLD_PARAMETERS[1], NUMBERS, "N m (N): added to collision_thresholds once a "
+          f"joint moves (the friction of a joint that slides), times tanh(speed / "
+          f"{MOVING_SPEED} rad/s); one for all joints or one per collision_joints joint; "
+          "unset: 0", check=_thresholds(THRESHOLD_PARAMETERS[1])),
+    Param(THRESHOLD_PARAMETERS[2], NUMBERS, "N m s/rad (N s/m): added to collision_thresholds "
+          "per unit of the joint's speed; one for all joints or one per collision_joints "
+          "joint; unset: 0", check=_thresholds(THRESHOLD_PARAMETERS[2])),
+    Param("collision_release", COLLISION_RELEASE, "a flagged joint clears below this fraction "
+          "of its threshold", span=(0.01, 1.0)),
+    *JOINT_NAMES,
+)
+
+FLOATING_BASE = (
+    _urdf("URDF; empty: wait for the robot_description topic"),
+    Param("contact_links", STRINGS, "links that can touch the ground; each described by "
+          "contacts.<link>.*"),
+    Param("friction_coefficient", 0.7, "Coulomb friction of the ground", span=(0.0, 10.0)),
+    Param("gravity", [0.0, 0.0, -9.81], "world frame, m/s^2", check=_gravity),
+    Param("world_frame", "odom", "frame_id of world outputs"),
+    Param("input_timeout", 0.05, "s: how long a joint state waits for the odometry (and IMU) "
+          "of its stamp, and how far from its stamp the nearest one may be when none "
+          "brackets it", span=(0.0, 10.0)),
+    Param("joint_states_qos", "sensor_data", f"QoS of joint_states, odom and imu: "
+          f"{' or '.join(QOS_CHOICES)} (best effort, 20 deep, for a live robot; reliable, "
+          "1000 deep, for a lossless replay)", read_only=True, check=_qos),
+    Param("estimate_contacts", False, "estimate which contact links touch from the joint "
+          "efforts (and ignore the active_contacts topic)"),
+    Param("contact_threshold", DEFAULT_THRESHOLD, "estimate_contacts: a link touches once its "
+          "estimated normal force exceeds this fraction of the robot's weight",
+          span=(0.0, 1.0)),
+    Param("contact_release", DEFAULT_RELEASE, "estimate_contacts: ...and lets go below this "
+          "fraction of the threshold", span=(0.0, 1.0)),
+    Param("contact_max_speed", DEFAULT_MAX_SPEED, "estimate_contacts: m/s, a link touches down "
+          "only while its contact point is this slow, and lets go when it moves three times "
+          "faster; below a quarter of it the point is still", span=(0.0, 100.0)),
+    Param("contact_observer_gain", CONTACT_GAIN, "estimate_contacts: the momentum observer's "
+          "gain, 1/s (its lag: 1/gain)", span=(0.0, 1e5)),
+    *JOINT_NAMES,
+)
+
+SIMULATOR = (
+    Param("robot_description", "", "URDF", read_only=True),
+    Param("rate", 1000.0, "steps per second", read_only=True),
+    Param("initial_positions", NUMBERS, "in the order of `joints`; unset: zero",
+          read_only=True),
+    Param("joints", STRINGS, "order of effort_commands; unset: the model's joints",
+          read_only=True),
+    Param("command_timeout", 0.1, "simulated seconds after which an effort command drops to "
+          "zero", read_only=True),
+    Param("lockstep", False, "step once per effort command instead of on a wall timer",
+          read_only=True),
+    *(Param(f"{what}_noise", 0.0, f"standard deviation of the white noise on each published "
+            f"{what}, {unit}", span=(0.0, 1e6), read_only=True)
+      for what, unit in (("position", "rad or m"), ("velocity", "rad/s or m/s"),
+                         ("effort", "N m or N"))),
+    Param("noise_seed", 0, "seed of the sensor noise (the same seed, the same noise)",
+          read_only=True),
+)
+
+#: FLOATING_BASE's contacts.<link>.<key> for each link of contact_links: key -> (default,
+#: description)
+CONTACT_KEYS: dict[str, tuple[Any, str]] = {
+    "offset": ([0.0, 0.0, 0.0], "contact frame origin in the link's frame, m"),
+    "rpy": ([0.0, 0.0, 0.0], "contact frame axes in the link's frame (roll, pitch, yaw)"),
+    "radius": (0.0, "a round foot's radius, m: the force acts where the sphere touches"),
+    "half_length": (0.0, "a flat sole's half length along the contact frame's x, m (0: a point)"),
+    "half_width": (0.0, "a flat sole's half width along y, m"),
+    "normal": ([0.0, 0.0, 1.0], "a point contact's surface normal in the world (a sole's is "
+                                "its z axis)"),
+    "min_force": (0.0, "least normal force, N"),
+    "max_force": (math.inf, "largest normal force, N"),
+}
