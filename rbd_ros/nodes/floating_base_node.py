@@ -89,7 +89,7 @@ from .messages import (
     pose_twist_state,
     wrench,
 )
-from .parameters import CONTACT_KEYS, FLOATING_BASE, declare
+from .parameters import CONTACT_KEYS, FLOATING_BASE, declare, refusal
 from .timeline import Timeline
 
 #: what a set of a parameter rebuilds the model for (the others are read-only)
@@ -283,6 +283,10 @@ class FloatingBaseNode(NodeBase):
         self.get_logger().info(f"model from {source}: {live.model.summary().splitlines()[0]}")
 
     def _on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
+        for p in params:
+            reason = refusal(FLOATING_BASE, p.name, p.value)
+            if reason:
+                return SetParametersResult(successful=False, reason=reason)
         changes = {p.name: p.value for p in params}
         if changes.get("robot_description") == self.urdf:  # the model in use, shown
             del changes["robot_description"]
