@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -31,7 +32,7 @@ def params_file(path: Path, node: str, params: dict[str, Any]) -> Path:
     lines = [f"{node}:", "  ros__parameters:"]
     for k, v in params.items():
         if isinstance(v, str) and "\n" not in v:
-            lines.append(f"    {k}: {v!r}".replace("'", '"'))
+            lines.append(f"    {k}: {json.dumps(v)}")  # (JSON's strings are YAML's)
         elif isinstance(v, str):
             lines.append(f"    {k}: |")
             lines += ["      " + line for line in v.splitlines()]

@@ -107,7 +107,7 @@ def node_parameters(name: str) -> list[tuple[str, str, str, str, str]]:
                 span = f"[{r.from_value:g}, {r.to_value:g}]"
             kind = TYPES.get(d.type, "?") + (", read-only" if d.read_only else "")
             rows.append((param, kind, default, span, d.description))
-        keys = CONTACT_KEYS if name == "floating_base_node" else {}
+        keys = CONTACT_KEYS if "floating" in name else {}
     # declared per link of contact_links, from the parameter file: none for the defaults
     for key, (value, text) in keys.items():
         kind = TYPES.get(Parameter.Type.from_parameter_value(value).value, "?")

@@ -6,7 +6,7 @@ import logging
 import re
 
 import pytest
-from test_identities import joint, link, robot
+from urdfs import joint, link, robot
 
 from rbd_ros.dynamics import URDFError, load_urdf, load_urdf_string
 
