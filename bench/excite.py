@@ -23,9 +23,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "identify"))
 
-from test_identify import NAMES, built_arm, efforts, exciting, write
+from builtarm import NAMES, built_arm, efforts, exciting, write
 
 from rbd_ros.dynamics import load_urdf, rnea_batch
 from rbd_ros.identify.excite import excite

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "test"), str(ROOT / "test" / "identify")]
+sys.path.insert(0, str(ROOT / "test"))
 
+from builtarm import NAMES, efforts, exciting, write  # noqa: E402
 from payloads import COM, MASS, with_payload  # noqa: E402
-from test_identify import NAMES, efforts, exciting, write  # noqa: E402
 
 from rbd_ros.dynamics import load_urdf  # noqa: E402
 from rbd_ros.identify.payload import identify_payload  # noqa: E402

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from armrec import Rec, arm_recording, write_mcap, write_rosbags
 from rosbags.rosbag2 import StoragePlugin
-from test_analyze import Rec, recording, write_mcap, write_rosbags  # noqa: F401  (a fixture)
 
 from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 from rbd_ros.bag.errors import BagError
@@ -41,7 +41,12 @@ def _gravity(folder: Path) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory, recording: Rec) -> Path:  # noqa: F811
+def recording() -> Rec:
+    return arm_recording()
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory, recording: Rec) -> Path:
     """fleet/robot_a/day1/rec (rosbag2 folder), fleet/robot_a/day2/rec (the same name one
     level down), fleet/robot_b/run.mcap, fleet/bare/old.db3 (a bare .db3), and
     fleet/broken/garbage.db3 (not a database)."""
@@ -115,7 +120,7 @@ def _has_open(pid: int, path: Path) -> bool:
         return False
 
 
-def test_a_worker_killed_fails_its_recording_alone(fleet: Path, recording: Rec,  # noqa: F811
+def test_a_worker_killed_fails_its_recording_alone(fleet: Path, recording: Rec,
                                                    tmp_path: Path) -> None:
     """The kernel's OOM killer, played by SIGKILL: every worker that opens robot_a/day1 dies.
     That recording is tried once more, then failed with the reason; the others finish.

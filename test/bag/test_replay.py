@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from armrec import pinocchio_torques, trajectory, write_rosbags
 from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from recordings import (
     NAMES,
@@ -29,7 +30,6 @@ from rosutil import LATCHED, SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
-from test_analyze import pinocchio_torques, trajectory, write_rosbags
 
 from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 from rbd_ros.dynamics import Data, gravity, load_urdf

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pinref import PinRef, random_state, rel_err, robot_path
-from test_random_trees import trees
+from urdfs import trees
 
 from rbd_ros.dynamics import Data, ModelError, load_urdf, load_urdf_string, rnea
 from rbd_ros.dynamics.model import Model

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from builtarm import NAMES, built_arm, efforts, exciting, write
 from rclpy.duration import Duration
 from recordings import write_joint_states
 from rosutil import NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
-from test_identify import NAMES, built_arm, efforts, exciting, write
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from rbd_ros.dynamics import Data, crba, load_urdf, rnea, rnea_batch

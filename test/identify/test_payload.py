@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pinocchio as pin
 import pytest
+from builtarm import NAMES, built_arm, efforts, exciting, write
 from payloads import COM, MASS, inertia_in_link7, payload_values, with_payload
 from recordings import write_joint_states
 from ruamel.yaml import YAML
-from test_identify import NAMES, built_arm, efforts, exciting, write
 
 from rbd_ros.bag.errors import BagError
 from rbd_ros.dynamics import Data, ModelError, load_urdf, rnea
