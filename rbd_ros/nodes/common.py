@@ -108,11 +108,21 @@ class NodeBase(Node):
         self.pub_diagnostics = self.quiet_publisher(DiagnosticArray, "/diagnostics", 10)
         self.create_timer(DIAGNOSTICS_S, self._diagnose)
         self._early: deque[tuple[float, Callable[[Any], None], Any]] = deque(maxlen=50_000)
+        # the per-state outputs, and those someone subscribes to: only those are computed and
+        # sent (asking rclpy costs ~1.4 us an output, too much for every state at 1 kHz):
+        # ``hear`` looks, on the node's timer and before held inputs are answered
+        self.outputs: list[Any] = []
+        self.heard: set[Any] = set()
         # what a first model would otherwise pay while its joint states queue up (~0.2 s,
         # enough to overflow a sensor queue at 1 kHz): the first log line (rclpy's logger
         # walks every module's path once) and a full garbage collection
         self.get_logger().info(f"compiled kernels loaded in {time.monotonic() - t:.2f} s")
         self.settle()
+
+    def hear(self) -> None:
+        """Which of ``outputs`` have subscribers now (a subscriber that joins gets the outputs
+        from the node's next look on)."""
+        self.heard = {p for p in self.outputs if p.get_subscription_count()}
 
     def on_live(self, callback: Callable[[Any, Any], None]) -> Callable[[Any], None]:
         """A subscription's callback that calls ``callback(live, msg)`` with the node's

@@ -185,9 +185,6 @@ class DynamicsNode(NodeBase):
                                                      "~/external_torques_from_acceleration")
         self.pub_collision = self.quiet_publisher(DiagnosticArray, "~/collision")
         self.pub_status = self.quiet_publisher(String, "~/status", LATCHED)
-        # the per-state outputs, and those someone subscribes to (asking rclpy costs ~1.4 us
-        # an output, too much for every state at 1 kHz): ``hear`` looks, every WATCHDOG_S
-        self.heard: set[Any] = set()
         self.outputs = [self.pub_gravity, self.pub_gravity_cmd, self.pub_ff, self.pub_ff_cmd,
                         self.pub_accel, self.pub_external, self.pub_external_acc]
         self.guarded_service(InverseDynamics, "~/inverse_dynamics", self._srv_inverse)
@@ -477,12 +474,6 @@ class DynamicsNode(NodeBase):
                               f"{format_stamp(self._last_stamp)} (limit "
                               f"{self.timeout_ns * 1e-6:g} ms); no output until they come")
         return True
-
-    def hear(self) -> None:
-        """Which per-state outputs have subscribers now: only those are computed. Called by
-        the watchdog (a subscriber that joins gets the outputs from its next tick) and before
-        the inputs held for a first model are answered."""
-        self.heard = {p for p in self.outputs if p.get_subscription_count()}
 
     def _watchdog(self) -> None:
         """Inputs that stopped, controllers to ask, saturations that ended: on ``~/status``."""

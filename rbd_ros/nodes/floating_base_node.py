@@ -188,7 +188,8 @@ class FloatingBaseNode(NodeBase):
         self.pub_estimated = self.quiet_publisher(ActiveContacts, "~/estimated_contacts")
         self.pub_estimated_force: dict[str, Any] = {}
         self.guarded_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
-        self.heard: set[Any] = set()  # the per-state outputs someone subscribes to
+        self.outputs = [self.pub_base, self.pub_com_wrench, self.pub_com, self.pub_tau,
+                        self.pub_estimated]  # and each contact's, once the model names them
         # a joint state whose odometry never comes is answered (or refused) all the same
         self.create_timer(0.02, self._tick)
         if self.param("robot_description"):
@@ -249,22 +250,14 @@ class FloatingBaseNode(NodeBase):
                 self.pub_contact[c.link] = (
                     self.quiet_publisher(WrenchStamped, f"{base}/wrench"),
                     self.quiet_publisher(PointStamped, f"{base}/center_of_pressure"))
+                self.outputs += self.pub_contact[c.link]
             if c.link not in self.pub_estimated_force:
                 self.pub_estimated_force[c.link] = self.quiet_publisher(
                     WrenchStamped, f"~/contact/{c.link}/estimated_force")
+                self.outputs.append(self.pub_estimated_force[c.link])
         self.settle()
         self.hear()
         self.release_early()
-
-    def hear(self) -> None:
-        """Which per-state outputs have subscribers now: only those are built and sent (8
-        messages a state at 500 Hz would cost more than the dynamics, and asking rclpy for each
-        one's subscribers every state a tenth of it). Every 20 ms, and before the inputs held
-        for a first model are answered: a subscriber that joins gets the outputs from then on."""
-        pubs = [self.pub_base, self.pub_com_wrench, self.pub_com, self.pub_tau,
-                self.pub_estimated, *self.pub_estimated_force.values()]
-        pubs += [p for pair in self.pub_contact.values() for p in pair]
-        self.heard = {p for p in pubs if p.get_subscription_count()}
 
     def _tick(self) -> None:
         self.hear()
