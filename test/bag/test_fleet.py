@@ -178,7 +178,7 @@ def test_on_a_dask_cluster_with_relative_paths_and_its_errors(
     opts = AnalyzeOptions(urdf=ARM, progress=False, outputs=("parquet",))
     serial = analyze([fleet / "robot_a" / "day1" / "rec"], tmp_path / "serial", opts)
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",  # type: ignore[no-untyped-call]
-                      dashboard_address=None, processes=True) as cluster:
+                      dashboard_address="127.0.0.1:0", processes=True) as cluster:
         # the workers started in this folder; the paths given are relative to another
         monkeypatch.chdir(fleet.parent)
         rel = [(b.relative_to(fleet.parent), n) for b, n in work]
@@ -197,7 +197,7 @@ def test_on_a_dask_cluster_with_relative_paths_and_its_errors(
         with pytest.raises(BagError, match=why) as e:
             analyze_fleet(work, tmp_path / "x", opts, scheduler=address, timeout=2)
         assert "\n" not in str(e.value)
-    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as empty:  # type: ignore[no-untyped-call]
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0") as empty:  # type: ignore[no-untyped-call]
         t = time.monotonic()
         with pytest.raises(BagError, match="has no worker"):
             analyze_fleet(work, tmp_path / "x", opts, scheduler=empty.scheduler_address,

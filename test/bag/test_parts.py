@@ -113,7 +113,7 @@ def test_a_long_recording_is_cut_across_dask_workers_and_a_lost_worker_is_said(
     bag = _recording(tmp_path / "rec", 24_000)
     analyze([bag], tmp_path / "whole", OPTS)
     with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",  # type: ignore[no-untyped-call]
-                      dashboard_address=None, processes=True) as cluster:
+                      dashboard_address="127.0.0.1:0", processes=True) as cluster:
         said: list[str] = []
         results = analyze_fleet([(bag, "rec")], tmp_path / "dask", OPTS,
                                 scheduler=cluster.scheduler_address, log=said.append)
