@@ -51,6 +51,9 @@ from .spatial import (
 )
 
 
+# Over 60 lines, as Table 7.1 writes ABA: its three passes share a dozen views and scratch
+# vectors, and split into numba functions they would be calls (RNEA's passes as calls cost 30 %,
+# spatial.py) or inline copies; bench/run.py's per-call table is where a split would show.
 @njit(cache=True)
 def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
     """ABA (Table 7.1) for reduced q, v, tau; full accelerations out in ``af`` of

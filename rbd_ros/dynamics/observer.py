@@ -177,6 +177,9 @@ def _fit(hist_ns, hist_q, hist_e, newest, n, start, base_q, q, v, e):
     return tc
 
 
+# Over 60 lines: the loop analyze runs over a recording's states (gaps, restarts, the fit, the
+# step, the peaks), one compiled loop so that millions of states pay no Python call each; its
+# parts (_fit, observer_step, _lagged) are functions of their own.
 @njit(cache=True, nogil=True)
 def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, gain, gap_ns,
                   S, hist_ns, hist_q, hist_e, clock, when, peak, peak_ns, binned, out):

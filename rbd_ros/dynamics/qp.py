@@ -129,6 +129,9 @@ def _drop(J, R, active, u, q, l):
     return q
 
 
+# Over 60 lines, as Goldfarb and Idnani's algorithm reads: step 1 (choose a violated
+# constraint), step 2 (the step, the partial step that drops one), in one loop over shared
+# factors; its updates (_add, _drop) are functions of their own.
 @njit(cache=True)
 def solve_qp(G, a, C, b, meq, x, lam):
     """Solve the QP of the module's docstring into ``x`` (n) and its multipliers into ``lam``
