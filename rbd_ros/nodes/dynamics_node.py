@@ -206,7 +206,7 @@ class DynamicsNode(NodeBase):
     # ------------------------------------------------------------------ parameters
     def _check_startup(self) -> None:
         for p in DYNAMICS:
-            reason = refusal(DYNAMICS, p.name, self.param(p.name))
+            reason = p.refusal(self.param(p.name))
             if reason:
                 raise ValueError(f"parameter {p.name}: {reason}")
         reason = self._payload_invalid({})

@@ -53,6 +53,10 @@ class Param:
         return ParameterDescriptor(type=kind.value, description=self.description,
                                    read_only=self.read_only, floating_point_range=span)
 
+    def refusal(self, value: Any) -> str:
+        """Why ``value`` cannot be this parameter's, by its check ('' if it can or is unset)."""
+        return "" if self.check is None or value is None else self.check(value)
+
 
 def declare(node: Node, table: Sequence[Param]) -> None:
     for p in table:
@@ -63,9 +67,7 @@ def refusal(table: Sequence[Param], name: str, value: Any) -> str:
     """Why ``value`` cannot be parameter ``name`` of ``table``, by its row's check ('' if it
     can, is unset, or the row has none)."""
     row = next((p for p in table if p.name == name), None)
-    if row is None or row.check is None or value is None:
-        return ""
-    return row.check(value)
+    return "" if row is None else row.refusal(value)
 
 
 def _gravity(value: Any) -> str:
