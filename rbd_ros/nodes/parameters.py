@@ -70,20 +70,16 @@ def refusal(table: Sequence[Param], name: str, value: Any) -> str:
     return "" if row is None else row.refusal(value)
 
 
-def _gravity(value: Any) -> str:
-    try:
-        check_gravity(value)
-    except RbdError as e:
-        return str(e)
-    return ""
+def _said(check: Callable[[Any], object]) -> Callable[[Any], str]:
+    """A check that raises what it refuses (RbdError, ValueError) as one that says why."""
+    def reason(value: Any) -> str:
+        try:
+            check(value)
+        except (RbdError, ValueError) as e:
+            return str(e)
+        return ""
 
-
-def _qos(value: Any) -> str:
-    try:
-        input_qos(value)
-    except ValueError as e:
-        return str(e)
-    return ""
+    return reason
 
 
 def _thresholds(name: str) -> Callable[[Any], str]:
@@ -123,7 +119,8 @@ DYNAMICS = (
           span=(0.001, 60.0)),
     Param("clamp_to_effort_limits", True, "clamp the *_command outputs to the URDF's <limit "
           "effort> (each clamp counted on ~/status); false: send them as computed"),
-    Param("gravity", [0.0, 0.0, -9.81], "gravity in the root frame, m/s^2", check=_gravity),
+    Param("gravity", [0.0, 0.0, -9.81], "gravity in the root frame, m/s^2",
+          check=_said(check_gravity)),
     Param("payload_link", "", "the link that holds `payload`; empty: no payload"),
     Param("payload", NUMBERS, "a held tool or object on `payload_link`: mass (kg), centre of "
           "mass x y z (m, link frame), inertia about it ixx ixy ixz iyy iyz izz (kg m^2, link "
@@ -132,7 +129,7 @@ DYNAMICS = (
     Param("publish_rate", 0.0, "Hz; 0 publishes once per joint-state message",
           span=(0.0, 1e4)),
     Param("joint_states_qos", "sensor_data", "QoS of joint_states: sensor_data (best effort, "
-          "20 deep) or reliable", read_only=True, check=_qos),
+          "20 deep) or reliable", read_only=True, check=_said(input_qos)),
     Param("friction", False, "add the URDF's joint friction to every torque the node computes "
           "(and remove it from the measured efforts in external_torques)"),
     Param("observer_gain", DEFAULT_GAIN, "1/s: bandwidth of the momentum observer behind "
@@ -159,14 +156,14 @@ FLOATING_BASE = (
     Param("contact_links", STRINGS, "links that can touch the ground; each described by "
           "contacts.<link>.*"),
     Param("friction_coefficient", 0.7, "Coulomb friction of the ground", span=(0.0, 10.0)),
-    Param("gravity", [0.0, 0.0, -9.81], "world frame, m/s^2", check=_gravity),
+    Param("gravity", [0.0, 0.0, -9.81], "world frame, m/s^2", check=_said(check_gravity)),
     Param("world_frame", "odom", "frame_id of world outputs"),
     Param("input_timeout", 0.05, "s: how long a joint state waits for the odometry (and IMU) "
           "of its stamp, and how far from its stamp the nearest one may be when none "
           "brackets it", span=(0.0, 10.0)),
     Param("joint_states_qos", "sensor_data", f"QoS of joint_states, odom and imu: "
           f"{' or '.join(QOS_CHOICES)} (best effort, 20 deep, for a live robot; reliable, "
-          "1000 deep, for a lossless replay)", read_only=True, check=_qos),
+          "1000 deep, for a lossless replay)", read_only=True, check=_said(input_qos)),
     Param("estimate_contacts", False, "estimate which contact links touch from the joint "
           "efforts (and ignore the active_contacts topic)"),
     Param("contact_threshold", DEFAULT_THRESHOLD, "estimate_contacts: a link touches once its "
