@@ -46,9 +46,9 @@ def drop_stale_kernels(package: Path = PACKAGE) -> bool:
     newer than any of them; True if it did.
 
     numba keys a kernel's cache by the time stamp of the file that defines it, but the machine
-    code it keeps holds the helpers the kernel calls from other files (the per-call entry's, in
-    ``dynamics/entry.py``, all of RNEA, ABA and CRBA): after an edit of ``rnea.py`` in a
-    developer's tree, or a ``colcon build --symlink-install``'s, it would load the old RNEA. An
+    code it keeps holds the helpers the kernel calls from other files (ABA's, RNEA's joint
+    motion from ``rnea.py``): after an edit of ``rnea.py`` in a developer's tree, or a ``colcon
+    build --symlink-install``'s, it would load the old joint motion into ABA. An
     install writes its sources before it fills the cache, so its cache stays. (~1 ms.)"""
     sources = [f.stat().st_mtime for f in package.rglob("*.py")]
     cached = list(package.rglob("__pycache__/*.nb[ic]"))

@@ -199,7 +199,7 @@ class _ArmController:
         from sensor_msgs.msg import JointState
         from trajectory_msgs.msg import JointTrajectory
 
-        from .nodes.common import stamp_ns
+        from .nodes.messages import stamp_ns
 
         self.seconds = seconds
         self.node = node = rclpy.create_node("rbd_demo_controller")

@@ -2,9 +2,10 @@
  *
  * Calling a numba kernel from Python costs ~45 ns an array argument (numba boxes each one) and
  * its dispatch: on a 6-joint arm more than the algorithm itself. Here a Handle holds, once per
- * Data, the pointers to the model's and the data's arrays and the addresses of the kernels
- * compiled as C functions (numba cfuncs, entry.py); a call checks its vectors with numpy's C
- * API, allocates the result and calls the kernel.
+ * Data, the pointers to the model's and the data's arrays; each algorithm's module registers
+ * its kernel compiled as a C function (a numba cfunc, on entry.py's signature) when it is
+ * imported. A call checks its vectors with numpy's C API, allocates the result and calls the
+ * kernel.
  *
  * A call returns None when it did not compute: a vector that is not a C-contiguous float64
  * array of the model's size in native byte order (the Python side converts it, or raises the
@@ -25,6 +26,8 @@ typedef long long (*kernel_fn)(const long long *, const double *, const long lon
                                double *, double *, long long, long long, long long, long long);
 
 enum { KERNEL_RNEA, KERNEL_ABA, KERNEL_CRBA, KERNELS };
+static const char *const kernel_names[KERNELS] = {"rnea", "aba", "crba"};
+static kernel_fn kernels[KERNELS]; /* as registered by rnea.py, aba.py and crba.py */
 #define OK -1 /* entry.py's OK */
 
 typedef struct {
@@ -35,7 +38,6 @@ typedef struct {
     const double *mf, *lin;
     double *W, *M6, *wv;
     long long nb, nmaps, nlin, nwv, nq, nv;
-    kernel_fn kernel[KERNELS];
     long long status; /* the last call's: OK, or what the kernel returned */
 } Handle;
 
@@ -57,22 +59,36 @@ static PyTypeObject HandleType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)handle_dealloc,
     .tp_getset = handle_getset,
-    .tp_doc = "A model's and a Data's arrays and the kernels, for rnea, aba and crba."};
+    .tp_doc = "A model's and a Data's arrays, for rnea, aba and crba."};
 
-/* handle(model, mi, mf, maps, lin, W, M6, wv, nq, nv, rnea, aba, crba): entry.py checked the
- * arrays' shapes against the layout; here their types and contiguity, which the pointers rely
- * on. */
+/* register(name, address): the kernel of "rnea", "aba" or "crba", a cfunc on entry.py's
+ * signature. */
+static PyObject *register_kernel(PyObject *self, PyObject *args) {
+    const char *name;
+    unsigned long long address;
+    if (!PyArg_ParseTuple(args, "sK", &name, &address))
+        return NULL;
+    for (int k = 0; k < KERNELS; k++) {
+        if (strcmp(name, kernel_names[k]) == 0) {
+            kernels[k] = (kernel_fn)(uintptr_t)address;
+            Py_RETURN_NONE;
+        }
+    }
+    PyErr_Format(PyExc_ValueError, "register: no kernel '%s' (rnea, aba or crba)", name);
+    return NULL;
+}
+
+/* handle(model, mi, mf, maps, lin, W, M6, wv, nq, nv): Data checked the arrays' shapes against
+ * the layout; here their types and contiguity, which the pointers rely on. */
 static PyObject *make_handle(PyObject *self, PyObject *args) {
     PyObject *model;
     PyArrayObject *a[7];
     static const int types[7] = {NPY_INT64, NPY_FLOAT64, NPY_INT64, NPY_FLOAT64,
                                  NPY_FLOAT64, NPY_FLOAT64, NPY_FLOAT64};
-    unsigned long long address[KERNELS];
     long long nq, nv;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!LLKKK", &model, &PyArray_Type, &a[0], &PyArray_Type, &a[1],
-                          &PyArray_Type, &a[2], &PyArray_Type, &a[3], &PyArray_Type, &a[4],
-                          &PyArray_Type, &a[5], &PyArray_Type, &a[6], &nq, &nv,
-                          &address[KERNEL_RNEA], &address[KERNEL_ABA], &address[KERNEL_CRBA]))
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!LL", &model, &PyArray_Type, &a[0], &PyArray_Type,
+                          &a[1], &PyArray_Type, &a[2], &PyArray_Type, &a[3], &PyArray_Type, &a[4],
+                          &PyArray_Type, &a[5], &PyArray_Type, &a[6], &nq, &nv))
         return NULL;
     for (int i = 0; i < 7; i++) {
         if (PyArray_TYPE(a[i]) != types[i] || !PyArray_ISNOTSWAPPED(a[i]) ||
@@ -106,8 +122,6 @@ static PyObject *make_handle(PyObject *self, PyObject *args) {
     h->nwv = PyArray_SIZE(a[6]);
     h->nq = nq;
     h->nv = nv;
-    for (int k = 0; k < KERNELS; k++)
-        h->kernel[k] = (kernel_fn)(uintptr_t)address[k];
     h->status = OK;
     return (PyObject *)h;
 }
@@ -130,6 +144,11 @@ static PyObject *call(int k, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != (state ? 7 : 3) || Py_TYPE(args[0]) != &HandleType) {
         PyErr_SetString(PyExc_TypeError, state ? "expected (handle, model, q, v, x, fext, "
                                                  "friction)" : "expected (handle, model, q)");
+        return NULL;
+    }
+    if (!kernels[k]) {
+        PyErr_Format(PyExc_RuntimeError, "%s: no kernel registered (import rbd_ros.dynamics)",
+                     kernel_names[k]);
         return NULL;
     }
     Handle *h = (Handle *)args[0];
@@ -158,9 +177,9 @@ static PyObject *call(int k, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *out = PyArray_SimpleNew(state ? 1 : 2, dims, NPY_FLOAT64);
     if (!out)
         return NULL;
-    h->status = h->kernel[k](h->mi, h->mf, h->maps, h->lin, q, v, x, fext, nfext, friction, h->W,
-                             h->M6, h->wv, PyArray_DATA((PyArrayObject *)out), h->nb, h->nmaps,
-                             h->nlin, h->nwv);
+    h->status = kernels[k](h->mi, h->mf, h->maps, h->lin, q, v, x, fext, nfext, friction, h->W,
+                           h->M6, h->wv, PyArray_DATA((PyArrayObject *)out), h->nb, h->nmaps,
+                           h->nlin, h->nwv);
     if (h->status != OK) {
         Py_DECREF(out);
         Py_RETURN_NONE;
@@ -179,6 +198,7 @@ static PyObject *crba(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
 }
 
 static PyMethodDef methods[] = {
+    {"register", register_kernel, METH_VARARGS, "register(name, address): a kernel's cfunc."},
     {"handle", make_handle, METH_VARARGS, "A Handle (see entry.py)."},
     {"rnea", (PyCFunction)(void (*)(void))rnea, METH_FASTCALL,
      "rnea(handle, model, q, v, a, fext, friction)"},

@@ -10,7 +10,8 @@ one coordinate, any other mimic joint is corrected after pass 3.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import cfunc, njit, prange
+from numba.np.numpy_support import carray
 
 from . import _entry
 from .aba_mimic import (
@@ -28,6 +29,7 @@ from .articulated import (
     joint_accel,
     load_inertia,
 )
+from .entry import KERNEL, arrays, register, state
 from .errors import ModelError
 from .layout import MF_S, W_A, W_C, W_F, W_U, W_V, W_X
 from .model import F64, NO_FEXT, Data, Model, group_view, map_views, work_vectors
@@ -160,6 +162,22 @@ def aba_many(mi, mf, maps, lin, Q, V, T, fric, W0, M60, wv0, out):
             for r in range(vfull.shape[0]):
                 out[b, r] = qdd[vfull[r]]
     return out, errs
+
+
+@cfunc(KERNEL, cache=True)
+def _aba(mi, mf, maps, lin, q, v, tau, fext, nfext, fric, W, M6, wv, out, nb, nmaps, nlin, nwv):
+    """aba_core for :func:`aba`, called by ``_entry.c`` (see :mod:`.entry`): its status, and
+    the accelerations of the joints that are not mimics."""
+    mi, mf, maps, lin, W, M6, wv = arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv)
+    q, v, tau, fext = state(maps, q, v, tau, fext, nfext)
+    status = aba_core(mi, mf, maps, lin, q, v, tau, fext, fric != 0, W, M6, wv)
+    vfull, qdd, qdd_out = map_views(maps, lin)[2], work_vectors(maps, wv)[2], carray(out, v.shape)
+    for r in range(vfull.shape[0]):
+        qdd_out[r] = qdd[vfull[r]]
+    return status
+
+
+register("aba", _aba)
 
 
 def _singular(model: Model, body: int, *inputs: F64) -> ModelError:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import cfunc, njit, prange
+from numba.np.numpy_support import carray
 
 from . import _entry
-from .layout import MF_I, MF_MASS, MF_MC, MF_S, W_O, W_OS
+from .entry import KERNEL, OK, arrays, register
+from .layout import MAPS_NQ, MAPS_NV, MF_I, MF_MASS, MF_MC, MF_S, W_O, W_OS
 from .model import F64, Data, Model, map_views, mimic_scratch, vpos_view, work_vectors
 from .spatial import (
     JOINT_FREE,
@@ -242,6 +244,18 @@ def crba_many(mi, mf, maps, lin, Q, W0, M60, wv0, out):
         for b in range(c * B // nchunk, (c + 1) * B // nchunk):
             crba_core(mi, mf, maps, lin, Q[b], W, M6, wv, out[b])
     return out
+
+
+@cfunc(KERNEL, cache=True)
+def _crba(mi, mf, maps, lin, q, v, x, fext, nfext, fric, W, M6, wv, out, nb, nmaps, nlin, nwv):
+    """crba_core for :func:`crba`, called by ``_entry.c`` (see :mod:`.entry`)."""
+    mi, mf, maps, lin, W, M6, wv = arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv)
+    nv = maps[MAPS_NV]
+    crba_core(mi, mf, maps, lin, carray(q, (maps[MAPS_NQ],)), W, M6, wv, carray(out, (nv, nv)))
+    return OK
+
+
+register("crba", _crba)
 
 
 def crba(model: Model, data: Data, q: F64) -> F64:

@@ -1,6 +1,8 @@
 """The per-call entry of :func:`~rbd_ros.dynamics.rnea`, :func:`~rbd_ros.dynamics.aba` and
-:func:`~rbd_ros.dynamics.crba`: the kernels compiled as C functions (numba cfuncs), called from
-a small CPython extension (``_entry.c``) through a handle made once per :class:`Data`.
+:func:`~rbd_ros.dynamics.crba`: each kernel compiled as a C function (a numba cfunc on
+:data:`KERNEL`'s signature) beside the algorithm, registered with a small CPython extension
+(``_entry.c``) when its module is imported, and called through a handle each :class:`Data`
+makes once of its arrays and its model's.
 
 Through numba's own entry point a call costs ~45 ns an array argument (a dozen: the model's,
 the data's, the state's) plus its dispatch, more than the algorithm on a small arm. The
@@ -15,18 +17,15 @@ the error that says what to fix) and call again: :meth:`Data.again`.
 
 from __future__ import annotations
 
-from numba import cfunc, njit, types
+from typing import Any
+
+from numba import njit, types
 from numba.core.extending import intrinsic
 from numba.core.imputils import impl_ret_borrowed
 from numba.np.numpy_support import carray
 
 from . import _entry
-from .aba import aba_core
-from .crba import crba_core
-from .errors import ModelError
 from .layout import M6_BODY, MAPS_NQ, MAPS_NV, MF_WIDTH, MI_WIDTH, W_WIDTH
-from .model import Data, Model, map_views, work_vectors
-from .rnea import rnea_core
 
 OK = -1  # a kernel's status when it computed (ABA's, else: the body whose joint is singular)
 
@@ -53,7 +52,7 @@ def _read_only(typingctx, array):
 
 
 @njit(cache=True, inline="always")
-def _arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv):
+def arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv):
     """The model's and the data's arrays from their pointers, as :class:`Model` and
     :class:`Data` hold them."""
     return (_read_only(carray(mi, (nb, MI_WIDTH))), _read_only(carray(mf, (nb, MF_WIDTH))),
@@ -62,44 +61,11 @@ def _arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv):
 
 
 @njit(cache=True, inline="always")
-def _state(maps, q, v, x, fext, nfext):
+def state(maps, q, v, x, fext, nfext):
     nq, nv = maps[MAPS_NQ], maps[MAPS_NV]
     return carray(q, (nq,)), carray(v, (nv,)), carray(x, (nv,)), carray(fext, (nfext, 6))
 
 
-@cfunc(KERNEL, cache=True)
-def _rnea(mi, mf, maps, lin, q, v, a, fext, nfext, fric, W, M6, wv, out, nb, nmaps, nlin, nwv):
-    mi, mf, maps, lin, W, M6, wv = _arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv)
-    q, v, a, fext = _state(maps, q, v, a, fext, nfext)
-    rnea_core(mi, mf, maps, lin, q, v, a, fext, fric != 0, W, wv, carray(out, v.shape))
-    return OK
-
-
-@cfunc(KERNEL, cache=True)
-def _aba(mi, mf, maps, lin, q, v, tau, fext, nfext, fric, W, M6, wv, out, nb, nmaps, nlin, nwv):
-    mi, mf, maps, lin, W, M6, wv = _arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv)
-    q, v, tau, fext = _state(maps, q, v, tau, fext, nfext)
-    status = aba_core(mi, mf, maps, lin, q, v, tau, fext, fric != 0, W, M6, wv)
-    vfull, qdd, qdd_out = map_views(maps, lin)[2], work_vectors(maps, wv)[2], carray(out, v.shape)
-    for r in range(vfull.shape[0]):
-        qdd_out[r] = qdd[vfull[r]]
-    return status
-
-
-@cfunc(KERNEL, cache=True)
-def _crba(mi, mf, maps, lin, q, v, x, fext, nfext, fric, W, M6, wv, out, nb, nmaps, nlin, nwv):
-    mi, mf, maps, lin, W, M6, wv = _arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv)
-    nv = maps[MAPS_NV]
-    crba_core(mi, mf, maps, lin, carray(q, (maps[MAPS_NQ],)), W, M6, wv, carray(out, (nv, nv)))
-    return OK
-
-
-def handle(model: Model, data: Data) -> _entry.Handle:
-    """The handle of ``data``'s arrays and ``model``'s, for which ``data`` was made."""
-    nb = model.nb
-    for name, array, shape in (("mi", model.mi, (nb, MI_WIDTH)), ("mf", model.mf, (nb, MF_WIDTH)),
-                               ("W", data.W, (nb, W_WIDTH)), ("M6", data.M6, (nb + 1, *M6_BODY))):
-        if array.shape != shape:
-            raise ModelError(f"{name} has shape {array.shape}, the layout says {shape}")
-    return _entry.handle(model, model.mi, model.mf, model.maps, model.lin, data.W, data.M6,
-                         data.wv, model.nq, model.nv, _rnea.address, _aba.address, _crba.address)
+def register(name: str, kernel: Any) -> None:
+    """``kernel`` (a cfunc on :data:`KERNEL`) is what ``_entry.<name>`` calls from now on."""
+    _entry.register(name, kernel.address)

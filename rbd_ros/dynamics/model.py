@@ -40,6 +40,8 @@ from .layout import (
     MF_I,
     MF_MASS,
     MF_S,
+    MF_WIDTH,
+    MI_WIDTH,
     W_A,
     W_F,
     W_V,
@@ -458,9 +460,15 @@ class Data:
     def _bind(self, model: Model) -> None:
         """Serve ``model``: the handle of its arrays and these for the per-call rnea, aba and
         crba (see :mod:`.entry`)."""
-        from .entry import handle  # (it imports the kernels, which import this module)
-
-        self.model, self.entry = model, handle(model, self)
+        nb = model.nb
+        for name, array, shape in (("mi", model.mi, (nb, MI_WIDTH)),
+                                   ("mf", model.mf, (nb, MF_WIDTH)), ("W", self.W, (nb, W_WIDTH)),
+                                   ("M6", self.M6, (nb + 1, *M6_BODY))):
+            if array.shape != shape:
+                raise ModelError(f"{name} has shape {array.shape}, the layout says {shape}")
+        self.model, self.entry = model, _entry.handle(model, model.mi, model.mf, model.maps,
+                                                      model.lin, self.W, self.M6, self.wv,
+                                                      model.nq, model.nv)
 
     def __getstate__(self) -> dict[str, Any]:
         """A copy or a pickle (another process) without the handle, whose pointers are this

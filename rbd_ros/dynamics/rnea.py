@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import cfunc, njit, prange
+from numba.np.numpy_support import carray
 
 from . import _entry
+from .entry import KERNEL, OK, arrays, register, state
 from .layout import LINEAR, MF_COULOMB, MF_DAMPING, MF_S, W_A, W_F, W_V, W_X
 from .model import F64, NO_FEXT, Data, Model, map_views, work_vectors
 from .spatial import (
@@ -163,6 +165,18 @@ def rnea_many(mi, mf, maps, lin, Q, V, A, fric, W0, wv0, tau, g):
             if g.shape[0]:
                 gravity_again(mi, mf, maps, lin, W, wv, g[b])
     return tau
+
+
+@cfunc(KERNEL, cache=True)
+def _rnea(mi, mf, maps, lin, q, v, a, fext, nfext, fric, W, M6, wv, out, nb, nmaps, nlin, nwv):
+    """rnea_core for :func:`rnea`, called by ``_entry.c`` (see :mod:`.entry`)."""
+    mi, mf, maps, lin, W, M6, wv = arrays(mi, mf, maps, lin, W, M6, wv, nb, nmaps, nlin, nwv)
+    q, v, a, fext = state(maps, q, v, a, fext, nfext)
+    rnea_core(mi, mf, maps, lin, q, v, a, fext, fric != 0, W, wv, carray(out, v.shape))
+    return OK
+
+
+register("rnea", _rnea)
 
 
 def rnea(

@@ -14,10 +14,9 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import rclpy
-from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.exceptions import (
     NameValidationException,
@@ -31,9 +30,7 @@ from std_msgs.msg import String
 from ..joint_names import NameMap
 from .errors import InputError
 from .health import DIAGNOSTICS_S, Health
-
-if TYPE_CHECKING:
-    from .messages import JointStateReader
+from .messages import JointStateReader
 
 #: the level on /diagnostics of each kind of problem (``NodeBase.report``); others: WARN
 PROBLEM_LEVELS = {"stale": DiagnosticStatus.ERROR, "silent": DiagnosticStatus.ERROR,
@@ -69,17 +66,6 @@ def input_qos(choice: str) -> QoSProfile:
     if choice == "sensor_data":
         return SENSOR
     return QoSProfile(depth=OUTPUT_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
-
-
-def stamp_ns(stamp: Any) -> int:
-    """A builtin_interfaces Time or Duration as integer nanoseconds. Never float seconds: a
-    double holds today's time since 1970 in ~238 ns steps, and stamps are differenced."""
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
-
-
-def stamp_msg(ns: int) -> Time:
-    """Integer nanoseconds as a builtin_interfaces Time."""
-    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
 #: inputs that arrive before the first model are held this long (by arrival) and answered once

@@ -82,8 +82,6 @@ from .common import (
     NodeBase,
     input_qos,
     run,
-    stamp_msg,
-    stamp_ns,
 )
 from .controllers import Controllers
 from .errors import InputError
@@ -93,6 +91,8 @@ from .messages import (
     JointStateBytes,
     JointStateReader,
     float_values,
+    stamp_msg,
+    stamp_ns,
     trajectory_points,
     wrench_array,
 )

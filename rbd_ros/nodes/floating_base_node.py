@@ -72,7 +72,6 @@ from .common import (
     NodeBase,
     input_qos,
     run,
-    stamp_msg,
 )
 from .errors import InputError
 from .interfaces import ActiveContacts, FloatingBaseDynamics
@@ -87,6 +86,7 @@ from .messages import (
     odometry_state,
     point,
     pose_twist_state,
+    stamp_msg,
     wrench,
 )
 from .parameters import CONTACT_KEYS, FLOATING_BASE, declare, refusal

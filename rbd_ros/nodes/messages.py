@@ -20,13 +20,24 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Accel, Point, Wrench
 
 from .. import cdr
 from ..dynamics.model import F64
-from .common import stamp_ns
 from .errors import InputError, usable
 from .joint_states import base_state
+
+
+def stamp_ns(stamp: Any) -> int:
+    """A builtin_interfaces Time or Duration as integer nanoseconds. Never float seconds: a
+    double holds today's time since 1970 in ~238 ns steps, and stamps are differenced."""
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def stamp_msg(ns: int) -> Time:
+    """Integer nanoseconds as a builtin_interfaces Time."""
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
 class JointStateBytes:

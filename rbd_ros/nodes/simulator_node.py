@@ -38,10 +38,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..dynamics import Data, RbdError, aba, integrate, load_urdf_string
-from .common import NodeBase, run, stamp_ns
+from .common import NodeBase, run
 from .errors import InputError
 from .joint_states import JointIndex
-from .messages import float_values, wrench_array
+from .messages import float_values, stamp_ns, wrench_array
 from .parameters import SIMULATOR, declare
 
 REPUBLISH_S = 0.1  # lockstep: the current state again after this long without a command

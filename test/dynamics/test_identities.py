@@ -261,6 +261,15 @@ def test_every_input_of_a_per_call_function_is_checked_on_the_fast_path_too(algo
         np.testing.assert_allclose(fn(m, d, *args), want, rtol=1e-5, atol=1e-5)
 
 
+def test_the_c_entry_takes_the_three_kernels_by_name_only() -> None:
+    """Each algorithm's module registers its kernel with the C entry by name; a name it does not
+    know is refused, not stored in some slot."""
+    from rbd_ros.dynamics import _entry
+
+    with pytest.raises(ValueError, match=r"register: no kernel 'rnae' \(rnea, aba or crba\)"):
+        _entry.register("rnae", 0)
+
+
 def test_external_wrenches_in_any_array_form_give_the_same_answer() -> None:
     """f_ext as a list, Fortran-ordered, big-endian or float32: the answer of its float64 copy."""
     m = load_urdf(ARM)
