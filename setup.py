@@ -33,8 +33,9 @@ class InstallAndCompile(install):
 
 
 class BuildWithNumpy(build_ext):
-    """build_ext with numpy's C headers (the per-call entry, rbd_ros/dynamics/_entry.c), found
-    when it runs: reading the package's metadata needs no numpy."""
+    """build_ext with numpy's C headers (the per-call entry,
+    rbd_ros/dynamics/multibody/_entry.c), found when it runs: reading the package's metadata
+    needs no numpy."""
 
     def finalize_options(self) -> None:
         super().finalize_options()
@@ -47,7 +48,7 @@ setup(
     name=PACKAGE,
     version="0.1.0",
     packages=find_packages(include=[PACKAGE, f"{PACKAGE}.*"]),
-    package_data={PACKAGE: ["py.typed"], f"{PACKAGE}.dynamics": ["*.pyi"],
+    package_data={PACKAGE: ["py.typed"], f"{PACKAGE}.dynamics.multibody": ["*.pyi"],
                   f"{PACKAGE}.robots": ["*.urdf"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
@@ -56,9 +57,11 @@ setup(
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/robots/*.urdf")),
     ],
-    ext_modules=[Extension(f"{PACKAGE}.dynamics._entry", [f"{PACKAGE}/dynamics/_entry.c"])],
+    ext_modules=[Extension(f"{PACKAGE}.dynamics.multibody._entry",
+                           [f"{PACKAGE}/dynamics/multibody/_entry.c"])],
     python_requires=">=3.11",  # what is tested; 3.10 cannot install the pinned numpy
-    install_requires=["setuptools", "numpy>=1.26", "numba>=0.59", "urdf-parser-py"],  # floors tested
+    # the floors are tested (requirements-noble.txt)
+    install_requires=["setuptools", "numpy>=1.26", "numba>=0.59", "urdf-parser-py"],
     # colcon test runs pytest only when the package names it (else unittest: "Ran 0 tests")
     extras_require={"test": ["pytest"]},
     zip_safe=False,

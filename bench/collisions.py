@@ -59,7 +59,7 @@ from wrongmodel import perturbed
 
 from rbd_ros.bag.thresholds import envelope
 from rbd_ros.dynamics import Data, Model, load_urdf, load_urdf_string, rnea
-from rbd_ros.dynamics.observer import (
+from rbd_ros.dynamics.estimation.observer import (
     DEFAULT_GAIN,
     SPEED_EDGES,
     THRESHOLD_MARGIN,

@@ -28,8 +28,8 @@ from quadsim import LEGS, Run, bound, estimate, settling, simulate, spurious, st
 from wrongmodel import perturbed
 
 from rbd_ros.dynamics import load_urdf_string
-from rbd_ros.dynamics.contact_estimation import DEFAULT_GAIN, ContactEstimator
-from rbd_ros.dynamics.contacts import Contact
+from rbd_ros.dynamics.contact.contacts import Contact
+from rbd_ros.dynamics.estimation.contact_estimation import DEFAULT_GAIN, ContactEstimator
 
 
 def cost(robot: str, run: Run, gain: float) -> float:

@@ -264,7 +264,7 @@ def observer_levels(folder: Path, urdf: Path) -> None:
     """The momentum observer over the Gen3's two recordings (free motion) with its URDF: each
     joint's peak residual past the first 0.2 s (the collision threshold it would need), at the
     default (two lags) beside the single lag it had at 50/s and a single lag at 100/s."""
-    from rbd_ros.dynamics.observer import DEFAULT_GAIN, MomentumObserver
+    from rbd_ros.dynamics.estimation.observer import DEFAULT_GAIN, MomentumObserver
 
     m = load_urdf(urdf)
     variants = (("one lag 50/s", 50.0, True), ("one lag 100/s", 100.0, True),

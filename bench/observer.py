@@ -50,7 +50,7 @@ from rbd_ros.dynamics import (
     rnea,
     rnea_batch,
 )
-from rbd_ros.dynamics.observer import DEFAULT_GAIN, CollisionDetector, MomentumObserver
+from rbd_ros.dynamics.estimation.observer import DEFAULT_GAIN, CollisionDetector, MomentumObserver
 from rbd_ros.identify.excite import Limits
 from rbd_ros.robots import ARM
 

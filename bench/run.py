@@ -48,8 +48,8 @@ from rbd_ros.dynamics import (  # noqa: E402
     rnea,
     rnea_batch,
 )
-from rbd_ros.dynamics.configuration import quat_matrix  # noqa: E402
-from rbd_ros.dynamics.spatial import JOINT_FREE  # noqa: E402
+from rbd_ros.dynamics.multibody.configuration import quat_matrix  # noqa: E402
+from rbd_ros.dynamics.multibody.spatial import JOINT_FREE  # noqa: E402
 
 ROBOTS = {  # label -> (URDF, free flyer)
     "panda (7 arm + 2 finger joints, 1 mimic)": (robot_path("panda"), False),
@@ -256,7 +256,7 @@ def batched(quick: bool) -> None:
 def contact_split(quick: bool) -> None:
     """contacts.solve in process, one state per call, the QP every state: the floating-base
     node's work on each message."""
-    from rbd_ros.dynamics.contacts import Contact, solve
+    from rbd_ros.dynamics.contact.contacts import Contact, solve
     from rbd_ros.robots import QUADRUPED
 
     soles = [Contact(f"{side}_sole_link", half_length=0.1, half_width=0.05)

@@ -15,7 +15,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from .bag.errors import BagError, OutputError, missing_extra
 from .dynamics import Data, RbdError, gravity, load_urdf
-from .dynamics.observer import COLLISION_RELEASE, DEFAULT_GAIN
+from .dynamics.estimation.observer import COLLISION_RELEASE, DEFAULT_GAIN
 from .identify.excite import TOPIC
 from .robots import ARM, QUADRUPED
 

@@ -26,10 +26,10 @@ def load_node_kernels(floating_base: bool = True) -> None:
     import numpy as np
 
     from .dynamics import Data, aba, crba, load_urdf, rnea
-    from .dynamics.contact_estimation import ContactEstimator
-    from .dynamics.contacts import Contact, solve
-    from .dynamics.floating import forward_dynamics, inverse_dynamics
-    from .dynamics.observer import CollisionDetector, MomentumObserver
+    from .dynamics.algorithm.floating import forward_dynamics, inverse_dynamics
+    from .dynamics.contact.contacts import Contact, solve
+    from .dynamics.estimation.contact_estimation import ContactEstimator
+    from .dynamics.estimation.observer import CollisionDetector, MomentumObserver
     from .robots import ARM, QUADRUPED
 
     arm = load_urdf(ARM)

@@ -34,14 +34,14 @@ from recordings import write_joint_states  # noqa: E402
 from rbd_ros.bag.plotting import pyplot  # noqa: E402
 from rbd_ros.cli import main  # noqa: E402
 from rbd_ros.dynamics import Data, load_urdf  # noqa: E402
-from rbd_ros.dynamics.contacts import Contact, solve  # noqa: E402
-from rbd_ros.dynamics.kinematics import link_placement, placements  # noqa: E402
-from rbd_ros.dynamics.model import Model  # noqa: E402
-from rbd_ros.dynamics.observer import (  # noqa: E402
+from rbd_ros.dynamics.algorithm.kinematics import link_placement, placements  # noqa: E402
+from rbd_ros.dynamics.contact.contacts import Contact, solve  # noqa: E402
+from rbd_ros.dynamics.estimation.observer import (  # noqa: E402
     DEFAULT_GAIN,
     CollisionDetector,
     MomentumObserver,
 )
+from rbd_ros.dynamics.multibody.model import Model  # noqa: E402
 from rbd_ros.robots import ARM, QUADRUPED  # noqa: E402
 
 PUSH = (1.0, 1.3)  # s: when the push acts on the arm's fifth link

@@ -51,7 +51,7 @@ else:
 
 
 def _build_the_entry_in_place() -> None:
-    """The C entry (rbd_ros/dynamics/_entry.c) built beside its source when the rbd_ros
+    """The C entry (rbd_ros/dynamics/multibody/_entry.c) built beside its source when the rbd_ros
     imported here is this source tree and has none, or an older one: ``colcon test`` runs
     pytest from the source folder, which then comes first on sys.path (and in the nodes'
     processes), while a plain ``colcon build`` built the extension in build/ and install/ only.
@@ -60,7 +60,7 @@ def _build_the_entry_in_place() -> None:
     spec = importlib.util.find_spec("rbd_ros")
     if spec is None or spec.origin is None or Path(spec.origin).parent != root / "rbd_ros":
         return  # an installed rbd_ros: its own extension
-    source = root / "rbd_ros" / "dynamics" / "_entry.c"
+    source = root / "rbd_ros" / "dynamics" / "multibody" / "_entry.c"
     built = source.with_name("_entry" + sysconfig.get_config_var("EXT_SUFFIX"))
     if built.exists() and built.stat().st_mtime >= source.stat().st_mtime:
         return

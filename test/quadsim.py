@@ -20,8 +20,8 @@ import pinocchio as pin
 from pinref import robot_path
 
 from rbd_ros.dynamics import Model, load_urdf
-from rbd_ros.dynamics.contact_estimation import ContactEstimator
-from rbd_ros.dynamics.contacts import Contact
+from rbd_ros.dynamics.contact.contacts import Contact
+from rbd_ros.dynamics.estimation.contact_estimation import ContactEstimator
 from rbd_ros.robots import QUADRUPED
 
 RAMP_S = 0.01  # s

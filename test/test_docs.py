@@ -34,12 +34,14 @@ def test_the_docs_build_without_warnings_and_list_every_parameter_and_option(
         assert option in cli, option
     api = (out / "api.html").read_text()
     for name in ("load_urdf", "rnea", "aba", "crba", "rnea_batch", "Model", "Data",
-                 "floating.base_reaction", "floating.forward_dynamics", "contacts.Contact",
-                 "contacts.Reaction", "contacts.solve", "contacts.check_contacts",
-                 "kinematics.placements", "observer.MomentumObserver",
-                 "observer.MomentumObserver.update", "observer.CollisionDetector",
-                 "contact_estimation.ContactEstimator",
-                 "contact_estimation.ContactEstimator.update"):
+                 "algorithm.floating.base_reaction", "algorithm.floating.forward_dynamics",
+                 "contact.contacts.Contact", "contact.contacts.Reaction",
+                 "contact.contacts.solve", "contact.contacts.check_contacts",
+                 "algorithm.kinematics.placements", "estimation.observer.MomentumObserver",
+                 "estimation.observer.MomentumObserver.update",
+                 "estimation.observer.CollisionDetector",
+                 "estimation.contact_estimation.ContactEstimator",
+                 "estimation.contact_estimation.ContactEstimator.update"):
         assert f'<span class="pre">rbd_ros.dynamics.{name}</span>' in api, name
     for tutorial in ("feedforward", "services", "collisions", "floating_base", "recordings"):
         page = (out / "tutorials" / f"{tutorial}.html").read_text()
@@ -85,7 +87,7 @@ def test_rosdoc2_builds_the_docs_as_the_ros_index_does(tmp_path: Path) -> None:
     for page in ROOT.joinpath("doc").rglob("*.md"):
         name = str(page.relative_to(ROOT / "doc").with_suffix(".html"))
         assert name in pages, f"rosdoc2 built no {name}: {sorted(pages)}"
-    assert '<span class="pre">rbd_ros.dynamics.contacts.solve</span>' in \
+    assert '<span class="pre">rbd_ros.dynamics.contact.contacts.solve</span>' in \
         (out / "api.html").read_text()
 
 

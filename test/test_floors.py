@@ -83,3 +83,24 @@ def test_no_import_runs_up_a_floor() -> None:
                           f"(floor {theirs}): an import runs back up")
     assert not homeless, f"modules on no floor of doc/design.md's table: {homeless}"
     assert not up, "\n".join(up)
+
+
+#: the core's rooms (doc/design.md), each importing only from those before it
+CORE_ROOMS = ("errors", "multibody", "algorithm", "contact", "estimation")
+
+
+def test_the_core_rooms_import_only_the_rooms_before_them() -> None:
+    core = ROOT / "rbd_ros" / "dynamics"
+    wrong = []
+    for path in sorted(core.rglob("*.py")):
+        room = path.relative_to(core).parts[0].removesuffix(".py")
+        if room == "__init__":
+            continue
+        assert room in CORE_ROOMS, f"{path.relative_to(ROOT)}: in no room of CORE_ROOMS"
+        for line, module in imported(path):
+            parts = module.split(".")
+            if parts[:2] == ["rbd_ros", "dynamics"] and len(parts) > 2 and parts[2] in CORE_ROOMS \
+                    and CORE_ROOMS.index(parts[2]) > CORE_ROOMS.index(room):
+                wrong.append(f"{path.relative_to(ROOT)}:{line} ({room}) imports {module} "
+                             f"({parts[2]}, a room after it)")
+    assert not wrong, "\n".join(wrong)

@@ -7,7 +7,7 @@ quadruped's weight and motion are split over its feet.
 import numpy as np
 
 from rbd_ros.dynamics import Data, load_urdf
-from rbd_ros.dynamics.contacts import Contact, solve
+from rbd_ros.dynamics.contact.contacts import Contact, solve
 from rbd_ros.robots import QUADRUPED
 
 model = load_urdf(QUADRUPED, floating_base=True)  # a free-flyer root is added

@@ -33,8 +33,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..dynamics.model import F64, Model
-from ..dynamics.observer import (
+from ..dynamics.estimation.observer import (
     COLLISION_RELEASE,
     DEFAULT_GAIN,
     THRESHOLD_PARAMETERS,
@@ -42,6 +41,7 @@ from ..dynamics.observer import (
     flag_states,
     thresholds_problem,
 )
+from ..dynamics.multibody.model import F64, Model
 from .errors import BagError, OutputError
 from .outputs import one_numba_thread, output_set
 from .plotting import preload_pyplot

@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..dynamics import Model, load_urdf, load_urdf_string
-from ..dynamics.model import F64
+from ..dynamics.multibody.model import F64
 from ..joint_names import NameMap
 from .decode import Group, decode
 from .errors import BagError

@@ -21,8 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..dynamics import Model, aba_batch, rnea_batch
-from ..dynamics.model import F64
-from ..dynamics.observer import MOVING_SPEED, THRESHOLD_MARGIN, THRESHOLD_PARAMETERS
+from ..dynamics.estimation.observer import MOVING_SPEED, THRESHOLD_MARGIN, THRESHOLD_PARAMETERS
+from ..dynamics.multibody.model import F64
 from .decode import decode, decode_arrays, without
 from .readers import Batch, batches
 from .recording import (

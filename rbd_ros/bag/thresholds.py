@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dynamics.model import F64
-from ..dynamics.observer import MOVING_SPEED, SPEED_EDGES, THRESHOLD_MARGIN
+from ..dynamics.estimation.observer import MOVING_SPEED, SPEED_EDGES, THRESHOLD_MARGIN
+from ..dynamics.multibody.model import F64
 
 
 def envelope(binned: F64, margin: float = THRESHOLD_MARGIN) -> F64:

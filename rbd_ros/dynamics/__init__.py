@@ -1,15 +1,19 @@
-"""The dynamics core: URDF to model, RNEA, ABA, CRBA, floating base. No ROS in here."""
+"""The dynamics core, numpy and numba only (no ROS in here), in four rooms: ``multibody`` (a URDF
+read into a Model, a thread's Data, spatial algebra), ``algorithm`` (RNEA, ABA, CRBA,
+kinematics, momentum, the inertial regressor, the floating base), ``contact`` (the feet's
+reactions and their QP) and ``estimation`` (the momentum observer, collisions, which feet carry
+the robot). The names most callers need are here."""
 
-from . import floating
-from .aba import aba, aba_batch
-from .configuration import integrate
-from .crba import crba, crba_batch
+from .algorithm import floating
+from .algorithm.aba import aba, aba_batch
+from .algorithm.crba import crba, crba_batch
+from .algorithm.momentum import momentum
+from .algorithm.regressor import inertial_parameters, regressor, regressor_batch
+from .algorithm.rnea import gravity, nonlinear_effects, rnea, rnea_batch
 from .errors import ModelError, RbdError, URDFError
-from .model import Data, Frame, Joint, Model
-from .momentum import momentum
-from .regressor import inertial_parameters, regressor, regressor_batch
-from .rnea import gravity, nonlinear_effects, rnea, rnea_batch
-from .urdf import load_urdf, load_urdf_string
+from .multibody.configuration import integrate
+from .multibody.model import Data, Frame, Joint, Model
+from .multibody.urdf import load_urdf, load_urdf_string
 
 __all__ = [
     "Data",

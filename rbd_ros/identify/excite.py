@@ -24,8 +24,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..dynamics import Data, Model, ModelError, rnea, rnea_batch
-from ..dynamics.model import F64
-from ..dynamics.regressor import regressor_batch
+from ..dynamics.algorithm.regressor import regressor_batch
+from ..dynamics.multibody.model import F64
 from .fit import BaseParameters, actuated, base_parameters, observed
 
 MARGIN = 0.9  # of each limit, for what a controller's tracking error adds

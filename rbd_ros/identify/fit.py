@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..dynamics import Model, inertial_parameters, regressor_batch
-from ..dynamics.model import F64, I64
+from ..dynamics.multibody.model import F64, I64
 
 STILL = 1e-3  # rad/s (m/s): slower counts as standing still, with no Coulomb friction
 

@@ -23,9 +23,9 @@ import numpy as np
 from ..bag.errors import BagError
 from ..bag.outputs import output_set
 from ..dynamics import Model, ModelError, rnea_batch
-from ..dynamics.model import F64
-from ..dynamics.regressor import regressor_batch
-from ..dynamics.spatial import rigid_body_problem
+from ..dynamics.algorithm.regressor import regressor_batch
+from ..dynamics.multibody.model import F64
+from ..dynamics.multibody.spatial import rigid_body_problem
 from .run import BLOCK, IdentifyOptions, Samples, measured_joints, prepare, read, window
 
 INERTIA_ENTRIES = (("xx", 0, 0), ("xy", 0, 1), ("xz", 0, 2), ("yy", 1, 1), ("yz", 1, 2),

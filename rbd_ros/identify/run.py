@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from ..bag.errors import BagError
 from ..bag.outputs import output_set
 from ..dynamics import Model
-from ..dynamics.model import F64
+from ..dynamics.multibody.model import F64
 from .fit import (
     MASS_RANGE,
     BaseParameters,

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from ..dynamics import Model
-from ..dynamics.model import F64
+from ..dynamics.multibody.model import F64
 from .fit import actuated
 
 

@@ -66,8 +66,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
-from ..dynamics.model import payload_parts
-from ..dynamics.observer import (
+from ..dynamics.estimation.observer import (
     GAP_S,
     SETTLE,
     THRESHOLD_PARAMETERS,
@@ -76,6 +75,7 @@ from ..dynamics.observer import (
     external_torques,
     likely_links,
 )
+from ..dynamics.multibody.model import payload_parts
 from ..joint_names import NameMap
 from .common import (
     LATCHED,

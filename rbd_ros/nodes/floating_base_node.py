@@ -9,7 +9,7 @@ the angular acceleration is taken as zero), ``desired_accelerations``
 ``active_contacts`` (rbd_ros_interfaces/ActiveContacts; until one arrives every contact link
 is in contact; an empty list: flight) and ``robot_description``. With ``estimate_contacts``
 the node finds which contact links touch from the measured joint efforts instead (a
-floating-base momentum observer, rbd_ros/dynamics/contact_estimation.py), ignores
+floating-base momentum observer, rbd_ros/dynamics/estimation/contact_estimation.py), ignores
 ``active_contacts``, and publishes its estimate on ``~/estimated_contacts`` (ActiveContacts)
 and each link's estimated force on ``~/contact/<link>/estimated_force`` (WrenchStamped, world
 axes, at the contact point). Without an IMU the base
@@ -23,7 +23,7 @@ the state's stamp (``~/status`` says "ok; odometry held from ... ms before ...")
 state is not answered and ``~/status`` says which input is stale.
 
 Contacts: ``contact_links``, each described by ``contacts.<link>.*`` (see
-config/floating_base.yaml and rbd_ros/dynamics/contacts.py): a contact frame (offset, rpy),
+config/floating_base.yaml and rbd_ros/dynamics/contact/contacts.py): a contact frame (offset, rpy),
 a round foot's radius, a point's surface normal, a flat sole's half sizes, normal-force bounds.
 
 Outputs, stamped with the joint state's stamp:
@@ -58,14 +58,18 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, load_urdf_string
-from ..dynamics.configuration import interpolate_base
-from ..dynamics.contact_estimation import (
+from ..dynamics.algorithm.floating import (
+    base_acceleration_from_imu,
+    forward_dynamics,
+    inverse_dynamics,
+)
+from ..dynamics.contact.contacts import Contact, Reaction, check_contacts, solve
+from ..dynamics.estimation.contact_estimation import (
     ContactEstimator,
     StandingSecond,
     ThresholdProposal,
 )
-from ..dynamics.contacts import Contact, Reaction, check_contacts, solve
-from ..dynamics.floating import base_acceleration_from_imu, forward_dynamics, inverse_dynamics
+from ..dynamics.multibody.configuration import interpolate_base
 from ..joint_names import NameMap
 from .common import (
     LATCHED,

@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..dynamics import Model
-from ..dynamics.model import F64
+from ..dynamics.multibody.model import F64
 from ..joint_names import NameMap, merge
 from .errors import LIMIT, InputError, usable
 

@@ -24,7 +24,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Accel, Point, Wrench
 
 from .. import cdr
-from ..dynamics.model import F64
+from ..dynamics.multibody.model import F64
 from .errors import InputError, usable
 from .joint_states import base_state
 

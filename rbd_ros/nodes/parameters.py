@@ -15,22 +15,22 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from ..dynamics import RbdError
-from ..dynamics.contact_estimation import (
+from ..dynamics.estimation.contact_estimation import (
     DEFAULT_GAIN as CONTACT_GAIN,
 )
-from ..dynamics.contact_estimation import (
+from ..dynamics.estimation.contact_estimation import (
     DEFAULT_MAX_SPEED,
     DEFAULT_RELEASE,
     DEFAULT_THRESHOLD,
 )
-from ..dynamics.model import check_gravity
-from ..dynamics.observer import (
+from ..dynamics.estimation.observer import (
     COLLISION_RELEASE,
     DEFAULT_GAIN,
     MOVING_SPEED,
     THRESHOLD_PARAMETERS,
     thresholds_problem,
 )
+from ..dynamics.multibody.model import check_gravity
 from .common import QOS_CHOICES, input_qos
 
 STRINGS, NUMBERS = Parameter.Type.STRING_ARRAY, Parameter.Type.DOUBLE_ARRAY  # unset by default

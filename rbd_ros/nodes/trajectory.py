@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..dynamics.model import F64
+from ..dynamics.multibody.model import F64
 
 
 class Trajectory:

@@ -25,7 +25,7 @@ from rbd_ros.bag.analyze import AnalyzeOptions, Flags, analyze, node_parameters
 from rbd_ros.bag.errors import BagError
 from rbd_ros.bag.stream import THRESHOLDS_FILE
 from rbd_ros.dynamics import Data, Model, load_urdf, load_urdf_string, rnea
-from rbd_ros.dynamics.observer import (
+from rbd_ros.dynamics.estimation.observer import (
     DEFAULT_GAIN,
     GAP_S,
     SPEED_EDGES,

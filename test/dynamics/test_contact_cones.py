@@ -18,7 +18,7 @@ import pytest
 from pinref import PinRef, robot_path
 
 from rbd_ros.dynamics import Data, load_urdf
-from rbd_ros.dynamics.contacts import Contact, Reaction, _Cone, solve
+from rbd_ros.dynamics.contact.contacts import Contact, Reaction, _Cone, solve
 
 
 def quadprog() -> Any:

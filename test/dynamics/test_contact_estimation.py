@@ -28,14 +28,14 @@ from quadsim import (
 from wrongmodel import perturbed
 
 from rbd_ros.dynamics import ModelError, load_urdf, load_urdf_string
-from rbd_ros.dynamics.contact_estimation import (
+from rbd_ros.dynamics.contact.contacts import Contact
+from rbd_ros.dynamics.estimation.contact_estimation import (
     PROPOSAL_FLOOR,
     ContactEstimator,
     StandingSecond,
     ThresholdProposal,
     propose_threshold,
 )
-from rbd_ros.dynamics.contacts import Contact
 from rbd_ros.robots import ARM, QUADRUPED
 
 

@@ -9,9 +9,9 @@ import pytest
 from pinref import random_state, robot_path
 
 from rbd_ros.dynamics import Data, ModelError, aba, integrate, load_urdf
-from rbd_ros.dynamics.contacts import Contact, Reaction, check_contacts, solve
-from rbd_ros.dynamics.kinematics import center_of_mass, link_placement, placements
-from rbd_ros.dynamics.model import Model
+from rbd_ros.dynamics.algorithm.kinematics import center_of_mass, link_placement, placements
+from rbd_ros.dynamics.contact.contacts import Contact, Reaction, check_contacts, solve
+from rbd_ros.dynamics.multibody.model import Model
 from rbd_ros.robots import QUADRUPED
 
 G = 9.81

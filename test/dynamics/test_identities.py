@@ -24,7 +24,7 @@ from rbd_ros.dynamics import (
     nonlinear_effects,
     rnea,
 )
-from rbd_ros.dynamics.kinematics import center_of_mass, placements
+from rbd_ros.dynamics.algorithm.kinematics import center_of_mass, placements
 from rbd_ros.robots import ARM, QUADRUPED
 
 # the seed's 2-link planar arm: unit point masses at the ends of unit links, Y-axis joints
@@ -264,7 +264,7 @@ def test_every_input_of_a_per_call_function_is_checked_on_the_fast_path_too(algo
 def test_the_c_entry_takes_the_three_kernels_by_name_only() -> None:
     """Each algorithm's module registers its kernel with the C entry by name; a name it does not
     know is refused, not stored in some slot."""
-    from rbd_ros.dynamics import _entry
+    from rbd_ros.dynamics.multibody import _entry
 
     with pytest.raises(ValueError, match=r"register: no kernel 'rnae' \(rnea, aba or crba\)"):
         _entry.register("rnae", 0)
@@ -324,7 +324,7 @@ def test_a_data_copied_or_pickled_works_on_its_own_arrays() -> None:
 @pytest.mark.parametrize("name,m", models())
 def test_the_models_named_views_are_what_they_say(name: str, m: Model) -> None:
     """parents, joint_types, S and inertias: read-only views that agree with the URDF."""
-    from rbd_ros.dynamics.spatial import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+    from rbd_ros.dynamics.multibody.spatial import JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
     assert all(p < i for i, p in enumerate(m.parents))  # topological, -1 for the world
     for i in range(m.nb):

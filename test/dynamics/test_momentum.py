@@ -14,8 +14,8 @@ from pinref import PinRef, random_state, robot_path
 from urdfs import trees
 
 from rbd_ros.dynamics import Data, crba, load_urdf, load_urdf_string, rnea
-from rbd_ros.dynamics.model import Model
-from rbd_ros.dynamics.momentum import momentum, observer_terms_core
+from rbd_ros.dynamics.algorithm.momentum import momentum, observer_terms_core
+from rbd_ros.dynamics.multibody.model import Model
 
 ROBOTS = [(robot_path("panda"), False), (robot_path("talos"), True),
           (str(Path(robot_path("talos")).with_name("talos_reduced.urdf")), True)]

@@ -13,7 +13,7 @@ import pytest
 from armsim import DT, HOLD, fifth_link_wrench, simulate
 
 from rbd_ros.dynamics import Data, load_urdf, load_urdf_string, rnea
-from rbd_ros.dynamics.observer import (
+from rbd_ros.dynamics.estimation.observer import (
     DEFAULT_GAIN,
     FIT_AT,
     WINDOW_S,

@@ -1,4 +1,4 @@
-"""The contact split's QP solver (rbd_ros.dynamics.qp, Goldfarb-Idnani) against quadprog, the
+"""The contact split's QP solver (rbd_ros.dynamics.contact.qp, Goldfarb-Idnani) against quadprog, the
 library that implements the same method, on thousands of random problems: dense ones and ones
 shaped like the contact split (friction pyramids and sole wrench cones at random contact frames,
 a random wrench to produce). Each answer is also checked on its own against the optimality
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import quadprog
 
-from rbd_ros.dynamics.contacts import Contact, _Cone
-from rbd_ros.dynamics.qp import INFEASIBLE, OPTIMAL, solve
+from rbd_ros.dynamics.contact.contacts import Contact, _Cone
+from rbd_ros.dynamics.contact.qp import INFEASIBLE, OPTIMAL, solve
 
 Problem = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]
 

@@ -14,8 +14,8 @@ from pinref import PinRef, random_state, rel_err, robot_path
 from urdfs import trees
 
 from rbd_ros.dynamics import Data, ModelError, load_urdf, load_urdf_string, rnea
-from rbd_ros.dynamics.model import Model
-from rbd_ros.dynamics.regressor import inertial_parameters, regressor
+from rbd_ros.dynamics.algorithm.regressor import inertial_parameters, regressor
+from rbd_ros.dynamics.multibody.model import Model
 
 ROBOTS = [(robot_path("panda"), False), (robot_path("talos"), True),
           (str(Path(robot_path("talos")).with_name("talos_reduced.urdf")), True)]

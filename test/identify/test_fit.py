@@ -11,7 +11,7 @@ import pytest
 from pinref import PinRef, robot_path
 
 from rbd_ros.dynamics import Model, load_urdf, load_urdf_string, rnea_batch
-from rbd_ros.dynamics.layout import MF_I
+from rbd_ros.dynamics.multibody.layout import MF_I
 from rbd_ros.identify.fit import (
     STILL,
     NormalEquations,

@@ -18,7 +18,7 @@ from rosutil import SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
-from rbd_ros.dynamics.contact_estimation import PROPOSAL_FLOOR
+from rbd_ros.dynamics.estimation.contact_estimation import PROPOSAL_FLOOR
 from rbd_ros.robots import QUADRUPED
 from rbd_ros_interfaces.msg import ActiveContacts
 

@@ -16,8 +16,8 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 
 from rbd_ros.dynamics import Data, load_urdf
-from rbd_ros.dynamics.contacts import Contact, solve
-from rbd_ros.dynamics.floating import forward_dynamics, inverse_dynamics
+from rbd_ros.dynamics.algorithm.floating import forward_dynamics, inverse_dynamics
+from rbd_ros.dynamics.contact.contacts import Contact, solve
 from rbd_ros.robots import QUADRUPED
 from rbd_ros_interfaces.msg import ActiveContacts
 from rbd_ros_interfaces.srv import FloatingBaseDynamics
@@ -178,7 +178,7 @@ def test_odometry_is_paired_with_each_state_by_stamp(node: NodeProcess, probe: P
     js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
     assert probe.spin_until(
         lambda: bool(od.get_subscription_count() and js.get_subscription_count()))
-    from rbd_ros.dynamics.kinematics import center_of_mass, placements
+    from rbd_ros.dynamics.algorithm.kinematics import center_of_mass, placements
 
     def com_at(z: float) -> np.ndarray:
         q = q_full()

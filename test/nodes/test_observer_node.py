@@ -28,7 +28,7 @@ from sensor_msgs.msg import JointState
 
 from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 from rbd_ros.dynamics import Data, crba, gravity, load_urdf, rnea
-from rbd_ros.dynamics.observer import (
+from rbd_ros.dynamics.estimation.observer import (
     DEFAULT_GAIN,
     FIT_AT,
     WINDOW_S,

@@ -28,11 +28,11 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from .errors import ModelError
-from .model import F64, Data, Direct, Model
-from .momentum import observer_terms_core
-from .rnea import rnea
-from .spatial import JOINT_FREE
+from ..algorithm.momentum import observer_terms_core
+from ..algorithm.rnea import rnea
+from ..errors import ModelError
+from ..multibody.model import F64, Data, Direct, Model
+from ..multibody.spatial import JOINT_FREE
 
 #: the observer's state: a row each (a column a joint). p(0); the integral of the integrand
 #: without r; its last value; r (one lag); scratch for p and for C^T v - g; the residual (r

@@ -1,4 +1,4 @@
-"""URDF to :class:`~rbd_ros.dynamics.model.Model`, through urdf-parser-py.
+"""URDF to :class:`~rbd_ros.dynamics.multibody.model.Model`, through urdf-parser-py.
 
 Everything a URDF can get wrong that would make the dynamics meaningless (a loop, a missing
 link, a non-finite number, a negative mass) is refused as one :class:`URDFError` whose text
@@ -22,7 +22,7 @@ import numpy as np
 from urdf_parser_py import urdf as up
 from urdf_parser_py.xml_reflection import core as xml_core
 
-from .errors import URDFError
+from ..errors import URDFError
 from .layout import (
     INERTIA_SIZE,
     MF_COULOMB,

@@ -51,7 +51,9 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .contacts import (
+from ..algorithm.kinematics import placements_kernel
+from ..algorithm.rnea import fext_torques
+from ..contact.contacts import (
     Contact,
     body_frame,
     check_contacts,
@@ -60,11 +62,9 @@ from .contacts import (
     cross3,
     mat_vec,
 )
-from .errors import ModelError
-from .kinematics import placements_kernel
-from .model import F64, Direct, Model
+from ..errors import ModelError
+from ..multibody.model import F64, Direct, Model
 from .observer import R1, MomentumObserver
-from .rnea import fext_torques
 
 #: the contact observer's gain, 1/s: its lag is 1/gain (1 ms, a sample at 1 kHz). A contact's
 #: force is some tens of newtons against noise of a few tenths, so speed wins over smoothing

@@ -6,11 +6,11 @@ import numpy as np
 from numba import cfunc, njit, prange
 from numba.np.numpy_support import carray
 
-from . import _entry
-from .entry import KERNEL, OK, arrays, register
-from .layout import MAPS_NQ, MAPS_NV, MF_I, MF_MASS, MF_MC, MF_S, W_O, W_OS
-from .model import F64, Data, Model, map_views, mimic_scratch, vpos_view, work_vectors
-from .spatial import (
+from ..multibody import _entry
+from ..multibody.entry import KERNEL, OK, arrays, register
+from ..multibody.layout import MAPS_NQ, MAPS_NV, MF_I, MF_MASS, MF_MC, MF_S, W_O, W_OS
+from ..multibody.model import F64, Data, Model, map_views, mimic_scratch, vpos_view, work_vectors
+from ..multibody.spatial import (
     JOINT_FREE,
     dot6,
     free_axis,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .errors import ModelError
-from .layout import MF_MASS, MF_MC, W_X
-from .model import F64, Data, Model, map_views, work_vectors
-from .spatial import joint_transform, load12, store
+from ..errors import ModelError
+from ..multibody.layout import MF_MASS, MF_MC, W_X
+from ..multibody.model import F64, Data, Model, map_views, work_vectors
+from ..multibody.spatial import joint_transform, load12, store
 
 
 @njit(cache=True)

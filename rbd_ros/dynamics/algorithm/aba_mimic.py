@@ -18,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .articulated import D_MIN, joint_accel, udu, urow
-from .layout import MF_S, W_A, W_C, W_F, W_GA, W_GD, W_GU, W_GW, W_SA, W_SP, W_SU, W_X
-from .spatial import (
+from ..multibody.layout import MF_S, W_A, W_C, W_F, W_GA, W_GD, W_GU, W_GW, W_SA, W_SP, W_SU, W_X
+from ..multibody.spatial import (
     JOINT_FREE,
     add6,
     congruence_add,
@@ -35,6 +34,7 @@ from .spatial import (
     xforce_up,
     xmotion,
 )
+from .articulated import D_MIN, joint_accel, udu, urow
 
 
 @njit(cache=True)

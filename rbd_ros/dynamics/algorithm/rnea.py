@@ -6,11 +6,11 @@ import numpy as np
 from numba import cfunc, njit, prange
 from numba.np.numpy_support import carray
 
-from . import _entry
-from .entry import KERNEL, OK, arrays, register, state
-from .layout import LINEAR, MF_COULOMB, MF_DAMPING, MF_S, W_A, W_F, W_V, W_X
-from .model import F64, NO_FEXT, Data, Model, map_views, work_vectors
-from .spatial import (
+from ..multibody import _entry
+from ..multibody.entry import KERNEL, OK, arrays, register, state
+from ..multibody.layout import LINEAR, MF_COULOMB, MF_DAMPING, MF_S, W_A, W_F, W_V, W_X
+from ..multibody.model import F64, NO_FEXT, Data, Model, map_views, work_vectors
+from ..multibody.spatial import (
     JOINT_FREE,
     add6,
     crf,

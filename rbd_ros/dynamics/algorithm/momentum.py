@@ -15,10 +15,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .layout import MF_S, W_F, W_V, W_X
-from .model import F64, Data, Direct, Model, map_views, work_vectors
-from .rnea import expand, friction_torque, gravity_again, joint_motion
-from .spatial import (
+from ..multibody.layout import MF_S, W_F, W_V, W_X
+from ..multibody.model import F64, Data, Direct, Model, map_views, work_vectors
+from ..multibody.spatial import (
     JOINT_FREE,
     add6,
     crm,
@@ -31,6 +30,7 @@ from .spatial import (
     xforce_up,
     xmotion,
 )
+from .rnea import expand, friction_torque, gravity_again, joint_motion
 
 
 @njit(cache=True)

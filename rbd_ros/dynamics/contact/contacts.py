@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from .errors import ModelError
-from .floating import base_reaction
-from .kinematics import center_of_mass, com_kernel, placements, world_placements
-from .model import F64, Data, Direct, Model
+from ..algorithm.floating import base_reaction
+from ..algorithm.kinematics import center_of_mass, com_kernel, placements, world_placements
+from ..algorithm.rnea import fext_torques, rnea_core
+from ..errors import ModelError
+from ..multibody.model import F64, Data, Direct, Model
+from ..multibody.spatial import rpy_matrix
 from .qp import OPTIMAL, solve_qp
-from .rnea import fext_torques, rnea_core
-from .spatial import rpy_matrix
 
 TORQUE_WEIGHT = 10.0  # per (N m)^2, relative to 1 per N^2: prefer forces to sole torques
 FRICTION_SIDES = 8  # a point's cone: its inscribed pyramid with this many faces

@@ -1,4 +1,4 @@
-/* The per-call entry point of rnea, aba and crba (rbd_ros.dynamics.entry).
+/* The per-call entry point of rnea, aba and crba (rbd_ros.dynamics.multibody.entry).
  *
  * Calling a numba kernel from Python costs ~45 ns an array argument (numba boxes each one) and
  * its dispatch: on a 6-joint arm more than the algorithm itself. Here a Handle holds, once per
@@ -54,7 +54,7 @@ static PyGetSetDef handle_getset[] = {
     {NULL}};
 
 static PyTypeObject HandleType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "rbd_ros.dynamics._entry.Handle",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "rbd_ros.dynamics.multibody._entry.Handle",
     .tp_basicsize = sizeof(Handle),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)handle_dealloc,

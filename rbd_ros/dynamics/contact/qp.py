@@ -25,8 +25,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .model import F64
-from .spatial import inverse_cholesky
+from ..multibody.model import F64
+from ..multibody.spatial import inverse_cholesky
 
 OPTIMAL, INFEASIBLE, NO_PROGRESS = 0, 1, 2
 #: a constraint is violated below ``-TOL * (1 + |b_i|)``; a new normal is taken as dependent

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from .layout import MF_I, MF_S, W_F, W_U, W_X
-from .spatial import (
+from ..multibody.layout import MF_I, MF_S, W_F, W_U, W_X
+from ..multibody.spatial import (
     JOINT_FREE,
     add6,
     dot6,

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .layout import INERTIA_SIZE, MF_I, MF_S, W_A, W_V, W_X
-from .model import F64, Data, Direct, Model, map_views
+from ..multibody.layout import INERTIA_SIZE, MF_I, MF_S, W_A, W_V, W_X
+from ..multibody.model import F64, Data, Direct, Model, map_views
+from ..multibody.spatial import JOINT_FREE, load6, load12, xforce_up
 from .rnea import rnea_core
-from .spatial import JOINT_FREE, load6, load12, xforce_up
 
 PARAMETERS = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 

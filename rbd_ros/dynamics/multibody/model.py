@@ -25,8 +25,8 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
+from ..errors import ModelError
 from . import _entry
-from .errors import ModelError
 from .layout import (
     INERTIA_SIZE,
     M6_BODY,
@@ -84,7 +84,7 @@ class Frame:
 
 @dataclass(frozen=True, eq=False)
 class Model:
-    """Immutable kinematic tree. Build it with :func:`rbd_ros.dynamics.urdf.load_urdf`."""
+    """Immutable kinematic tree. Build it with :func:`rbd_ros.dynamics.multibody.urdf.load_urdf`."""
 
     name: str
     nq: int

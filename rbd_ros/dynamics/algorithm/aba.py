@@ -13,28 +13,12 @@ import numpy as np
 from numba import cfunc, njit, prange
 from numba.np.numpy_support import carray
 
-from . import _entry
-from .aba_mimic import (
-    group_accel,
-    group_fold,
-    group_member_accel,
-    group_start,
-    group_up,
-    mimic_correction,
-)
-from .articulated import (
-    D_MIN,
-    external_force,
-    free_joint_factors,
-    joint_accel,
-    load_inertia,
-)
-from .entry import KERNEL, arrays, register, state
-from .errors import ModelError
-from .layout import MF_S, W_A, W_C, W_F, W_U, W_V, W_X
-from .model import F64, NO_FEXT, Data, Model, group_view, map_views, work_vectors
-from .rnea import expand, friction_torque, joint_motion
-from .spatial import (
+from ..errors import ModelError
+from ..multibody import _entry
+from ..multibody.entry import KERNEL, arrays, register, state
+from ..multibody.layout import MF_S, W_A, W_C, W_F, W_U, W_V, W_X
+from ..multibody.model import F64, NO_FEXT, Data, Model, group_view, map_views, work_vectors
+from ..multibody.spatial import (
     JOINT_FREE,
     add6,
     congruence_add,
@@ -51,6 +35,22 @@ from .spatial import (
     xforce_up,
     xmotion,
 )
+from .aba_mimic import (
+    group_accel,
+    group_fold,
+    group_member_accel,
+    group_start,
+    group_up,
+    mimic_correction,
+)
+from .articulated import (
+    D_MIN,
+    external_force,
+    free_joint_factors,
+    joint_accel,
+    load_inertia,
+)
+from .rnea import expand, friction_torque, joint_motion
 
 
 # Over 60 lines, as Table 7.1 writes ABA: its three passes share a dozen views and scratch

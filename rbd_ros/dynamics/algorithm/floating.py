@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..multibody.configuration import quat_matrix
+from ..multibody.model import F64, Data, Model
 from .aba import aba
-from .configuration import quat_matrix
 from .crba import crba
-from .model import F64, Data, Model
 from .rnea import rnea
 
 
