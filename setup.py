@@ -13,7 +13,7 @@ PACKAGE = "rbd_ros"
 
 
 class InstallAndCompile(install):
-    """install, then numba's kernels compiled into the installed package (rbd_ros.numba_cache),
+    """install, then numba's kernels compiled into the installed package (rbd_ros.app.numba_cache),
     so that no node compiles when it starts. Without numba or numpy here (a build before
     rosdep), the nodes compile on their first start instead. colcon's --symlink-install (setup.py
     develop) keeps the cache in the source folder, filled on the first start."""
@@ -25,7 +25,7 @@ class InstallAndCompile(install):
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             x for x in (self.install_lib, os.environ.get("PYTHONPATH")) if x))
         # from install_lib: the source folder (colcon's working directory) must not be imported
-        done = subprocess.run([sys.executable, "-m", f"{PACKAGE}.numba_cache"], env=env,
+        done = subprocess.run([sys.executable, "-m", f"{PACKAGE}.app.numba_cache"], env=env,
                               cwd=self.install_lib, check=False)
         if done.returncode:
             print(f"warning: {PACKAGE}'s compiled kernels are not cached: the nodes compile "
@@ -72,7 +72,7 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [
-            "rbd-ros = rbd_ros.cli:main",
+            "rbd-ros = rbd_ros.app.cli:main",
             "dynamics_node = rbd_ros.nodes.dynamics_node:main",
             "simulator_node = rbd_ros.nodes.simulator_node:main",
             "floating_base_node = rbd_ros.nodes.floating_base_node:main",

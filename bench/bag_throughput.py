@@ -99,7 +99,7 @@ def bag_throughput(minutes: float) -> None:
           "summary")
     # the kernels compiled as an install leaves them (a source edited since would otherwise
     # make the first analysis pay the compilation)
-    subprocess.run([sys.executable, "-m", "rbd_ros.numba_cache"], check=True, cwd=ROOT,
+    subprocess.run([sys.executable, "-m", "rbd_ros.app.numba_cache"], check=True, cwd=ROOT,
                    capture_output=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,6 +5,7 @@ process pool. Outputs are checked byte for byte against the one-process run."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -41,8 +42,8 @@ def cluster(workers: int) -> Iterator[str]:
         with Client(address, timeout=30) as client:  # type: ignore[no-untyped-call]
             client.wait_for_workers(workers, timeout=60)
             # the kernels loaded in each worker, as a worker that has run before has them
-            client.run(lambda: __import__("rbd_ros.numba_cache").numba_cache.load_node_kernels(
-                False))
+            client.run(lambda: importlib.import_module("rbd_ros.runtime.kernels")
+                       .load_node_kernels(False))
         yield address
     finally:
         for p in reversed(procs):
@@ -59,7 +60,7 @@ def same(a: Path, b: Path) -> bool:
 def dask_scaling() -> None:
     opts = AnalyzeOptions(progress=False)
     quiet: list[str] = []
-    subprocess.run([sys.executable, "-m", "rbd_ros.numba_cache"], check=True, cwd=ROOT,
+    subprocess.run([sys.executable, "-m", "rbd_ros.app.numba_cache"], check=True, cwd=ROOT,
                    capture_output=True)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)

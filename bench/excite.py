@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as rbd-ros excite runs it (rbd_ros.cli)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as rbd-ros excite runs it (rbd_ros.app.cli)
 
 import sys
 import tempfile

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from rbd_ros.local_ros import BENCH, isolate
+from rbd_ros.runtime.local_ros import BENCH, isolate
 
 ECHO = """
 import sys, rclpy

@@ -298,12 +298,12 @@ def first_call() -> None:
           "after its process starts\n   (bundled arm, states sent every 10 ms)")
     with tempfile.TemporaryDirectory() as empty, tempfile.TemporaryDirectory() as filled:
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "rbd_ros.numba_cache"], check=True,
+        subprocess.run([sys.executable, "-m", "rbd_ros.app.numba_cache"], check=True,
                        env=dict(os.environ, NUMBA_CACHE_DIR=filled), capture_output=True)
         fill = time.perf_counter() - t
         for label, cache in (("new process, empty numba cache (compiles)", empty),
                              ("second process, numba cache filled by the first", empty),
-                             ("cache filled at install (rbd_ros.numba_cache)", filled)):
+                             ("cache filled at install (rbd_ros.app.numba_cache)", filled)):
             out = subprocess.run([sys.executable, "-c", FIRST_CALL], text=True, check=True,
                                  env=dict(os.environ, NUMBA_CACHE_DIR=cache),
                                  capture_output=True).stdout.split()

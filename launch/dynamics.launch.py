@@ -13,7 +13,7 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from rbd_ros.launch_support import robot_description
+from rbd_ros.runtime.launch_support import robot_description
 
 
 def _nodes(context):

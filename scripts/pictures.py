@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT / "test"))  # the tests' arm simulator and recording
 from armsim import fifth_link_wrench, simulate  # noqa: E402
 from recordings import write_joint_states  # noqa: E402
 
+from rbd_ros.app.cli import main  # noqa: E402
 from rbd_ros.bag.plotting import pyplot  # noqa: E402
-from rbd_ros.cli import main  # noqa: E402
 from rbd_ros.dynamics import Data, load_urdf  # noqa: E402
 from rbd_ros.dynamics.algorithm.kinematics import link_placement, placements  # noqa: E402
 from rbd_ros.dynamics.contact.contacts import Contact, solve  # noqa: E402

@@ -70,7 +70,7 @@ export AMENT_PREFIX_PATH="$VIRTUAL_ENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
 ENV
 # numba's compiled kernels, once (about a minute; seconds when nothing changed): no node
 # compiles when it starts
-"$VENV/bin/python" -m rbd_ros.numba_cache
+"$VENV/bin/python" -m rbd_ros.app.numba_cache
 AMENT_PREFIX_PATH="$prefix" "$VENV/bin/python" -c "
 import rbd_ros.dynamics, rbd_ros_interfaces.srv
 from ament_index_python import get_package_share_directory as share

@@ -35,13 +35,13 @@ def _test_what_colcon_installed() -> None:
 
 _test_what_colcon_installed()
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-# as the rbd-ros command runs (rbd_ros/cli.py): BLAS on one thread, set before numpy loads it
+# as the rbd-ros command runs (rbd_ros/app/cli.py): BLAS on one thread, set before numpy loads it
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from rbd_ros.local_ros import TESTS, isolate  # noqa: E402 (after the path is settled)
+from rbd_ros.runtime.local_ros import TESTS, isolate  # noqa: E402 (after the path is settled)
 
 # Every ROS participant of the test run, here and in the processes it starts, stays on this
-# machine and in a domain of its own (RBD_TEST_DOMAIN, or 10-79: see rbd_ros.local_ros); with
+# machine and in a domain of its own (RBD_TEST_DOMAIN, or 10-79: see rbd_ros.runtime.local_ros); with
 # pytest-xdist (-n), each worker (gw0, gw1, ...) in its own
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
 if _WORKER:

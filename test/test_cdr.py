@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from rosbags.typesys import Stores, get_typestore
 
-from rbd_ros.cdr import (
+from rbd_ros.wire.cdr import (
     CdrError,
     float64_array_at,
     joint_state,

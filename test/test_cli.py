@@ -15,7 +15,7 @@ from rbd_ros.robots import ARM
 
 
 def rbd_ros(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rbd_ros.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", *args], capture_output=True,
                           text=True, timeout=300)
 
 
@@ -25,7 +25,7 @@ def test_info_prints_the_arm_and_its_gravity_torques() -> None:
     assert "model 'arm7'" in r.stdout and "nv=7" in r.stdout
     printed = [float(x) for x in re.findall(r"joint\d\s+([+-]\d+\.\d+) N m", r.stdout)]
     m = load_urdf(ARM)
-    from rbd_ros.cli import ARM_READY
+    from rbd_ros.app.cli import ARM_READY
     np.testing.assert_allclose(printed, gravity(m, Data(m), np.array(ARM_READY)), atol=1e-4)
 
 
@@ -82,7 +82,7 @@ def test_every_option_has_help_that_says_its_default() -> None:
     option that has a default (not none, off or empty) says it."""
     import argparse
 
-    from rbd_ros.cli import parser
+    from rbd_ros.app.cli import parser
 
     commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
     for name, sub in commands.choices.items():
@@ -106,7 +106,7 @@ def test_the_demo_answers_each_simulated_state_once() -> None:
     its run has as many samples as steps (a second answer made 3502 of 3500 on a busy CI)."""
     import numpy as np
 
-    from rbd_ros.demo import _Controller
+    from rbd_ros.app.demo import _Controller
 
     sent: list[int] = []
     ctl = _Controller(4.0, lambda stamp, tau: sent.append(stamp))
@@ -142,7 +142,7 @@ def test_a_killed_demo_leaves_no_node_running() -> None:
                 out.append(int(stat.parent.name))
         return out
 
-    demo = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "demo"],
+    demo = subprocess.Popen([sys.executable, "-m", "rbd_ros.app.cli", "demo"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60

@@ -88,7 +88,7 @@ def run_without(blocked: set[str], body: str, *args: str) -> subprocess.Complete
 def test_info_and_the_nodes_need_no_offline_extra() -> None:
     extras = set(EXTRAS)
     r = run_without(extras, "import rbd_ros.nodes.dynamics_node, rbd_ros.nodes.floating_base_node, "
-                            "rbd_ros.nodes.simulator_node\nfrom rbd_ros.cli import main\n"
+                            "rbd_ros.nodes.simulator_node\nfrom rbd_ros.app.cli import main\n"
                             "sys.exit(main())", "info")
     assert r.returncode == 0, r.stderr
     assert "model 'arm7'" in r.stdout
@@ -99,7 +99,7 @@ def test_an_offline_tool_without_its_extra_says_how_to_install_it(tmp_path: Path
             ("analyze", "rosbags", "pip install rosbags"),
             ("analyze", "mcap", "pip install mcap"),
             ("identify", "scipy", "pip install scipy (rosdep key python3-scipy)")):
-        r = run_without({module}, "from rbd_ros.cli import main\nsys.exit(main())", tool,
+        r = run_without({module}, "from rbd_ros.app.cli import main\nsys.exit(main())", tool,
                         str(tmp_path), "--out", str(tmp_path / "out"))
         assert r.returncode == 2, r.stderr
         assert f"needs the Python package '{module}', which is not installed: {advice}" in \

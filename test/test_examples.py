@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rbd_ros.cli import parser, split_ros_args
+from rbd_ros.app.cli import parser, split_ros_args
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "doc" / "_ext"))  # the docs' generator starts our nodes
@@ -315,7 +315,7 @@ def test_each_offline_command_runs_on_a_recording(page: str, words: list[str],
             argv[k] = str(places[w])
         elif k and argv[k - 1] == "--out":
             argv[k] = str(tmp_path / w)
-    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", *argv], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", *argv], capture_output=True,
                        text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0, f"{page}: `{' '.join(words)}`: {r.stdout} {r.stderr}"
     said = {"analyze": "joint states analysed", "identify": "written: ", "info": "model '"}

@@ -5,6 +5,7 @@ executables) or a colcon install space (``colcon test`` puts it on AMENT_PREFIX_
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,8 +16,8 @@ import pytest
 from rosutil import Probe, params_file
 
 from rbd_ros.dynamics import Data, gravity, load_urdf
-from rbd_ros.launch_support import robot_description
 from rbd_ros.robots import ARM
+from rbd_ros.runtime.launch_support import robot_description
 from rbd_ros_interfaces.srv import GravityTorques
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +55,25 @@ def test_the_package_share_resolves_through_the_ament_index(ament: Path) -> None
     lib = Path(get_package_prefix("rbd_ros")) / "lib" / "rbd_ros"
     for exe in ("dynamics_node", "floating_base_node", "simulator_node"):
         assert os.access(lib / exe, os.X_OK), exe
+
+
+def test_every_public_entry_point_resolves() -> None:
+    """The console scripts as installed load, and ``rbd-ros`` and ``python -m rbd_ros.app.cli``
+    run (``python -m rbd_ros.app.numba_cache``: test_numba_cache.py)."""
+    from importlib.metadata import entry_points
+
+    scripts = [e for e in entry_points(group="console_scripts") if e.value.startswith("rbd_ros.")]
+    assert {e.name for e in scripts} >= {"rbd-ros", "dynamics_node", "floating_base_node",
+                                         "simulator_node"}
+    for e in scripts:
+        assert callable(e.load()), e.value
+    command = shutil.which("rbd-ros", path=os.pathsep.join(
+        [str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    assert command, "the rbd-ros command is not installed beside this Python or on the PATH"
+    for run in ([command, "--help"],
+                [sys.executable, "-m", "rbd_ros.app.cli", "info", "arm"]):
+        r = subprocess.run(run, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
 
 
 def test_the_node_starts_through_its_lib_executable(ament: Path, probe: Probe,

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from rbd_ros.local_ros import DEMO, TESTS, isolate
+from rbd_ros.runtime.local_ros import DEMO, TESTS, isolate
 
 
 def test_in_range_and_never_the_shells(monkeypatch: pytest.MonkeyPatch) -> None:

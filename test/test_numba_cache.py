@@ -14,9 +14,9 @@ from nav_msgs.msg import Odometry
 from rosutil import SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 
-from rbd_ros.cache_dir import cache_folder, drop_stale_kernels
 from rbd_ros.dynamics import load_urdf
 from rbd_ros.robots import ARM, QUADRUPED
+from rbd_ros.runtime.cache_dir import cache_folder, drop_stale_kernels
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 
@@ -63,7 +63,7 @@ def test_a_filled_cache_leaves_nothing_for_the_nodes_to_compile(
         ros: None, probe: Probe, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cache = tmp_path / "numba"
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
-    subprocess.run([sys.executable, "-m", "rbd_ros.numba_cache"], env=env, check=True,
+    subprocess.run([sys.executable, "-m", "rbd_ros.app.numba_cache"], env=env, check=True,
                    timeout=600, capture_output=True)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
     monkeypatch.setenv("NUMBA_DEBUG_CACHE", "1")  # numba says each kernel loaded or saved

@@ -64,7 +64,7 @@ def in_process(name: str, urdf: str, *ros_args: str) -> Iterator[Any]:
     import rclpy
     from rclpy.parameter import Parameter
 
-    from rbd_ros.local_ros import TESTS, isolate
+    from rbd_ros.runtime.local_ros import TESTS, isolate
 
     module, cls = NODES[name]
     isolate(*TESTS)
@@ -124,7 +124,7 @@ def parameters_page(node: str) -> str:
 
 
 def cli_page() -> str:
-    from rbd_ros.cli import parser
+    from rbd_ros.app.cli import parser
 
     os.environ["COLUMNS"] = "100"  # argparse wraps its help to this width
     top = parser()

@@ -1,5 +1,5 @@
 """sensor_msgs/JointState and std_msgs/Float64MultiArray decoded many at a time (their bytes:
-:mod:`rbd_ros.cdr`).
+:mod:`rbd_ros.wire.cdr`).
 
 A driver publishes the same joint names in every message, so its messages share one byte
 layout: the floats sit at the same offsets in each. Messages are grouped by layout (their
@@ -17,7 +17,7 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..cdr import STAMP, CdrError, float64_array_at, joint_state_layout, match_layout
+from ..wire.cdr import STAMP, CdrError, float64_array_at, joint_state_layout, match_layout
 
 F64 = NDArray[np.float64]
 T = TypeVar("T")

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from ..dynamics import Model, load_urdf, load_urdf_string
 from ..dynamics.multibody.model import F64
-from ..joint_names import NameMap
+from ..wire.joint_names import NameMap
 from .decode import Group, decode
 from .errors import BagError
 from .readers import batches, span

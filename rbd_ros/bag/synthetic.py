@@ -13,8 +13,8 @@ def generate(path: Path, messages: int, rate: float = 1000.0) -> None:
     from rosbags.rosbag2 import Writer
     from rosbags.typesys import Stores, get_typestore
 
-    from rbd_ros.cdr import STAMP, joint_state, joint_state_layout
     from rbd_ros.robots import ARM
+    from rbd_ros.wire.cdr import STAMP, joint_state, joint_state_layout
 
     ts = get_typestore(Stores.ROS2_HUMBLE)
     names = [f"joint{k}" for k in range(1, 8)]

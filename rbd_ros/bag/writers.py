@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..cdr import STAMP, STAMP_END, joint_state, joint_state_layout
+from ..wire.cdr import STAMP, STAMP_END, joint_state, joint_state_layout
 from .errors import OutputError
 from .mcap_writer import (
     MESSAGE_CHANNEL,

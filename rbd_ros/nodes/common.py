@@ -27,7 +27,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from ..joint_names import NameMap
+from ..wire.joint_names import NameMap
 from .errors import InputError
 from .health import DIAGNOSTICS_S, Health
 from .messages import JointStateReader
@@ -81,7 +81,7 @@ class NodeBase(Node):
         # the compiled kernels are loaded (or, with an empty cache, compiled) before anything
         # subscribes: whoever waits for this node's subscriptions (rbd-ros replay --wait-for)
         # then knows it can answer
-        from ..numba_cache import load_node_kernels
+        from ..runtime.kernels import load_node_kernels
 
         t = time.monotonic()
         load_node_kernels(self.FLOATING_BASE)

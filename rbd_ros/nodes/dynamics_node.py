@@ -76,7 +76,7 @@ from ..dynamics.estimation.observer import (
     likely_links,
 )
 from ..dynamics.multibody.model import payload_parts
-from ..joint_names import NameMap
+from ..wire.joint_names import NameMap
 from .common import (
     LATCHED,
     NodeBase,

@@ -70,7 +70,7 @@ from ..dynamics.estimation.contact_estimation import (
     ThresholdProposal,
 )
 from ..dynamics.multibody.configuration import interpolate_base
-from ..joint_names import NameMap
+from ..wire.joint_names import NameMap
 from .common import (
     LATCHED,
     NodeBase,

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from ..dynamics import Model
 from ..dynamics.multibody.model import F64
-from ..joint_names import NameMap, merge
+from ..wire.joint_names import NameMap, merge
 from .errors import LIMIT, InputError, usable
 
 #: names seen, the message's rows of known joints, their v and q indices, and whether it sets

@@ -6,7 +6,7 @@ messages and of the core's public functions. The floating base's odometry and IM
 from their bytes: rclpy turns every covariance of a message into a numpy array (125 us for one
 Odometry, two of 36 numbers, half that for an Imu: several times what the floating-base node
 spends on the dynamics of a state), so the node subscribes to the raw bytes and reads the few
-fields it uses at their offsets (:mod:`rbd_ros.cdr`); bytes of another encoding than XCDR1 are
+fields it uses at their offsets (:mod:`rbd_ros.wire.cdr`); bytes of another encoding than XCDR1 are
 handed to rclpy's own deserialisation. Joint states too: rclpy's JointState (its names as
 strings, three arrays) costs ~11 us at 1 kHz, and a driver sends the same names in every message,
 so their layout is read once and each message's stamp and numbers are viewed in place.
@@ -23,8 +23,8 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Accel, Point, Wrench
 
-from .. import cdr
 from ..dynamics.multibody.model import F64
+from ..wire import cdr
 from .errors import InputError, usable
 from .joint_states import base_state
 

@@ -135,7 +135,7 @@ def test_errors_say_what_to_fix(tmp_path: Path, recording: Rec) -> None:
     with pytest.raises(BagError, match=r"the model's \['wrist_roll'\] are not recorded.*"
                                        r"\['joint7'\]"):
         analyze([bag], tmp_path / "o3", AnalyzeOptions(urdf=other, progress=False))
-    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(tmp_path / "x"),
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(tmp_path / "x"),
                         "--quiet"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("error: cannot read")
 
@@ -332,7 +332,7 @@ def test_recorded_names_are_mapped_and_missing_joints_held(tmp_path: Path) -> No
     with pytest.raises(BagError, match=r"fer_\*=panda_\*"):
         analyze([bag], tmp_path / "refused", AnalyzeOptions(urdf=urdf, progress=False, outputs=()))
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--urdf",
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(bag), "--urdf",
                         str(urdf), "--out", str(out), "--quiet", "--rename", "fer_*=panda_*",
                         "--hold", "panda_finger_joint1=0.02", "--effort-scale",
                         "panda_joint2=4"], capture_output=True, text=True, timeout=300)
@@ -346,7 +346,7 @@ def test_recorded_names_are_mapped_and_missing_joints_held(tmp_path: Path) -> No
         np.testing.assert_allclose(got, want, atol=1e-9)
     assert set(table["tau_measured_panda_joint2"]) == {10.0}
     assert set(table["tau_measured_panda_joint1"]) == {0.0}
-    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--urdf",
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(bag), "--urdf",
                         str(urdf), "--out", str(out), "--rename", "fer_*=panda_*", "--hold",
                         "panda_finger_joint1=0.02", "--effort-scale", "fer_joint2=4"],
                        capture_output=True, text=True, timeout=300)
@@ -358,7 +358,7 @@ def test_commands_without_names_need_their_order(tmp_path: Path, recording: Rec)
     """A Float64MultiArray command topic is values without names: without --command-joints
     analyze refuses it and says what to give, rather than take the model's order."""
     bag = write_rosbags(tmp_path / "bag", recording, StoragePlugin.SQLITE3)
-    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--urdf",
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(bag), "--urdf",
                         str(ARM), "--out", str(tmp_path / "out"), "--command-topic",
                         "/effort_commands", "--quiet"], capture_output=True, text=True,
                        timeout=300)
@@ -374,7 +374,7 @@ def test_unreadable_messages_are_skipped_and_counted(tmp_path: Path, recording: 
     bag = write_rosbags(tmp_path / "bag", recording, StoragePlugin.SQLITE3,
                         cut=frozenset({500, 501, 1200}))
     out = tmp_path / "out"
-    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--urdf",
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(bag), "--urdf",
                         str(ARM), "--out", str(out), "--command-topic", "/effort_commands",
                         "--command-joints", *NAMES, "--quiet"],
                        capture_output=True, text=True, timeout=300)
@@ -398,7 +398,7 @@ def test_unreadable_messages_are_skipped_and_counted(tmp_path: Path, recording: 
     # every joint state unreadable: nothing analysed is a failure, not an empty success
     bad = write_rosbags(tmp_path / "bad", recording, StoragePlugin.SQLITE3,
                         cut=frozenset(range(n)))
-    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bad), "--urdf",
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(bad), "--urdf",
                         str(ARM), "--out", str(tmp_path / "out2"), "--quiet"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode != 0

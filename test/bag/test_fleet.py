@@ -30,7 +30,7 @@ def _interruptible() -> None:
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "analyze", *args, "--quiet"],
+    return subprocess.Popen([sys.executable, "-m", "rbd_ros.app.cli", "analyze", *args, "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
                             preexec_fn=_interruptible)
 

@@ -62,7 +62,7 @@ def test_replay_into_the_dynamics_node_matches_the_offline_analysis(
                            timeout=300)
         assert ready.success, ready.message
         probe.spin_for(0.5)
-        player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
+        player = subprocess.Popen([sys.executable, "-m", "rbd_ros.app.cli", "replay", str(bag),
                                    "--delay", "20",
                                    "--topics", "/joint_states", "/effort_commands",
                                    "--rate", "0.1"])  # the probe keeps up on a busy machine
@@ -110,7 +110,7 @@ def test_replay_skips_long_gaps_and_stops_at_once_on_a_signal(tmp_path: Path, si
     import time
 
     bag = _far_apart(tmp_path / "far")
-    player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
+    player = subprocess.Popen([sys.executable, "-m", "rbd_ros.app.cli", "replay", str(bag),
                                "--delay", "0.1"], stderr=subprocess.PIPE, text=True)
     assert player.stderr is not None
     line = player.stderr.readline()  # the gap comes right after the first message
@@ -134,7 +134,7 @@ def test_replay_skips_long_gaps_and_stops_at_once_on_a_signal(tmp_path: Path, si
 
 def test_replay_without_joint_states_says_so(tmp_path: Path) -> None:
     bag = _far_apart(tmp_path / "far")
-    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag), "--delay",
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "replay", str(bag), "--delay",
                         "0.1", "--topics", "/robot_description"], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr
@@ -149,7 +149,7 @@ def _play_once_answered(probe: Probe, bag: Path, node: str = "rbd_dynamics",
     assert probe.spin_until(
         lambda: probe.node.count_publishers(f"/{node}/{answer}") > 0, 300.0)
     probe.spin_for(0.3)
-    return subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag),
+    return subprocess.Popen([sys.executable, "-m", "rbd_ros.app.cli", "replay", str(bag),
                              "--wait-for", node, "--wait-timeout", "300"],
                             stderr=subprocess.PIPE, text=True)
 
@@ -170,7 +170,7 @@ def test_every_replayed_state_is_answered_every_time(tmp_path: Path, probe: Prob
     probe.listen(JointState, "/joint_states", 1000)  # the other subscriber, there first
     answers = probe.listen(JointState, "/rbd_dynamics/gravity_torques", 1000)
     warm = tmp_path / "warm"
-    subprocess.run([sys.executable, "-c", "from rbd_ros.numba_cache import load_node_kernels; "
+    subprocess.run([sys.executable, "-c", "from rbd_ros.runtime.kernels import load_node_kernels; "
                     "load_node_kernels(False)"], env=dict(os.environ, NUMBA_CACHE_DIR=str(warm)),
                    check=True)
     params = params_file(tmp_path / "p.yaml", "rbd_dynamics", {"joint_states_qos": "reliable"})
@@ -291,7 +291,7 @@ def test_replay_loops_a_window_remapped_with_recorded_qos_and_clock(
     ticks = probe.listen(Clock, "/clock", 1000)
     descriptions = probe.listen(String, "/robot_description", LATCHED)
     player = subprocess.Popen(
-        [sys.executable, "-m", "rbd_ros.cli", "replay", str(bag), "--wait-for", "probe",
+        [sys.executable, "-m", "rbd_ros.app.cli", "replay", str(bag), "--wait-for", "probe",
          "--wait-timeout", "60", "--start-offset", "0.5", "--playback-duration", "0.5",
          "--loop", "--clock", "50", "--progress", "0",
          "--ros-args", "-r", "/joint_states:=/robot1/joint_states"],
@@ -355,7 +355,7 @@ def test_replay_pauses_resumes_and_plays_a_cut_short_mcap(tmp_path: Path, probe:
     probe.listen(String, "/robot_description", LATCHED)
     log = tmp_path / "stderr"
     with log.open("w") as err:
-        player = subprocess.Popen([sys.executable, "-m", "rbd_ros.cli", "replay", str(mcap),
+        player = subprocess.Popen([sys.executable, "-m", "rbd_ros.app.cli", "replay", str(mcap),
                                    "--start-paused", "--progress", "5", "--delay", "10"],
                                   stderr=err, text=True)
     try:

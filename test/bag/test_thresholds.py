@@ -140,7 +140,7 @@ def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
     gain = 80.0
     ns, q, v, e = run(1, seconds=10.0)  # longer than the runs: its peaks are the noise's tail
     bag = write_joint_states(tmp_path / "calibration", ns.tolist(), q, v, e)
-    out = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--out",
+    out = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(bag), "--out",
                           str(tmp_path / "out"), "--observer-gain", "80", "--quiet"],
                          capture_output=True, text=True, check=True).stdout
     assert "at observer_gain 80" in out
@@ -167,7 +167,7 @@ def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
             assert not flagged[t < 1.5].any()
             assert flagged[(t >= 1.5 + 0.02) & (t < 1.8)].all()
         bag = write_joint_states(tmp_path / f"run{seed}", ns.tolist(), q, v, e)
-        subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag), "--out",
+        subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(bag), "--out",
                         str(tmp_path / f"out{seed}"), "--quiet", "--params", str(params)],
                        capture_output=True, text=True, check=True)
         table = pq.read_table(tmp_path / f"out{seed}" / "analysis.parquet")
@@ -186,7 +186,7 @@ def test_thresholds_flag_a_push_and_not_free_motion(tmp_path: Path) -> None:
                          "sets observer_gain: give it there or as options, not both"),
                         (["--params", str(bag / "metadata.yaml")],  # not a parameters file
                          "no ros__parameters of rbd_dynamics")):
-        wrong = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", str(bag),
+        wrong = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(bag),
                                 "--out", str(tmp_path / "wrong"), "--quiet", *extra],
                                capture_output=True, text=True)
         assert wrong.returncode == 2, wrong.stderr
@@ -234,7 +234,7 @@ def test_thresholds_from_normal_work_on_a_wrong_model(tmp_path: Path) -> None:
         held = list(simulate(push, 3.0, friction=rough, on=(2.0, 2.3)))
         return recording(tmp_path / f"work{seed}", [swinging, held], seed)
 
-    run = [sys.executable, "-m", "rbd_ros.cli", "analyze", "--urdf", str(wrong), "--quiet"]
+    run = [sys.executable, "-m", "rbd_ros.app.cli", "analyze", "--urdf", str(wrong), "--quiet"]
     calibration = work(1)
     subprocess.run([*run, str(calibration), "--out", str(tmp_path / "cal")],
                    capture_output=True, text=True, check=True)
@@ -279,7 +279,7 @@ def test_thresholds_from_normal_work_on_a_wrong_model(tmp_path: Path) -> None:
 
 def test_a_gain_that_is_not_positive_is_refused() -> None:
     for bad in ("0", "-5", "nan", "fast"):
-        p = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "analyze", "x.mcap",
+        p = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", "x.mcap",
                             "--observer-gain", bad], capture_output=True, text=True)
         assert p.returncode == 2 and "a positive number is needed" in p.stderr
 

@@ -108,7 +108,7 @@ def test_the_recording_replays_as_that_joint_trajectory(found: Excitation, tmp_p
     bag = tmp_path / "trajectory_bag"
     trajectory_bag(bag, NAMES, found.trajectory, 100.0, 2, 3.0, "/arm_controller/joint_trajectory")
     got = probe.listen(JointTrajectory, "/arm_controller/joint_trajectory")
-    r = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "replay", str(bag), "--wait-for",
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "replay", str(bag), "--wait-for",
                         "probe", "--wait-timeout", "60"], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr

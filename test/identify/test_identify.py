@@ -99,7 +99,7 @@ def test_a_real_drivers_jittery_stamps_and_pauses_do_not_spoil_the_fit(
 
 def test_identify_command_writes_its_outputs_and_refuses_what_it_cannot_use(
         arm: Arm, tmp_path: Path) -> None:
-    run = [sys.executable, "-m", "rbd_ros.cli", "identify"]
+    run = [sys.executable, "-m", "rbd_ros.app.cli", "identify"]
     out = subprocess.run([*run, str(arm["bag"]), "--out", str(tmp_path / "o")],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -180,7 +180,7 @@ def test_a_joint_the_recording_lacks_is_held_and_options_are_never_guessed(
     ns = [1_700_000_000_000_000_000 + round(x * 1e9) for x in t]
     bag = write_joint_states(tmp_path / "six", ns, q[:, :6], effort=e[:, :6], names=NAMES[:6],
                              description_at=1)
-    run = [sys.executable, "-m", "rbd_ros.cli", "identify", str(bag), "--out",
+    run = [sys.executable, "-m", "rbd_ros.app.cli", "identify", str(bag), "--out",
            str(tmp_path / "o")]
     out = subprocess.run(run, capture_output=True, text=True, timeout=300)
     assert out.returncode == 2

@@ -69,7 +69,7 @@ def test_the_payload_is_found(carried: Path, tmp_path: Path) -> None:
 
 
 def test_the_command_line_and_a_link_that_is_not_there(carried: Path, tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "rbd_ros.cli", "identify", str(carried),
+    out = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "identify", str(carried),
                           "--payload", "link7", "--out", str(tmp_path)],
                          capture_output=True, text=True, check=True).stdout
     assert "payload on link7" in out and re.search(r"mass +1\.7\d* kg", out), out

@@ -95,8 +95,8 @@ def test_padding_that_differs_from_message_to_message_is_one_layout() -> None:
     different bytes there in each message): a driver's messages that differ only there are
     one layout, read once (a reader that parsed every message again cost ~40 us a state on a
     humanoid), and so are they for the recording tools' decoder."""
-    from rbd_ros import cdr
     from rbd_ros.bag.decode import decode
+    from rbd_ros.wire import cdr
 
     names = ["j", "joint_22", "hip", "a_long_joint_name"]  # names of every length mod 4
     m = JointState(name=names, position=[0.1] * 4, velocity=[0.2] * 4, effort=[0.3] * 4)

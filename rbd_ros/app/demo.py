@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .local_ros import DEMO, isolate
-from .robots import ARM
+from ..robots import ARM
+from ..runtime.local_ros import DEMO, isolate
 
 # N m / rad and N m s / rad per joint: soft, so that gravity shows, and scaled to each joint's
 # inertia (the loop has one 1 ms step of delay: lockstep)
@@ -199,7 +199,7 @@ class _ArmController:
         from sensor_msgs.msg import JointState
         from trajectory_msgs.msg import JointTrajectory
 
-        from .nodes.messages import stamp_ns
+        from ..nodes.messages import stamp_ns
 
         self.seconds = seconds
         self.node = node = rclpy.create_node("rbd_demo_controller")
@@ -254,7 +254,7 @@ class _ArmController:
 
 def _plot(errors: dict[str, list[float]], path: Path) -> None:
     """Each run's largest joint error at every 1 ms step, after the first SETTLE_S."""
-    from .bag.plotting import pyplot
+    from ..bag.plotting import pyplot
 
     plt = pyplot()
 
@@ -334,9 +334,9 @@ def run_quadruped() -> int:
     isolate(*DEMO)
     import rclpy
 
-    from .robots import QUADRUPED
+    from ..robots import QUADRUPED
 
-    config = str(Path(__file__).resolve().parents[1] / "config" / "floating_base.yaml")
+    config = str(Path(__file__).resolve().parents[2] / "config" / "floating_base.yaml")
     share = Path(sys.prefix) / "share" / "rbd_ros" / "config" / "floating_base.yaml"
     config = config if Path(config).exists() else str(share)
     with tempfile.TemporaryDirectory() as tmp:
@@ -375,7 +375,7 @@ class _QuadrupedProbe:
         from sensor_msgs.msg import Imu, JointState
         from std_msgs.msg import String
 
-        from .nodes.interfaces import ActiveContacts
+        from ..nodes.interfaces import ActiveContacts
 
         self.node = node = rclpy.create_node("rbd_demo_quadruped")
         self.got: dict[str, Any] = {}
@@ -401,7 +401,7 @@ class _QuadrupedProbe:
         import rclpy
         from sensor_msgs.msg import Imu, JointState
 
-        from .nodes.interfaces import ActiveContacts
+        from ..nodes.interfaces import ActiveContacts
 
         m = Imu()  # odometry and IMU of the state's stamp, as a state estimator's
         m.linear_acceleration.z = specific_force

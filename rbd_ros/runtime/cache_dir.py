@@ -1,4 +1,4 @@
-"""Where numba keeps rbd_ros's compiled kernels (:mod:`rbd_ros.numba_cache` fills the cache).
+"""Where numba keeps rbd_ros's compiled kernels (:mod:`rbd_ros.app.numba_cache` fills the cache).
 
 Where the package folder cannot be written when rbd_ros runs (an install owned by another user,
 a read-only container image), the cache is put in ``$XDG_CACHE_HOME/rbd_ros/numba`` (by default
@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]  # rbd_ros/
 
 
 def _writable(folder: Path) -> bool:

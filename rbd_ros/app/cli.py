@@ -13,11 +13,11 @@ from typing import Any
 # a second BLAS thread on a busy 2-core machine made identify's consistent fit 20 times slower
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from .bag.errors import BagError, OutputError, missing_extra
-from .dynamics import Data, RbdError, gravity, load_urdf
-from .dynamics.estimation.observer import COLLISION_RELEASE, DEFAULT_GAIN
-from .identify.excite import TOPIC
-from .robots import ARM, QUADRUPED
+from ..bag.errors import BagError, OutputError, missing_extra
+from ..dynamics import Data, RbdError, gravity, load_urdf
+from ..dynamics.estimation.observer import COLLISION_RELEASE, DEFAULT_GAIN
+from ..identify.excite import TOPIC
+from ..robots import ARM, QUADRUPED
 
 BUNDLED = {"arm": ARM, "quadruped": QUADRUPED}
 #: a bent "ready" pose of the bundled arm, so that gravity loads several joints
@@ -57,7 +57,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _node_parameters(args: argparse.Namespace) -> dict[str, Any]:
     """The observer's and the collision flags' settings: the dynamics node's parameters file
     (``--params``), or the options that stand for them (not both)."""
-    from .bag.analyze import node_parameters
+    from ..bag.analyze import node_parameters
 
     given = {"observer_gain": args.observer_gain, "friction": args.friction or None,
              "joints": args.command_joints,
@@ -82,8 +82,8 @@ def _node_parameters(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _analyze(args: argparse.Namespace) -> int:
-    from .bag.analyze import AnalyzeOptions, analyze
-    from .bag.fleet import analyze_fleet, find_recordings, status_table
+    from ..bag.analyze import AnalyzeOptions, analyze
+    from ..bag.fleet import analyze_fleet, find_recordings, status_table
 
     node = _node_parameters(args)
     opts = AnalyzeOptions(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
@@ -131,7 +131,7 @@ def _warn_skipped(bag: Path, skipped: list[tuple[int, int]]) -> None:
 
 
 def _values(items: list[str], option: str) -> dict[str, float]:
-    from .joint_names import NameMap
+    from ..wire.joint_names import NameMap
 
     try:
         return NameMap.parse_values(items, option)
@@ -150,7 +150,7 @@ def _positive(text: str) -> float:
 
 
 def _identify(args: argparse.Namespace) -> int:
-    from .identify.run import IdentifyOptions, identify
+    from ..identify.run import IdentifyOptions, identify
 
     opts = IdentifyOptions(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
                    rename=tuple(args.rename), hold=_values(args.hold, "--hold"),
@@ -160,7 +160,7 @@ def _identify(args: argparse.Namespace) -> int:
     bags = [Path(b) for b in args.bags]
     validate = [Path(b) for b in args.validate] if args.validate else None
     if args.payload:
-        from .identify.payload import identify_payload
+        from ..identify.payload import identify_payload
 
         baseline = [Path(b) for b in args.baseline] if args.baseline else None
         print(identify_payload(bags, args.out, opts, args.payload, validate, baseline)[1])
@@ -179,7 +179,7 @@ def _excite(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from .identify.excite import Limits, excite, limits_used, trajectory_bag, trajectory_yaml
+    from ..identify.excite import Limits, excite, limits_used, trajectory_bag, trajectory_yaml
 
     model = load_urdf(BUNDLED.get(args.urdf, args.urdf))
     print(f"optimising {args.harmonics} harmonics of a {args.period:g} s period for "
@@ -211,7 +211,7 @@ def _excite(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from .bag.replay import Playback, replay
+    from ..bag.replay import Playback, replay
 
     _, _, stopped = replay([Path(b) for b in args.bags], Playback(
         rate=args.rate, clock=args.clock, topics=args.topics, start_delay=args.delay,
