@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
 
 from identify_real import GEN3_JOINTS, UR10E_JOINTS, gen3, ur10e_csv, ur10e_gains, write_bag
 from observer import PUSH_S, simulate

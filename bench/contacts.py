@@ -1,5 +1,5 @@
 """Contact estimation (the floating-base node's ``estimate_contacts``) on quadrupeds trotting
-and bounding in place, simulated with Pinocchio (test/quadsim.py): how often the contact state
+and bounding in place, simulated with Pinocchio (testkit/quadsim.py): how often the contact state
 is right, how soon it settles after each touchdown and lift-off, and its cost per state.
 
     .venv/bin/python bench/contacts.py [--seconds S]
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
 
 from quadsim import LEGS, Run, bound, estimate, settling, simulate, spurious, states, trot
 from wrongmodel import perturbed

@@ -230,7 +230,7 @@ def latency(n: int, rounds: int = 5) -> None:
     """Each node alone on the machine, in turn, ``rounds`` times (n / rounds messages a time,
     a fresh process each), latencies pooled."""
     isolate(*BENCH)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
     from pinref import robot_path
 
     from rbd_ros.dynamics import load_urdf
@@ -319,7 +319,7 @@ def floating_latency(n: int, rounds: int = 3) -> None:
     from geometry_msgs.msg import WrenchStamped
     from sensor_msgs.msg import JointState
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
     from pinref import robot_path
 
     from rbd_ros.dynamics import load_urdf

@@ -54,6 +54,9 @@ from rbd_ros.dynamics.estimation.observer import DEFAULT_GAIN, CollisionDetector
 from rbd_ros.identify.excite import Limits
 from rbd_ros.robots import ARM
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
+from armsim import rk4
+
 DT = 1e-3
 PUSH_S, FORCE = 0.15, 15.0
 POSTURE = np.array([0.3, 0.6, -0.2, -1.0, 0.4, 0.8, -0.3])  # the bundled arm's
@@ -118,10 +121,7 @@ def simulate(m: Model, seconds: float, pushes: list[tuple[float, int, np.ndarray
         t = T[k]
         tau = control(t, x[:nv], x[nv:])  # held over the step, as a 1 kHz controller does
         Q[k], V[k], TAU[k] = x[:nv], x[nv:], tau
-        k1 = f(t, x, tau)
-        k2 = f(t + DT / 2, x + DT / 2 * k1, tau)
-        k3 = f(t + DT / 2, x + DT / 2 * k2, tau)
-        x = x + DT / 6 * (k1 + 2 * k2 + 2 * k3 + f(t + DT, x + DT * k3, tau))
+        x = rk4(lambda t, x: f(t, x, tau), t, x, DT)  # noqa: B023 (called within the step)
     return T, Q, V, TAU
 
 

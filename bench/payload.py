@@ -1,5 +1,5 @@
 """Payload identification against recording length: ``rbd-ros identify --payload link7`` on the
-bundled arm carrying 1.7 kg (``test/payloads.py``), its efforts from Pinocchio on the URDF with
+bundled arm carrying 1.7 kg (``testkit/payloads.py``), its efforts from Pinocchio on the URDF with
 the payload plus the URDF's joint friction and white noise, the recording named as the arm
 without it; three quarters of each recording fitted. Three seeds per length: the worst error."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "test"))
+sys.path.insert(0, str(ROOT / "testkit"))
 
 from builtarm import NAMES, efforts, exciting, write  # noqa: E402
 from payloads import COM, MASS, with_payload  # noqa: E402

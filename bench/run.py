@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "test"))
+sys.path.insert(0, str(ROOT / "testkit"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import pinocchio as pin  # noqa: E402

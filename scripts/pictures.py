@@ -4,7 +4,7 @@ what it draws with the committed pictures, so they match the code):
     .venv/bin/python scripts/pictures.py [OUT_DIR]     (default: doc/images)
 
 It needs the test set-up (``scripts/setup.sh --test``): Talos comes from example-robot-data,
-and the pushed arm is the tests' simulator (``test/armsim.py``).
+and the pushed arm is the tests' simulator (``testkit/armsim.py``).
 
 * ``demo_tracking.png``: the live demo's tracking errors, PD alone and with the dynamics node's
   feed-forward (``rbd-ros demo --plot``).
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "test"))  # the tests' arm simulator and recording writer
+sys.path.insert(0, str(ROOT / "testkit"))  # the tests' arm simulator and recording writer
 
 from armsim import fifth_link_wrench, simulate  # noqa: E402
 from recordings import write_joint_states  # noqa: E402

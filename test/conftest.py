@@ -34,7 +34,7 @@ def _test_what_colcon_installed() -> None:
 
 
 _test_what_colcon_installed()
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))  # the helpers
 # as the rbd-ros command runs (rbd_ros/app/cli.py): BLAS on one thread, set before numpy loads it
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
@@ -90,6 +90,15 @@ def probe(ros: None) -> Iterator[Any]:
     p = Probe()
     yield p
     p.close()
+
+
+@pytest.fixture(scope="module")
+def recording() -> dict[str, Any]:
+    """The bundled arm's recording for the recording tools' tests (testkit/armrec.py): its
+    arrays by name."""
+    from armrec import arm_recording
+
+    return arm_recording()
 
 
 #: the tests' packages that have no rosdep key (requirements-test.txt): a workspace set up by

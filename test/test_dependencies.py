@@ -137,8 +137,7 @@ def test_what_ci_runs_once_imports_no_ros() -> None:
 
     ros = {top for top, key in KEYS.items() if key and not key.startswith("python3-")}
     ros -= {"urdf_parser_py", "xacro"}  # a URDF's parser and its macros: no ROS of the wheels
-    helpers = {p.stem: p for p in (ROOT / "test").rglob("*.py")
-               if not p.name.startswith("test_") and p.name != "conftest.py"}
+    helpers = {p.stem: p for p in (ROOT / "testkit").glob("*.py")}
     skipped = re.findall(r"--ignore=(\S+)", (ROOT / ".ci" / "run").read_text())
     assert "test/dynamics" in skipped
     for given in skipped:

@@ -1,6 +1,7 @@
 """The house's floors (doc/design.md's table) hold: every module of rbd_ros/, launch/, bench/
-and the tests' helpers has a floor, and none imports from a floor above its own. The tests
-themselves (test/test_*.py, conftest.py) stand above every floor and are not checked."""
+and testkit/ (the helpers of the tests and the benchmarks) has a floor, and none imports from a
+floor above its own. The tests themselves (test/) stand above every floor and are not
+checked."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHECKED = ("rbd_ros", "launch", "bench", "test")
+CHECKED = ("rbd_ros", "launch", "bench", "testkit")
 
 
 def floors() -> list[tuple[str, int]]:
@@ -32,8 +33,7 @@ def modules() -> list[Path]:
     out = []
     for top in CHECKED:
         for p in sorted((ROOT / top).rglob("*.py")):
-            if "__pycache__" in p.parts or (top == "test" and (
-                    p.name.startswith("test_") or p.name == "conftest.py")):
+            if "__pycache__" in p.parts:
                 continue
             out.append(p)
     return out
@@ -59,7 +59,7 @@ def source(module: str) -> Path | None:
     """The file of ``module`` if it is one of the checked ones (bench's and the tests' helpers
     are imported by their own names, from their folders)."""
     parts = module.split(".")
-    for base in (ROOT, ROOT / "bench", ROOT / "test"):
+    for base in (ROOT, ROOT / "bench", ROOT / "testkit"):
         p = base.joinpath(*parts)
         for f in (p.with_suffix(".py"), p / "__init__.py"):
             if f.is_file() and f.resolve().is_relative_to(ROOT) and not f.name.startswith("test_"):

@@ -22,8 +22,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff() -> None:
-    r = run("ruff", "check", "--cache-dir", str(CACHE / "ruff"), "rbd_ros", "test", "bench",
-            "scripts", "launch", "doc")
+    r = run("ruff", "check", "--cache-dir", str(CACHE / "ruff"), "rbd_ros", "test", "testkit",
+            "bench", "scripts", "launch", "doc")
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -41,7 +41,7 @@ def test_mypy(tmp_path: Path) -> None:
             "[mypy]\n", "[mypy]\ndisallow_subclassing_any = False\n", 1)
             + "\n[mypy-rclpy.*]\nfollow_imports = skip\n")
     r = run("mypy", "--config-file", str(config), "--cache-dir", str(CACHE / "mypy"), "rbd_ros",
-            "bench", "test", "scripts", "doc/_ext")
+            "bench", "test", "testkit", "scripts", "doc/_ext")
     assert r.returncode == 0, r.stdout + r.stderr
 
 

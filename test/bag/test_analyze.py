@@ -17,7 +17,6 @@ import pytest
 from armrec import (
     BUMP,
     Rec,
-    arm_recording,
     write_mcap,
     write_rosbags,
 )
@@ -32,9 +31,6 @@ from rbd_ros.robots import ARM
 
 TS = get_typestore(Stores.ROS2_HUMBLE)
 NAMES = [f"joint{k}" for k in range(1, 8)]
-@pytest.fixture(scope="module")
-def recording() -> Rec:
-    return arm_recording()
 
 
 def check(out: Path, rec: dict[str, np.ndarray], tol_model: float) -> None:

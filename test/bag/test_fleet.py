@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-from armrec import Rec, arm_recording, write_mcap, write_rosbags
+from armrec import Rec, write_mcap, write_rosbags
 from rosbags.rosbag2 import StoragePlugin
 
 from rbd_ros.bag.analyze import AnalyzeOptions, analyze
@@ -38,11 +38,6 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
 def _gravity(folder: Path) -> np.ndarray:
     table = pq.read_table(folder / "analysis.parquet").to_pydict()
     return np.column_stack([table[f"gravity_joint{k}"] for k in range(1, 8)])
-
-
-@pytest.fixture(scope="module")
-def recording() -> Rec:
-    return arm_recording()
 
 
 @pytest.fixture(scope="module")

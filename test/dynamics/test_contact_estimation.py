@@ -1,5 +1,5 @@
 """Contact estimation from joint efforts on quadrupeds trotting and bounding in a simulation
-that shares no code with rbd_ros (Pinocchio, test/quadsim.py): the contact state is right in
+that shares no code with rbd_ros (Pinocchio, testkit/quadsim.py): the contact state is right in
 at least 99 % of the samples, settles within 10 ms of every touchdown and lift-off and makes
 no edge that did not happen, on the bundled quadruped (where the defaults were chosen) and on
 Solo-12 and ANYmal C (where they were not), with effort noise of 6 % and 20 % of the torques'

@@ -1,6 +1,6 @@
 """The floating-base node estimating its contacts (``estimate_contacts``), in its own process
 over loopback DDS: the bundled quadruped trotting in the Pinocchio simulation of
-test/quadsim.py, its joint states (efforts with noise) and odometry published as a robot's
+testkit/quadsim.py, its joint states (efforts with noise) and odometry published as a robot's
 driver and state estimator publish them."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import pytest
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from quadsim import Run, simulate, stand, trot
-from rclpy.parameter import Parameter
 from rosutil import SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -82,7 +81,7 @@ def publish(probe: Probe, run: Run, start: int) -> None:
 def test_bad_estimation_parameters_are_refused(node: NodeProcess, probe: Probe) -> None:
     res = probe.set_parameter(NODE, "contact_threshold", 0.0)
     assert not res.successful and "fraction of the robot's weight" in res.reason
-    res = probe.set_parameter(NODE, "contact_links", [], Parameter.Type.STRING_ARRAY)
+    res = probe.set_parameter(NODE, "contact_links", [])
     assert not res.successful and "at least one contact link" in res.reason
     status = probe.listen(String, f"{NODE}/status")
     js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)

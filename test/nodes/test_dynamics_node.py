@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pinocchio as pin
@@ -12,7 +11,6 @@ import pytest
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Wrench
 from payloads import payload_values, with_payload
-from rclpy.parameter import Parameter
 from rosutil import LATCHED, SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -615,26 +613,21 @@ def test_a_payload_set_at_runtime_is_in_every_torque(node: NodeProcess, probe: P
         assert res.success, res.message
         return np.array(res.efforts)
 
-    def set_params(**values: Any) -> list[Any]:
-        return [probe.set_parameter(NODE, name, value,
-                                    None if isinstance(value, str) else Parameter.Type.DOUBLE_ARRAY)
-                for name, value in values.items()]
-
     bare = answer()
-    assert set_params(payload=payload_values())[0].successful  # carried once its link is set
+    assert probe.set_parameter(NODE, "payload", payload_values()).successful  # carried once its link is set
     np.testing.assert_allclose(answer(), bare, atol=1e-12)
-    assert set_params(payload_link="link7")[0].successful
+    assert probe.set_parameter(NODE, "payload_link", "link7").successful
     carried = answer()
     np.testing.assert_allclose(carried, pin.computeGeneralizedGravity(pm, pm.createData(), Q),
                                atol=1e-9)
     assert np.abs(carried - bare).max() > 1.0  # 1.7 kg at the wrist
     for values, said in (([*payload_values()[:4], 1.0, 0.0, 0.0, 1.0, 0.0, 3.0],
                           "triangle inequality"), (payload_values()[:9], "10 numbers")):
-        result = set_params(payload=values)[0]
+        result = probe.set_parameter(NODE, "payload", values)
         assert not result.successful and said in result.reason, result.reason
         np.testing.assert_allclose(answer(), carried, atol=1e-12)  # the last good one stays
-    result = set_params(payload_link="gripper")[0]
+    result = probe.set_parameter(NODE, "payload_link", "gripper")
     assert not result.successful and "no link 'gripper'" in result.reason
-    assert set_params(payload=[])[0].successful
+    assert probe.set_parameter(NODE, "payload", []).successful
     np.testing.assert_allclose(answer(), bare, atol=1e-12)
     assert node.alive()

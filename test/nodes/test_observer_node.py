@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -18,7 +18,6 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import WrenchStamped
 from rcl_interfaces.srv import DescribeParameters
-from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from recordings import write_joint_states
 from rosbags.highlevel import AnyReader
@@ -44,6 +43,7 @@ K = DEFAULT_GAIN  # 1/s
 T0 = 1_700_000_000 * 10**9  # stamps of today's size: only differences become seconds
 ON = (1.0, 1.4)  # the push, s
 RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+PUSH = "/push/rbd_dynamics"  # the node under test
 
 
 def push_thresholds() -> np.ndarray:
@@ -57,7 +57,7 @@ def push_thresholds() -> np.ndarray:
 @pytest.fixture(scope="module")
 def node(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
     # in a namespace of its own: the other tests' nodes run while this one lives
-    params = params_file(tmp_path_factory.mktemp("p") / "p.yaml", "/push/rbd_dynamics", {
+    params = params_file(tmp_path_factory.mktemp("p") / "p.yaml", PUSH, {
         "robot_description": ARM.read_text(), "joint_states_qos": "reliable",
         "observer_gain": K, "collision_thresholds": [float(x) for x in push_thresholds()]})
     proc = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/push", "--params-file",
@@ -79,10 +79,10 @@ def feed(probe: Probe, states: list[State], offset: int, velocities: bool,
     """The states published to the node (stamped ``offset`` + their time) up to 20 ahead of
     its answers on ``~/external_torques``, which are returned once all are in (and those of
     the lists in ``also``, listened to before)."""
-    ext = probe.listen(JointState, "/push/rbd_dynamics/external_torques", RELIABLE)
+    ext = probe.listen(JointState, f"{PUSH}/external_torques", RELIABLE)
     pub = probe.node.create_publisher(JointState, "/push/joint_states", RELIABLE)
     assert probe.spin_until(lambda: pub.get_subscription_count() > 0
-                            and probe.node.count_publishers("/push/rbd_dynamics/collision") > 0)
+                            and probe.node.count_publishers(f"{PUSH}/collision") > 0)
     probe.spin_for(0.5)
     sent = 0
     while sent < len(states) or len(ext) < len(states):
@@ -112,7 +112,7 @@ def test_residual_and_collision_follow_a_push(node: NodeProcess, probe: Probe,
                                               velocities: bool) -> None:
     states = list(simulate(fifth_link_wrench(), 1.8, on=ON))
     offset = T0 + (0 if velocities else 10**10)  # a later stretch: the observer restarts
-    flags = probe.listen(DiagnosticArray, "/push/rbd_dynamics/collision", RELIABLE)
+    flags = probe.listen(DiagnosticArray, f"{PUSH}/collision", RELIABLE)
     ext = feed(probe, states, offset, velocities)
     when = [(m.header.stamp.sec * 10**9 + m.header.stamp.nanosec - offset) * 1e-9 for m in ext]
     np.testing.assert_allclose(when, [s[0] for s in states], atol=1e-12)
@@ -175,7 +175,7 @@ def test_one_sign_for_external_torques_in_the_core_the_node_and_analyze(
         estimates["analyze, its topic"] = np.array(
             [cast(BagJointState, reader.deserialize(raw, conn.msgtype)).effort
              for _, _, raw in reader.messages([conn])])
-    from_acc = probe.listen(JointState, "/push/rbd_dynamics/external_torques_from_acceleration",
+    from_acc = probe.listen(JointState, f"{PUSH}/external_torques_from_acceleration",
                             RELIABLE)
     estimates["node, external_torques"] = np.array(
         [by_name(m) for m in feed(probe, states, offset, True, (from_acc,))])
@@ -196,28 +196,24 @@ def test_one_sign_for_external_torques_in_the_core_the_node_and_analyze(
 
 
 def test_parameters_are_checked_and_change_live(node: NodeProcess, probe: Probe) -> None:
-    def set_param(name: str, value: Any) -> tuple[bool, str]:
-        res = probe.set_parameter("/push/rbd_dynamics", name, value)
-        return res.successful, res.reason
-
-    ok, reason = set_param("collision_thresholds", [1.0, 2.0])
-    assert not ok and "one per joint in the order" in reason
-    ok, reason = set_param("collision_thresholds", [1.0, -2.0, 1.0, 1.0, 1.0, 1.0, 1.0])
-    assert not ok and "positive" in reason
-    ok, reason = set_param("observer_gain", 0.0)
-    assert not ok and "observer_gain out of range Min: 0.01" in reason
-    ok, reason = set_param("collision_thresholds_moving", [1.0, 2.0])
-    assert not ok and "collision_thresholds_moving has 2 values" in reason
-    ok, reason = set_param("collision_thresholds_per_speed", [-1.0])
-    assert not ok and "collision_thresholds_per_speed must be numbers >= 0" in reason
-    ok, _ = set_param("collision_thresholds", [3.0])
-    assert ok and node.alive()
-    ok, reason = set_param("collision_joints", ["joint1", "wrist"])
-    assert not ok and "wrist" in reason
-    ok, reason = set_param("collision_joints", ["joint1", "joint1"])
-    assert not ok and "collision_joints: joint names repeat" in reason
+    res = probe.set_parameter(PUSH, "collision_thresholds", [1.0, 2.0])
+    assert not res.successful and "one per joint in the order" in res.reason
+    res = probe.set_parameter(PUSH, "collision_thresholds", [1.0, -2.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    assert not res.successful and "positive" in res.reason
+    res = probe.set_parameter(PUSH, "observer_gain", 0.0)
+    assert not res.successful and "observer_gain out of range Min: 0.01" in res.reason
+    res = probe.set_parameter(PUSH, "collision_thresholds_moving", [1.0, 2.0])
+    assert not res.successful and "collision_thresholds_moving has 2 values" in res.reason
+    res = probe.set_parameter(PUSH, "collision_thresholds_per_speed", [-1.0])
+    assert not res.successful and "collision_thresholds_per_speed must be numbers >= 0" in res.reason
+    res = probe.set_parameter(PUSH, "collision_thresholds", [3.0])
+    assert res.successful and node.alive()
+    res = probe.set_parameter(PUSH, "collision_joints", ["joint1", "wrist"])
+    assert not res.successful and "wrist" in res.reason
+    res = probe.set_parameter(PUSH, "collision_joints", ["joint1", "joint1"])
+    assert not res.successful and "collision_joints: joint names repeat" in res.reason
     # the ranges are the descriptors' (what `ros2 param describe` shows)
-    described = probe.call(DescribeParameters, "/push/rbd_dynamics/describe_parameters",
+    described = probe.call(DescribeParameters, f"{PUSH}/describe_parameters",
                            DescribeParameters.Request(names=["observer_gain",
                                                              "collision_release"]))
     ranges = [(r.from_value, r.to_value) for d in described.descriptors
@@ -233,15 +229,13 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
     thresholds are given in collision_joints' order (the model's reversed): each applies to the
     joint it names."""
     def set_param(name: str, values: list[float] | list[str]) -> None:
-        kind = Parameter.Type.STRING_ARRAY if name == "collision_joints" else \
-            Parameter.Type.DOUBLE_ARRAY
-        res = probe.set_parameter("/push/rbd_dynamics", name, values, kind)
+        res = probe.set_parameter(PUSH, name, values)
         assert res.successful, res.reason
 
     moving, per_speed = 0.5, 1.0
     states = list(simulate(fifth_link_wrench(), 0.8, on=(0.1, 0.4)))
     offset = T0 + 3 * 10**10  # a stretch of its own: the observer restarts
-    flags = probe.listen(DiagnosticArray, "/push/rbd_dynamics/collision", RELIABLE)
+    flags = probe.listen(DiagnosticArray, f"{PUSH}/collision", RELIABLE)
     health = probe.listen(DiagnosticArray, "/diagnostics")
     set_param("collision_joints", NAMES[::-1])
     set_param("collision_thresholds", [float(x) for x in push_thresholds()[::-1]])

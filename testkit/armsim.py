@@ -1,10 +1,10 @@
 """The bundled arm simulated exactly (RK4 on our ABA at 1 kHz), held at a posture by PD control
 with a known wrench on one link: states and the external joint torques they carry, for the
-momentum observer's tests."""
+momentum observer's tests; and the RK4 step that the observer's benchmark integrates with."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -14,6 +14,16 @@ from rbd_ros.robots import ARM
 DT = 1e-3
 HOLD = np.array([0.3, 0.6, -0.2, -1.0, 0.4, 0.8, -0.3])
 State = tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def rk4(f: Callable[[float, np.ndarray], np.ndarray], t: float, x: np.ndarray,
+        dt: float) -> np.ndarray:
+    """One classical Runge-Kutta step of ``x' = f(t, x)`` from ``t`` to ``t + dt``."""
+    k1 = f(t, x)
+    k2 = f(t + dt / 2, x + dt / 2 * k1)
+    k3 = f(t + dt / 2, x + dt / 2 * k2)
+    step: np.ndarray = x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + f(t + dt, x + dt * k3))
+    return step
 
 
 def fifth_link_wrench() -> np.ndarray:
@@ -57,7 +67,4 @@ def simulate(wrench: np.ndarray, seconds: float = 3.0, friction: Model | None = 
         tau = control(t, q, v)
         qdd = accel(t, q, v, tau)
         yield t, q.copy(), v.copy(), tau, rnea(m, d, q, v, qdd, friction=friction is not None) - tau
-        k1 = f(t, x)
-        k2 = f(t + DT / 2, x + DT / 2 * k1)
-        k3 = f(t + DT / 2, x + DT / 2 * k2)
-        x = x + DT / 6 * (k1 + 2 * k2 + 2 * k3 + f(t + DT, x + DT * k3))
+        x = rk4(f, t, x, DT)

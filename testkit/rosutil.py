@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
-from rcl_interfaces.srv import SetParameters
+from rcl_interfaces.srv import GetParameterTypes, SetParameters
 from rclpy.client import Client
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -117,12 +117,22 @@ class Probe:
         finally:
             self.node.destroy_client(client)
 
-    def set_parameter(self, node: str, name: str, value: Any,
-                      kind: Parameter.Type | None = None) -> Any:
+    def set_parameter(self, node: str, name: str, value: Any) -> Any:
         """Set one parameter of ``node`` (its full name) through its ``set_parameters``
-        service, as ``ros2 param set`` does; ``kind``: the parameter's type where the value
-        does not say it (an empty list). The node's result: ``successful`` and ``reason``."""
-        param = Parameter(name, value=value) if kind is None else Parameter(name, kind, value)
+        service, as ``ros2 param set`` does, a list in the type the node declared (an empty
+        one, or whole numbers for an array of doubles). The node's result: ``successful`` and
+        ``reason``."""
+        declared = Parameter.Type(self.call(
+            GetParameterTypes, f"{node}/get_parameter_types",
+            GetParameterTypes.Request(names=[name])).types[0])
+        if isinstance(value, list) and declared in (Parameter.Type.DOUBLE_ARRAY,
+                                                    Parameter.Type.STRING_ARRAY):
+            if declared == Parameter.Type.DOUBLE_ARRAY and all(
+                    isinstance(x, int | float) and not isinstance(x, bool) for x in value):
+                value = [float(x) for x in value]
+            param = Parameter(name, declared, value)
+        else:
+            param = Parameter(name, value=value)
         request = SetParameters.Request(parameters=[param.to_parameter_msg()])
         return self.call(SetParameters, f"{node}/set_parameters", request).results[0]
 
