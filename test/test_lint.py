@@ -52,3 +52,19 @@ def test_core_imports_no_ros() -> None:
             "sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_no_function_is_over_60_lines() -> None:
+    """A function of rbd_ros/ reads on one screen: the kernels too, whose parts are inlined
+    helpers (inline="always"; splitting them cost nothing measurable in bench/run.py's per-call
+    table)."""
+    import ast
+
+    long = []
+    for path in sorted((ROOT / "rbd_ros").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > 60:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {lines}")
+    assert not long, "functions over 60 lines:\n" + "\n".join(long)

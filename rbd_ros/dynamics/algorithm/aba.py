@@ -53,29 +53,13 @@ from .articulated import (
 from .rnea import expand, friction_torque, joint_motion
 
 
-# Over 60 lines, as Table 7.1 writes ABA: its three passes share a dozen views and scratch
-# vectors, and split into numba functions they would be calls (RNEA's passes as calls cost 30 %,
-# spatial.py) or inline copies; bench/run.py's per-call table is where a split would show.
-@njit(cache=True)
-def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
-    """ABA (Table 7.1) for reduced q, v, tau; full accelerations out in ``af`` of
-    :func:`work_vectors`. Returns -1, or the body whose joint sees a singular articulated
-    inertia. ``M6[i]`` keeps IA, U^T and D^-1 of body i (:mod:`.articulated`)."""
-    qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
-        map_views(maps, lin)
-    qf, vf, qdd, tf, x, y, rhs = work_vectors(maps, wv)
-    grp = group_view(maps)
-    expand(qsrc, vsrc, qmul, qoff, vmul, q, v, qf, vf)
+@njit(cache=True, inline="always")
+def _velocities(mi, mf, W, M6, qf, vf, tf, fext, fric, grp):
+    """Pass 1: velocities, bias accelerations c, bias forces pA; True if a mimic group
+    starts."""
     nb = mi.shape[0]
     grouped = False
-    Ia, T, Dt = M6[nb, 1], M6[nb, 2], M6[nb, 3]
-    a0 = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
     has_fext = fext.shape[0] > 0
-    # applied torques in full coordinates: independent joints get tau, mimic joints nothing
-    tf[:] = 0.0
-    for r in range(vfull.shape[0]):
-        tf[vfull[r]] = tau[r]
-    # pass 1: velocities, bias accelerations c, bias forces pA
     for i in range(nb):
         p = mi[i, 0]
         jt = mi[i, 1]
@@ -96,7 +80,15 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
         if grp[i] != -1:
             grouped = True
             group_start(W, i)
-    # pass 2: articulated inertias IA, U = IA S, D^-1 = (S^T U)^-1, u = tau - S^T pA
+    return grouped
+
+
+@njit(cache=True, inline="always")
+def _inertias(mi, mf, W, M6, tf, grp, vmul):
+    """Pass 2: articulated inertias IA, U = IA S, D^-1 = (S^T U)^-1, u = tau - S^T pA; -1, or
+    the body whose joint sees a singular articulated inertia."""
+    nb = mi.shape[0]
+    Ia, T, Dt = M6[nb, 1], M6[nb, 2], M6[nb, 3]
     for i in range(nb - 1, -1, -1):
         if grp[i] >= 0:
             group_up(mi, mf, grp, vmul, tf, W, M6, T, i)
@@ -131,8 +123,14 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
                 store(W, p, W_F, add6(load6(W, p, W_F), xforce_up(X, pa)))
         elif not free_joint_factors(IA, M6[i, 1], M6[i, 2], Dt, W, i, p, tf, vi, pA):
             return i
-    # pass 3: accelerations
-    for i in range(nb):
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _accelerations(mi, mf, W, M6, qdd, grp, vmul, grav):
+    """Pass 3: accelerations, from the root (gravity as its acceleration) out."""
+    a0 = (0.0, 0.0, 0.0, -grav[0], -grav[1], -grav[2])
+    for i in range(mi.shape[0]):
         p = mi[i, 0]
         ab = add6(xmotion(load12(W, i, W_X), a0 if p < 0 else load6(W, p, W_A)), load6(W, i, W_C))
         if grp[i] >= 0:
@@ -141,6 +139,27 @@ def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
         store(W, i, W_A, joint_accel(mi[i, 1], mf, i, M6, W, W_U, ab, qdd, mi[i, 3]))
         if grp[i] == -2:
             group_accel(W, i)
+
+
+@njit(cache=True)
+def aba_core(mi, mf, maps, lin, q, v, tau, fext, fric, W, M6, wv):
+    """ABA (Table 7.1) for reduced q, v, tau; full accelerations out in ``af`` of
+    :func:`work_vectors`. Returns -1, or the body whose joint sees a singular articulated
+    inertia. ``M6[i]`` keeps IA, U^T and D^-1 of body i (:mod:`.articulated`)."""
+    qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
+        map_views(maps, lin)
+    qf, vf, qdd, tf, x, y, rhs = work_vectors(maps, wv)
+    grp = group_view(maps)
+    expand(qsrc, vsrc, qmul, qoff, vmul, q, v, qf, vf)
+    # applied torques in full coordinates: independent joints get tau, mimic joints nothing
+    tf[:] = 0.0
+    for r in range(vfull.shape[0]):
+        tf[vfull[r]] = tau[r]
+    grouped = _velocities(mi, mf, W, M6, qf, vf, tf, fext, fric, grp)
+    status = _inertias(mi, mf, W, M6, tf, grp, vmul)
+    if status >= 0:
+        return status
+    _accelerations(mi, mf, W, M6, qdd, grp, vmul, grav)
     if mimic_rows.shape[0] > 0 and not grouped:
         mimic_correction(mi, mf, vsrc, vmul, vfull, mimic_rows, mimic_bodies, all_bodies, W, M6,
                          qdd, x, y, rhs)

@@ -129,9 +129,34 @@ def _drop(J, R, active, u, q, l):
     return q
 
 
-# Over 60 lines, as Goldfarb and Idnani's algorithm reads: step 1 (choose a violated
-# constraint), step 2 (the step, the partial step that drops one), in one loop over shared
-# factors; its updates (_add, _drop) are functions of their own.
+@njit(cache=True, inline="always")
+def _directions(J, R, C, p, sign_p, q, d, z, r):
+    """Step 2's directions for constraint ``p`` with ``q`` active: d = J^T n, the step in the
+    primal z = J2 d2 and in the active multipliers r = R^-1 d1; returns |n|^2 and |d2|^2."""
+    n = J.shape[0]
+    nd = 0.0
+    for i in range(n):
+        t = 0.0
+        for k in range(n):
+            t += J[k, i] * C[p, k]
+        d[i] = sign_p * t
+        nd += t * t
+    ztn = 0.0
+    for i in range(q, n):
+        ztn += d[i] * d[i]
+    for i in range(n):
+        t = 0.0
+        for k in range(q, n):
+            t += J[i, k] * d[k]
+        z[i] = t
+    for i in range(q - 1, -1, -1):  # r = R^-1 d[:q]
+        t = d[i]
+        for k in range(i + 1, q):
+            t -= R[i, k] * r[k]
+        r[i] = t / R[i, i]
+    return nd, ztn
+
+
 @njit(cache=True)
 def solve_qp(G, a, C, b, meq, x, lam):
     """Solve the QP of the module's docstring into ``x`` (n) and its multipliers into ``lam``
@@ -140,9 +165,7 @@ def solve_qp(G, a, C, b, meq, x, lam):
     n, m = G.shape[0], C.shape[0]
     J = np.empty((n, n))
     R = np.zeros((n, n))
-    d = np.empty(n)
-    z = np.empty(n)
-    r = np.empty(n)
+    d, z, r = np.empty(n), np.empty(n), np.empty(n)  # step 2's directions
     u = np.zeros(n + 1)  # multipliers of the active constraints, then the entering one's
     active = np.empty(n, dtype=np.int64)
     sign = np.ones(m)  # an equality entered from above is n^T x >= b with n, b negated
@@ -159,26 +182,7 @@ def solve_qp(G, a, C, b, meq, x, lam):
             return OPTIMAL
         u[q] = 0.0
         while True:  # step 2: move until constraint p holds
-            nd = 0.0
-            for i in range(n):
-                t = 0.0
-                for k in range(n):
-                    t += J[k, i] * C[p, k]
-                d[i] = sign[p] * t
-                nd += t * t
-            ztn = 0.0
-            for i in range(q, n):
-                ztn += d[i] * d[i]
-            for i in range(n):
-                t = 0.0
-                for k in range(q, n):
-                    t += J[i, k] * d[k]
-                z[i] = t
-            for i in range(q - 1, -1, -1):  # r = R^-1 d[:q]
-                t = d[i]
-                for k in range(i + 1, q):
-                    t -= R[i, k] * r[k]
-                r[i] = t / R[i, i]
+            nd, ztn = _directions(J, R, C, p, sign[p], q, d, z, r)
             t1, l = np.inf, -1  # the partial step: the first active multiplier to reach 0
             for j in range(q):
                 if active[j] >= meq and r[j] > 0.0 and u[j] / r[j] < t1:

@@ -177,9 +177,48 @@ def _fit(hist_ns, hist_q, hist_e, newest, n, start, base_q, q, v, e):
     return tc
 
 
-# Over 60 lines: the loop analyze runs over a recording's states (gaps, restarts, the fit, the
-# step, the peaks), one compiled loop so that millions of states pay no Python call each; its
-# parts (_fit, observer_step, _lagged) are functions of their own.
+@njit(cache=True, inline="always")
+def _usable(q, v, tau, diff, base_v):
+    """A state's inputs are finite (a differenced joint's velocity is not used)."""
+    for j in range(q.shape[0]):
+        if not np.isfinite(q[j]):
+            return False
+    for j in range(tau.shape[0]):
+        if not (np.isfinite(tau[j]) and (np.isfinite(v[j]) or (diff and j >= base_v))):
+            return False
+    return True
+
+
+@njit(cache=True, inline="always")
+def _windowed(hist_ns, hist_q, hist_e, clock, t, q, tau, window, base_q, qm, vm, em):
+    """A state of differenced velocities into the ring, and the state the observer takes: the
+    fit of the window's states (:func:`_fit`); its time from the start in s, or NaN while the
+    first states only fill the window (it spans WINDOW_S first)."""
+    size = hist_ns.shape[0]
+    h = clock[SLOT]
+    hist_ns[h], hist_q[h], hist_e[h] = t, q, tau
+    clock[SLOT], clock[FILL] = (h + 1) % size, min(clock[FILL] + 1, size)
+    n = 2  # the states within the window, and the one before this at least
+    while n < clock[FILL] and t - hist_ns[(h - n + size) % size] <= window:
+        n += 1
+    if n >= clock[FILL] and n < size:
+        return np.nan
+    return _fit(hist_ns, hist_q, hist_e, h, n, clock[START], base_q, qm, vm, em)
+
+
+@njit(cache=True, inline="always")
+def _peaks(S, out, t, peak, peak_ns, binned):
+    """Each settled joint's residual into its largest so far, overall and at its speed."""
+    for j in range(S.shape[1]):
+        if out[2, j] == 0.0:
+            continue  # not settled: no flag, no peak
+        size_j = abs(S[RESIDUAL, j])
+        if size_j > peak[j]:
+            peak[j], peak_ns[j] = size_j, t
+        b = np.searchsorted(SPEED_EDGES, abs(out[1, j]), side="right") - 1
+        binned[j, b] = max(binned[j, b], size_j)
+
+
 @njit(cache=True, nogil=True)
 def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, gain, gap_ns,
                   S, hist_ns, hist_q, hist_e, clock, when, peak, peak_ns, binned, out):
@@ -203,21 +242,13 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
     nq, nv = q.shape[1], tau.shape[1]
     base_q = 7 if nq != nv else 0  # a free flyer's coordinates come first
     base_v = 6 if nq != nv else 0
-    size = hist_ns.shape[0]
     window = np.int64(round(WINDOW_S * 1e9))
     qm, vm, em = np.empty(nq), np.empty(nv), np.empty(nv)
     stepped = 0
     for k in range(ns.shape[0]):
         out[k] = np.nan
         diff = 1 if differenced[k] else 0
-        usable = True
-        for j in range(nq):
-            if not np.isfinite(q[k, j]):
-                usable = False
-        for j in range(nv):  # a differenced joint's velocity is not used
-            if not (np.isfinite(tau[k, j]) and (np.isfinite(v[k, j]) or (diff and j >= base_v))):
-                usable = False
-        if not usable:
+        if not _usable(q[k], v[k], tau[k], diff, base_v):
             continue
         t, taken = ns[k], clock[TAKEN]
         if taken > 0 and t == clock[LAST]:
@@ -232,15 +263,10 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
             when[0] = -1.0  # no step yet
         clock[LAST], clock[TAKEN] = t, taken + 1
         if diff:
-            h = clock[SLOT]
-            hist_ns[h], hist_q[h], hist_e[h] = t, q[k], tau[k]
-            clock[SLOT], clock[FILL] = (h + 1) % size, min(clock[FILL] + 1, size)
-            n = 2  # the states within the window, and the one before this at least
-            while n < clock[FILL] and t - hist_ns[(h - n + size) % size] <= window:
-                n += 1
-            if n >= clock[FILL] and n < size:
-                continue  # the first states only fill the window: it spans WINDOW_S first
-            tc = _fit(hist_ns, hist_q, hist_e, h, n, clock[START], base_q, qm, vm[base_v:], em)
+            tc = _windowed(hist_ns, hist_q, hist_e, clock, t, q[k], tau[k], window, base_q, qm,
+                           vm[base_v:], em)
+            if np.isnan(tc):
+                continue
             qm[:base_q], vm[:base_v] = q[k, :base_q], v[k, :base_v]
         else:
             qm[:], vm[:], em[:] = q[k], v[k], tau[k]
@@ -250,14 +276,7 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
         when[0] = tc
         stepped += 1
         _lagged(S, gain, tc, out[k])
-        for j in range(nv):
-            if out[k, 2, j] == 0.0:
-                continue  # not settled: no flag, no peak
-            size_j = abs(S[RESIDUAL, j])
-            if size_j > peak[j]:
-                peak[j], peak_ns[j] = size_j, t
-            b = np.searchsorted(SPEED_EDGES, abs(out[k, 1, j]), side="right") - 1
-            binned[j, b] = max(binned[j, b], size_j)
+        _peaks(S, out[k], t, peak, peak_ns, binned)
     return stepped
 
 

@@ -106,6 +106,30 @@ def inertia_in_parent(inertia: F64, E: F64, r: F64) -> F64:
 
 
 @njit(cache=True, inline="always")
+def _axis_rotation(x, y, z, angle):
+    """The rotation by ``angle`` about the unit axis (x, y, z), row-major (Rodrigues)."""
+    c = np.cos(angle)
+    s = np.sin(angle)
+    k = 1.0 - c
+    return (c + k * x * x, k * x * y - s * z, k * x * z + s * y,
+            k * x * y + s * z, c + k * y * y, k * y * z - s * x,
+            k * x * z - s * y, k * y * z + s * x, c + k * z * z)
+
+
+@njit(cache=True, inline="always")
+def _quaternion_rotation(qx, qy, qz, qw):
+    """The rotation of the quaternion (x, y, z, w), normalised, row-major."""
+    n = np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    qx /= n
+    qy /= n
+    qz /= n
+    qw /= n
+    return (1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy - qz * qw), 2.0 * (qx * qz + qy * qw),
+            2.0 * (qx * qy + qz * qw), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz - qx * qw),
+            2.0 * (qx * qz - qy * qw), 2.0 * (qy * qz + qx * qw), 1.0 - 2.0 * (qx * qx + qy * qy))
+
+
+@njit(cache=True, inline="always")
 def joint_transform(jtype, mf, i, q, qi):
     """``X = X_J(q) X_T`` of body ``i`` as a 12-tuple (E row-major, then r), from ``mf[i]``'s
     ``E_T``, ``r_T`` and motion subspace ``S`` (see :mod:`.layout`)."""
@@ -113,22 +137,9 @@ def joint_transform(jtype, mf, i, q, qi):
     R00 = R11 = R22 = 1.0
     R01 = R02 = R10 = R12 = R20 = R21 = 0.0
     t0 = t1 = t2 = 0.0
-    if jtype == JOINT_REVOLUTE:
-        x = mf[i, MF_S]  # the axis: S's angular part
-        y = mf[i, MF_S + 1]
-        z = mf[i, MF_S + 2]
-        c = np.cos(q[qi])
-        s = np.sin(q[qi])
-        k = 1.0 - c
-        R00 = c + k * x * x
-        R01 = k * x * y - s * z
-        R02 = k * x * z + s * y
-        R10 = k * x * y + s * z
-        R11 = c + k * y * y
-        R12 = k * y * z - s * x
-        R20 = k * x * z - s * y
-        R21 = k * y * z + s * x
-        R22 = c + k * z * z
+    if jtype == JOINT_REVOLUTE:  # about the axis: S's angular part
+        R00, R01, R02, R10, R11, R12, R20, R21, R22 = _axis_rotation(
+            mf[i, MF_S], mf[i, MF_S + 1], mf[i, MF_S + 2], q[qi])
     elif jtype == JOINT_PRISMATIC:
         t0 = mf[i, MF_S + LINEAR] * q[qi]  # along the axis: S's linear part
         t1 = mf[i, MF_S + LINEAR + 1] * q[qi]
@@ -137,24 +148,8 @@ def joint_transform(jtype, mf, i, q, qi):
         t0 = q[qi]
         t1 = q[qi + 1]
         t2 = q[qi + 2]
-        qx = q[qi + 3]
-        qy = q[qi + 4]
-        qz = q[qi + 5]
-        qw = q[qi + 6]
-        n = np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
-        qx /= n
-        qy /= n
-        qz /= n
-        qw /= n
-        R00 = 1.0 - 2.0 * (qy * qy + qz * qz)
-        R01 = 2.0 * (qx * qy - qz * qw)
-        R02 = 2.0 * (qx * qz + qy * qw)
-        R10 = 2.0 * (qx * qy + qz * qw)
-        R11 = 1.0 - 2.0 * (qx * qx + qz * qz)
-        R12 = 2.0 * (qy * qz - qx * qw)
-        R20 = 2.0 * (qx * qz - qy * qw)
-        R21 = 2.0 * (qy * qz + qx * qw)
-        R22 = 1.0 - 2.0 * (qx * qx + qy * qy)
+        R00, R01, R02, R10, R11, R12, R20, R21, R22 = _quaternion_rotation(
+            q[qi + 3], q[qi + 4], q[qi + 5], q[qi + 6])
     # E = R^T E_T ;  r = r_T + E_T^T t
     T00, T01, T02 = mf[i, MF_E], mf[i, MF_E + 1], mf[i, MF_E + 2]
     T10, T11, T12 = mf[i, MF_E + 3], mf[i, MF_E + 4], mf[i, MF_E + 5]
