@@ -2,22 +2,27 @@
 # Set up everything rbd_ros needs in a venv (idempotent): the ROS 2 wheels, the core's
 # dependencies, rbd_ros itself and its interface package rbd_ros_interfaces.
 #
-#   bash scripts/setup.sh [--test] [--distro jazzy|kilted]
+#   bash scripts/setup.sh [--test] [--distro jazzy|kilted] [--over FILE]
 #
 # --test: also the test tools and the reference libraries. --distro: the ROS 2 wheels of that
 # distribution (requirements-<distro>.txt); Jazzy, the default (the LTS), in ./.venv, Kilted
-# in ./.venv-kilted. RBD_VENV names another folder; PYTHON another interpreter.
+# in ./.venv-kilted. --over: requirements installed over the pins before the kernels are
+# compiled (requirements-noble.txt: Ubuntu 24.04's numpy and numba). RBD_VENV names another
+# folder; PYTHON another interpreter.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh
 TEST=0
+OVER=""
 DISTRO="$DEFAULT_DISTRO"
 while [ $# -gt 0 ]; do
     case "$1" in
         --test) TEST=1 ;;
         --distro) DISTRO="${2:-}"; shift ;;
         --distro=*) DISTRO="${1#--distro=}" ;;
-        *) echo "usage: bash scripts/setup.sh [--test] [--distro jazzy|kilted]" >&2; exit 2 ;;
+        --over) OVER="${2:-}"; shift ;;
+        *) echo "usage: bash scripts/setup.sh [--test] [--distro jazzy|kilted] [--over FILE]" >&2
+           exit 2 ;;
     esac
     shift
 done
@@ -68,6 +73,9 @@ grep -q AMENT_PREFIX_PATH "$VENV/bin/activate" || cat >> "$VENV/bin/activate" <<
 # rbd_ros: the venv is a ROS prefix (ros2 run / ros2 launch rbd_ros ...)
 export AMENT_PREFIX_PATH="$VIRTUAL_ENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
 ENV
+if [ -n "$OVER" ]; then
+    pip_install -r "$OVER"
+fi
 # numba's compiled kernels, once (about a minute; seconds when nothing changed): no node
 # compiles when it starts
 "$VENV/bin/python" -m rbd_ros.app.numba_cache
