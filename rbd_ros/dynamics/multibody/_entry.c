@@ -79,7 +79,8 @@ static PyObject *register_kernel(PyObject *self, PyObject *args) {
 }
 
 /* handle(model, mi, mf, maps, lin, W, M6, wv, nq, nv): Data checked the arrays' shapes against
- * the layout; here their types and contiguity, which the pointers rely on. */
+ * the layout; here their types and contiguity, which the pointers rely on, and that the three
+ * kernels are registered (the calls then need not look). */
 static PyObject *make_handle(PyObject *self, PyObject *args) {
     PyObject *model;
     PyArrayObject *a[7];
@@ -90,6 +91,13 @@ static PyObject *make_handle(PyObject *self, PyObject *args) {
                           &a[1], &PyArray_Type, &a[2], &PyArray_Type, &a[3], &PyArray_Type, &a[4],
                           &PyArray_Type, &a[5], &PyArray_Type, &a[6], &nq, &nv))
         return NULL;
+    for (int k = 0; k < KERNELS; k++) {
+        if (!kernels[k]) { /* a handle exists only once every call it serves can be made */
+            PyErr_Format(PyExc_RuntimeError, "handle: no %s kernel registered (import "
+                         "rbd_ros.dynamics)", kernel_names[k]);
+            return NULL;
+        }
+    }
     for (int i = 0; i < 7; i++) {
         if (PyArray_TYPE(a[i]) != types[i] || !PyArray_ISNOTSWAPPED(a[i]) ||
             !(i >= 4 ? PyArray_ISCARRAY(a[i]) : PyArray_ISCARRAY_RO(a[i]))) {
@@ -144,11 +152,6 @@ static PyObject *call(int k, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != (state ? 7 : 3) || Py_TYPE(args[0]) != &HandleType) {
         PyErr_SetString(PyExc_TypeError, state ? "expected (handle, model, q, v, x, fext, "
                                                  "friction)" : "expected (handle, model, q)");
-        return NULL;
-    }
-    if (!kernels[k]) {
-        PyErr_Format(PyExc_RuntimeError, "%s: no kernel registered (import rbd_ros.dynamics)",
-                     kernel_names[k]);
         return NULL;
     }
     Handle *h = (Handle *)args[0];
