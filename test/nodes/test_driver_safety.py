@@ -122,16 +122,19 @@ def test_a_joint_whose_publisher_dies_stops_every_output(ros: None, probe: Probe
         died = driver.last_gripper
         after = [ns(m) - died for m in grav]
         assert after and max(after) <= 100_000_000, after  # stopped within 0.1 s
-        assert len(cmd) <= len(grav)
         assert "stale joint_states: joint7 (last at" in status[-1].data, status[-1].data
         assert "joint1" not in status[-1].data.split("the joint state")[0]
+        # the command has no stamp: once what was in flight has landed, neither output comes
+        # (counting the two while the node still publishes races their deliveries under load)
+        grav.clear()
+        cmd.clear()
         diagnostics.clear()
         driver.run(1.1, gripper=False)
+        assert not grav and not cmd, f"{len(grav)} gravity_torques, {len(cmd)} commands"
         health = ours(diagnostics[-1])
         assert health.level == DiagnosticStatus.ERROR and "joint7" in health.message, health
-        count = len(grav)
         driver.run(0.5)
-        assert len(grav) > count + 20, "the outputs did not resume"
+        assert len(grav) > 20 and cmd, "the outputs did not resume"
         assert probe.spin_until(lambda: status[-1].data == "ok", 3), status[-1].data
         # every driver silent: the status says so within the timeout and a watchdog's tick
         quiet = time.monotonic()
