@@ -6,7 +6,7 @@ is right, how soon it settles after each touchdown and lift-off, and its cost pe
 
 The efforts carry white noise of ``--noise`` times their RMS (2, 6 and 20 %: joint torques
 estimated from motor currents carry about 1 N m, 20 % on the bundled quadruped) and the joint
-velocities ``--velocity-noise`` rad/s (0 and 0.02); the base pose and twist are exact, as a
+velocities ``--velocity-noise`` rad/s (0, 0.02 and 0.05); the base pose and twist are exact, as a
 state estimator's smoothed odometry nearly is. A last row per gait gives the estimator a model
 whose links' masses and inertias are 10-30 % off (20 % effort noise). The defaults were chosen
 on the bundled quadruped; Solo-12 and ANYmal C were not looked at before they were measured.
@@ -55,7 +55,7 @@ def row(robot: str, gait: str, noise: str, vnoise: str, run: Run, est: np.ndarra
 
 
 def contact_estimation(seconds: float, noises: tuple[float, ...] = (0.02, 0.06, 0.2),
-                       velocity_noises: tuple[float, ...] = (0.0, 0.02)) -> None:
+                       velocity_noises: tuple[float, ...] = (0.0, 0.02, 0.05)) -> None:
     logging.getLogger("rbd_ros.dynamics").setLevel(logging.ERROR)  # ANYmal's CAD noise
     print(f"\n# Contact estimation: {seconds:.0f} s per gait at 1 kHz (bench/contacts.py); "
           f"effort noise as a fraction of the efforts' RMS and in N m, joint velocity noise "
@@ -83,7 +83,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--noise", type=float, nargs="+", default=[0.02, 0.06, 0.2],
                         help="effort noise, fractions of the efforts' RMS")
-    parser.add_argument("--velocity-noise", type=float, nargs="+", default=[0.0, 0.02],
+    parser.add_argument("--velocity-noise", type=float, nargs="+", default=[0.0, 0.02, 0.05],
                         help="joint velocity noise, rad/s")
     args = parser.parse_args()
     contact_estimation(args.seconds, tuple(args.noise), tuple(args.velocity_noise))

@@ -25,8 +25,16 @@ comes from motor currents) from making edges that never happened:
   touchdown force: a lightly loaded stance under noise reads a few newtons either side of
   zero, and a foot that lifts moves;
 * a contact touches down only while it is still or slowing down, and not if it was moving away
-  from the surface the state before: a foot at the top of its swing is slow for a few
-  milliseconds, where a noisy force would otherwise set it down.
+  from the surface just before (its normal speed through a RISING_LAG lag): a foot at the top
+  of its swing is slow for a few milliseconds, where a noisy force would otherwise set it down;
+* a touching contact that moves away from the surface faster than the still speed lets go.
+
+The joint velocities' noise (0.02 rad/s is a few cm/s at a long leg's foot, about the still
+speed) is measured as the robot moves: each velocity's second difference, whose median size is
+the noise's at 1 kHz (a joint's own motion changes it by its jerk times dt^2). The still speed
+grows by NOISE_SIGMAS times the spread that noise gives each contact point's speed, so a
+standing foot under noisy velocities still reads as still; with exact velocities it stays the
+``STILL_SPEEDS`` fraction of ``max_speed``.
 
 The observer starts from zero (its first ``1 / gain`` s set p(0)) against feet that may already
 carry the robot: for ``SETTLING / gain`` s after each start (the first state, a gap in the stamps)
@@ -103,6 +111,19 @@ PROPOSAL_S = 1.0
 #: in lags (1 / gain): p(0)'s span, then the residual within 1 % of a force already there
 #: (e^-4.6); 6 ms at the default gain
 SETTLING = 5.6
+#: the still speed grows by this many times the spread the velocities' noise gives a still
+#: contact's speed (each joint's noise tracked from its velocity's second differences)...
+NOISE_SIGMAS = 2.0
+#: ...each the mean of the first NOISE_START states' (as a median: MEDIAN_OVER_MEAN times it,
+#: for white noise), then a running median moved this fraction a state
+NOISE_START = 16
+NOISE_STEP = 0.02
+MEDIAN_OVER_MEAN = 0.6745 / np.sqrt(2.0 / np.pi)
+#: s: the lag of the normal speed that a touchdown needs not to be away from the surface
+RISING_LAG = 0.005
+#: a second difference of white noise of sigma has sigma sqrt(6); its size's median is 0.6745
+#: times that
+MEDIAN_SECOND_DIFFERENCE = 0.6745 * np.sqrt(6.0)
 
 
 @njit(cache=True)
@@ -134,46 +155,79 @@ def _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal
 @njit(cache=True, nogil=True)
 def _contact_step(mi, mf, maps, lin, q, v, r, W, wv, body, contact_R, contact_p, normal,
                   radius, size, X, R, p, geometry, f_ext, col, A, offsets, limits, t, settled,
-                  touching, memory, forces, normal_force):
+                  touching, memory, noise, forces, normal_force):
     """One state's decision (the module's docstring) at time ``t`` from the observer's
     residual ``r``: the contact map ``A`` at ``q``, the wrenches that explain ``r``'s joint
     rows by least squares, each contact's force (world axes) and normal force, and
     ``touching`` updated with ``limits`` (touchdown force, release force, touchdown speed,
     lift-off speed, still speed, how long after its force was last above the touchdown force a
     still contact stays down) and each contact's ``memory`` of the last state (its point's
-    speed away from the surface and its speed; when its force was last above the touchdown
-    force)."""
+    speed away from the surface through RISING_LAG, and its speed; when its force was last
+    above the touchdown force; the state's time) and the velocities' ``noise``
+    (:func:`_velocity_noise`)."""
     _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal, radius, size,
                  X, R, p, geometry, f_ext, col, A)
     J = A[6:]  # the joint rows; by least squares, as normal equations lightly regularised
     G = J.T @ J  # (a leg at a singular posture leaves them singular)
     G += (1e-12 * np.trace(G) + 1e-300) * np.eye(G.shape[0])
     w = np.linalg.solve(G, J.T @ r[6:])
-    on, off, slow, fast, still, hold = limits
+    on, off, slow, fast, still0, hold = limits
+    _velocity_noise(v, noise)
     for c in range(offsets.shape[0]):
         o = offsets[c]
         speed2 = 0.0  # the contact point's velocity along its axes: J_c v (A is J^T)
+        spread2 = 0.0  # and the variance its magnitude gets from the velocities' noise
         for i in range(3):
             u = 0.0
             for k in range(A.shape[0]):
                 u += A[k, o + i] * v[k]
+                spread2 += (A[k, o + i] * noise[2, k]) ** 2
             speed2 += u * u
         speed, fn = np.sqrt(speed2), w[o + 2]
+        still = still0 + NOISE_SIGMAS * np.sqrt(spread2) / MEDIAN_SECOND_DIFFERENCE
         rising, last = memory[c, 0], memory[c, 1]
-        memory[c, 0], memory[c, 1] = u, speed  # u: along the normal, away from the surface
+        # u: along the normal, away from the surface; its lagged value tells a swing's apex
+        # (rising until just now) from a foot set down (falling until just now)
+        lagged = u
+        if np.isfinite(rising):
+            lagged = rising + (1.0 - np.exp(-(t - memory[c, 3]) / RISING_LAG)) * (u - rising)
+        memory[c, 0], memory[c, 1], memory[c, 3] = lagged, speed, t
         if fn > on:
             memory[c, 2] = t
         if not settled:
             touching[c] = False
         elif touching[c]:
-            touching[c] = speed < fast and (fn > off or (speed < still
+            touching[c] = speed < fast and u < still and (fn > off or (speed < still
                                                          and t - memory[c, 2] < hold))
         else:
-            touching[c] = fn > on and rising < still and (speed < still
-                                                          or speed < min(slow, last))
+            touching[c] = fn > on and rising < still0 and (speed < still
+                                                           or speed < min(slow, last))
         for i in range(3):
             forces[c, i] = R[c, i, 0] * w[o] + R[c, i, 1] * w[o + 1] + R[c, i, 2] * w[o + 2]
         normal_force[c] = fn
+
+
+@njit(cache=True, inline="always")
+def _velocity_noise(v, noise):
+    """Each velocity's noise, tracked: ``noise`` rows are the last two velocities (NaN until
+    given), the median of the second difference's size, how many second differences were seen
+    and their sum. At 1 kHz a joint's own motion moves the second difference by its jerk times
+    dt^2, far below a sensor's noise, and an impact is one sample: the median is the noise's
+    (MEDIAN_SECOND_DIFFERENCE sigma). The first NOISE_START are averaged (a start is standing),
+    then a running median follows."""
+    for k in range(v.shape[0]):
+        last, before = noise[0, k], noise[1, k]
+        if not np.isnan(before):
+            d = abs(v[k] - 2.0 * last + before)
+            noise[3, k] += 1.0
+            if noise[3, k] <= NOISE_START:
+                noise[4, k] += d
+                noise[2, k] = MEDIAN_OVER_MEAN * noise[4, k] / noise[3, k]
+            elif d > noise[2, k]:
+                noise[2, k] *= 1.0 + NOISE_STEP
+            else:
+                noise[2, k] *= 1.0 - NOISE_STEP
+        noise[1, k], noise[0, k] = last, v[k]
 
 
 _STEP = Direct(_contact_step)
@@ -230,7 +284,9 @@ class ContactEstimator:
         self._col, self.A = np.empty(model.nv), np.empty((model.nv, n))
         self.touching = np.zeros(k, dtype=bool)
         self._forces, self._normal = np.zeros((k, 3)), np.zeros(k)
-        self._memory = np.full((k, 3), -np.inf)
+        self._memory = np.full((k, 4), -np.inf)
+        self._noise = np.full((5, model.nv), np.nan)  # the velocities' (_velocity_noise)
+        self._noise[2:] = 0.0
         self._tau = np.zeros(model.nv)
 
     def update(self, t: float, q: F64, v: F64, effort: F64) -> ContactEstimate:
@@ -249,7 +305,8 @@ class ContactEstimator:
         _STEP.call(m.mi, m.mf, m.maps, m.lin, q, v, r, self.observer.data.W,
                    self.observer.data.wv, *self._frames, self._X, self._R, self._p,
                    self._geometry, self._f_ext, self._col, self.A, self._offsets, self._limits,
-                   t, settled, self.touching, self._memory, self._forces, self._normal)
+                   t, settled, self.touching, self._memory, self._noise, self._forces,
+                   self._normal)
         return ContactEstimate(dict(zip(self.links, self.touching.tolist(), strict=True)),
                                dict(zip(self.links, self._forces.copy(), strict=True)),
                                dict(zip(self.links, self._normal.tolist(), strict=True)),
