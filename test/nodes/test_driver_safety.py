@@ -104,14 +104,21 @@ def test_a_joint_whose_publisher_dies_stops_every_output(ros: None, probe: Probe
             if grav:
                 break
         assert grav, "no output while both drivers run"
-        # the start's "waiting for joint7" came before the first output: the last health
-        # published 2.5 s on (1 Hz, each of the second before it) is of the drivers running
+        # the health of a second with both drivers running is OK (1 Hz, each of the second
+        # before it: the start's "waiting for joint7" is in an earlier one). Under load this
+        # test's driver, a Python loop, can stall past joint_state_timeout, and the node then
+        # rightly warns for that second: a later second is waited for
         diagnostics.clear()
-        driver.run(2.5)
+        fine: list[DiagnosticStatus] = []
+        for _ in range(5):
+            driver.run(1.5)
+            fine = [h for h in map(ours, diagnostics) if h.level == DiagnosticStatus.OK]
+            if fine:
+                break
+        assert fine, [ours(d).message for d in diagnostics]
         assert grav and cmd, "no output while both drivers run"
         np.testing.assert_allclose(cmd[-1].data, G, atol=1e-9)
-        health = ours(diagnostics[-1])
-        assert health.level == DiagnosticStatus.OK, health
+        health = fine[-1]
         values = {v.key: v.value for v in health.values}
         assert values["model"] == "arm7" and values["joints"] == ", ".join(NAMES)
         assert float(values["joint_states rate (Hz)"]) > 50, values
