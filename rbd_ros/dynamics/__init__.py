@@ -1,11 +1,12 @@
 """The dynamics core, numpy and numba only (no ROS in here), in four rooms: ``multibody`` (a URDF
 read into a Model, a thread's Data, spatial algebra), ``algorithm`` (RNEA, ABA, CRBA,
-kinematics, momentum, the inertial regressor, the floating base), ``contact`` (the feet's
-reactions and their QP) and ``estimation`` (the momentum observer, collisions, which feet carry
-the robot). The names most callers need are here."""
+kinematics, momentum, centroidal quantities, the inertial regressor, the floating base),
+``contact`` (the feet's reactions and their QP) and ``estimation`` (the momentum observer,
+collisions, which feet carry the robot). The names most callers need are here."""
 
 from .algorithm import floating
 from .algorithm.aba import aba, aba_batch
+from .algorithm.centroidal import Centroidal, centroidal
 from .algorithm.crba import crba, crba_batch
 from .algorithm.momentum import momentum
 from .algorithm.regressor import inertial_parameters, regressor, regressor_batch
@@ -16,6 +17,7 @@ from .multibody.model import Data, Frame, Joint, Model
 from .multibody.urdf import load_urdf, load_urdf_string
 
 __all__ = [
+    "Centroidal",
     "Data",
     "Frame",
     "Joint",
@@ -25,6 +27,7 @@ __all__ = [
     "URDFError",
     "aba",
     "aba_batch",
+    "centroidal",
     "crba",
     "crba_batch",
     "floating",

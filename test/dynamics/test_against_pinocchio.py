@@ -1,4 +1,5 @@
-"""RNEA, ABA, CRBA and gravity against Pinocchio on real robots nobody here wrote."""
+"""RNEA, ABA, CRBA, gravity and the centroidal quantities against Pinocchio on real robots
+nobody here wrote."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rbd_ros.dynamics import (
     Model,
     aba,
     aba_batch,
+    centroidal,
     crba,
     crba_batch,
     floating,
@@ -116,6 +118,29 @@ def test_floating_base_against_pinocchio(robot: Robot) -> None:
         a_b2, tau_j2 = floating.inverse_dynamics(m, d, q, v, qdd_j)
         np.testing.assert_allclose(a_b2, a_b, rtol=1e-7, atol=1e-7)
         np.testing.assert_allclose(tau_j2, tau[6:], rtol=1e-7, atol=1e-7)
+
+
+def test_centroidal_quantities_against_pinocchio(robot: Robot) -> None:
+    """Centre of mass and its velocity (``centerOfMass``), the centroidal momentum and its
+    matrix (``ccrba``) and the momentum's rate (``computeCentroidalMomentumTimeVariation``)."""
+    _name, m, d, ref = robot
+    if not m.has_free_flyer:
+        pytest.skip("fixed-base robot")
+    rng = np.random.default_rng(17)
+    for _ in range(20):
+        q, v, a, _ = random_state(m, rng)
+        c = centroidal(m, d, q, v, a)
+        qp, vp = ref.q(q), ref.G @ v
+        matrix = pin.ccrba(ref.pm, ref.pd, qp, vp) @ ref.G  # mimic joints: reduced columns
+        hg = ref.pd.hg
+        dhg = pin.computeCentroidalMomentumTimeVariation(ref.pm, ref.pd, qp, vp, ref.G @ a)
+        pin.centerOfMass(ref.pm, ref.pd, qp, vp)
+        assert rel_err(c.matrix, matrix) < TOL
+        assert rel_err(c.momentum, np.r_[hg.linear, hg.angular]) < TOL
+        assert c.momentum_rate is not None
+        assert rel_err(c.momentum_rate, np.r_[dhg.linear, dhg.angular]) < TOL
+        assert rel_err(c.com, ref.pd.com[0]) < TOL
+        assert rel_err(c.com_velocity, ref.pd.vcom[0]) < TOL
 
 
 def test_integrate_matches_pinocchio(robot: Robot) -> None:

@@ -16,7 +16,9 @@ from rbd_ros.dynamics import (
     Model,
     ModelError,
     aba,
+    centroidal,
     crba,
+    floating,
     gravity,
     integrate,
     load_urdf,
@@ -140,6 +142,28 @@ def test_energy_is_conserved_without_torque_or_gravity(name: str, m: Model) -> N
         q = integrate(m, q, (k1v + 2 * k2v + 2 * k3v + k4v) / 6, dt)
         v = v + dt * (k1a + 2 * k2a + 2 * k3a + k4a) / 6
     assert abs(energy(m, d, q, v) - e0) < 1e-6 * e0
+
+
+def test_in_flight_the_centroidal_momentum_changes_by_gravity_alone() -> None:
+    """Joint torques are internal: whatever they are, a robot in flight (ABA with an unactuated
+    base) changes its centroidal momentum by m g and keeps its angular momentum about its centre
+    of mass; and the linear momentum is m times the centre of mass's velocity, differenced
+    along the motion."""
+    m = load_urdf(QUADRUPED, floating_base=True)
+    d = Data(m)
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        q, v, _, tau = random_state(m, rng)
+        a_base, qdd = floating.forward_dynamics(m, d, q, v, tau[6:])
+        c = centroidal(m, d, q, v, np.r_[a_base, qdd])
+        assert c.momentum_rate is not None
+        np.testing.assert_allclose(c.momentum_rate, np.r_[m.total_mass * m.gravity, np.zeros(3)],
+                                   atol=1e-9 * np.abs(tau).max())
+        eps = 1e-6
+        ahead, behind = (center_of_mass(m, placements(m, d, integrate(m, q, v, s)))
+                         for s in (eps, -eps))
+        np.testing.assert_allclose(c.momentum[:3] / m.total_mass, (ahead - behind) / (2 * eps),
+                                   atol=1e-7)
 
 
 def test_friction_is_viscous_plus_coulomb_and_aba_removes_it() -> None:
