@@ -164,6 +164,11 @@ def test_in_flight_the_centroidal_momentum_changes_by_gravity_alone() -> None:
                          for s in (eps, -eps))
         np.testing.assert_allclose(c.momentum[:3] / m.total_mass, (ahead - behind) / (2 * eps),
                                    atol=1e-7)
+    with pytest.raises(ModelError, match="v must have 18 entries"):
+        centroidal(m, d, q, v[:3])
+    arm = load_urdf(ARM)
+    with pytest.raises(ModelError, match="no free-flyer root"):
+        centroidal(arm, Data(arm), arm.neutral(), np.zeros(arm.nv))
 
 
 def test_friction_is_viscous_plus_coulomb_and_aba_removes_it() -> None:

@@ -39,7 +39,7 @@ def centroidal(model: Model, data: Data, q: F64, v: F64, a: F64 | None = None) -
     """The centroidal quantities at ``(q, v)`` of a free-flyer model; with ``a`` (nv, the base's
     acceleration first, as :func:`.rnea` takes it) also the momentum's rate of change."""
     model.require_free_flyer()
-    q, v, _ = model.check_state(q, v, np.zeros(model.nv) if a is None else a, "a")
+    q, v, acc = model.check_state(q, v, np.zeros(model.nv) if a is None else a, "a")
     base_rows = crba(model, data, q)[:6].copy()
     X = placements(model, data, q)
     com = center_of_mass(model, X)
@@ -48,7 +48,7 @@ def centroidal(model: Model, data: Data, q: F64, v: F64, a: F64 | None = None) -
     momentum = matrix @ v
     rate = None
     if a is not None:
-        rate = to_com @ rnea(model, data, q, v, a)[:6]
+        rate = to_com @ rnea(model, data, q, v, acc)[:6]
         rate[:3] += model.total_mass * model.gravity
     return Centroidal(com, momentum[:3] / model.total_mass, momentum, matrix, rate)
 
