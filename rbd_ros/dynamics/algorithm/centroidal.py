@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..multibody.model import F64, Data, Model
+from ..multibody.spatial import skew
 from .crba import crba
 from .kinematics import center_of_mass, placements
 from .rnea import rnea
@@ -57,9 +58,7 @@ def _base_to_centroid(R: F64, offset: F64) -> F64:
     """The 6 x 6 map of a momentum (or wrench) ``[linear; angular]`` in the base's axes about
     its origin to world axes about a point ``offset`` behind the origin (the origin less it):
     the linear part turned, the angular part turned plus ``offset x linear``."""
-    x, y, z = offset
-    skew = np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
     T = np.zeros((6, 6))
     T[:3, :3] = T[3:, 3:] = R
-    T[3:, :3] = skew @ R
+    T[3:, :3] = skew(offset) @ R
     return T
