@@ -124,6 +124,10 @@ RISING_LAG = 0.005
 #: a second difference of white noise of sigma has sigma sqrt(6); its size's median is 0.6745
 #: times that
 MEDIAN_SECOND_DIFFERENCE = 0.6745 * np.sqrt(6.0)
+#: the rows of the velocities' ``noise`` (:func:`_velocity_noise`): the last two velocities,
+#: the running median of the second difference's size, how many second differences were seen
+#: and their sum
+V_LAST, V_BEFORE, V_MEDIAN, V_SEEN, V_SUM = range(5)
 
 
 @njit(cache=True)
@@ -181,7 +185,7 @@ def _contact_step(mi, mf, maps, lin, q, v, r, W, wv, body, contact_R, contact_p,
             u = 0.0
             for k in range(A.shape[0]):
                 u += A[k, o + i] * v[k]
-                spread2 += (A[k, o + i] * noise[2, k]) ** 2
+                spread2 += (A[k, o + i] * noise[V_MEDIAN, k]) ** 2
             speed2 += u * u
         speed, fn = np.sqrt(speed2), w[o + 2]
         still = still0 + NOISE_SIGMAS * np.sqrt(spread2) / MEDIAN_SECOND_DIFFERENCE
@@ -209,25 +213,24 @@ def _contact_step(mi, mf, maps, lin, q, v, r, W, wv, body, contact_R, contact_p,
 
 @njit(cache=True, inline="always")
 def _velocity_noise(v, noise):
-    """Each velocity's noise, tracked: ``noise`` rows are the last two velocities (NaN until
-    given), the median of the second difference's size, how many second differences were seen
-    and their sum. At 1 kHz a joint's own motion moves the second difference by its jerk times
-    dt^2, far below a sensor's noise, and an impact is one sample: the median is the noise's
+    """Each velocity's noise, tracked in ``noise``'s rows (V_LAST ...; the velocities NaN until
+    given). At 1 kHz a joint's own motion moves the second difference by its jerk times dt^2,
+    far below a sensor's noise, and an impact is one sample: the median is the noise's
     (MEDIAN_SECOND_DIFFERENCE sigma). The first NOISE_START are averaged (a start is standing),
     then a running median follows."""
     for k in range(v.shape[0]):
-        last, before = noise[0, k], noise[1, k]
+        last, before = noise[V_LAST, k], noise[V_BEFORE, k]
         if not np.isnan(before):
             d = abs(v[k] - 2.0 * last + before)
-            noise[3, k] += 1.0
-            if noise[3, k] <= NOISE_START:
-                noise[4, k] += d
-                noise[2, k] = MEDIAN_OVER_MEAN * noise[4, k] / noise[3, k]
-            elif d > noise[2, k]:
-                noise[2, k] *= 1.0 + NOISE_STEP
+            noise[V_SEEN, k] += 1.0
+            if noise[V_SEEN, k] <= NOISE_START:
+                noise[V_SUM, k] += d
+                noise[V_MEDIAN, k] = MEDIAN_OVER_MEAN * noise[V_SUM, k] / noise[V_SEEN, k]
+            elif d > noise[V_MEDIAN, k]:
+                noise[V_MEDIAN, k] *= 1.0 + NOISE_STEP
             else:
-                noise[2, k] *= 1.0 - NOISE_STEP
-        noise[1, k], noise[0, k] = last, v[k]
+                noise[V_MEDIAN, k] *= 1.0 - NOISE_STEP
+        noise[V_BEFORE, k], noise[V_LAST, k] = last, v[k]
 
 
 _STEP = Direct(_contact_step)
@@ -286,7 +289,7 @@ class ContactEstimator:
         self._forces, self._normal = np.zeros((k, 3)), np.zeros(k)
         self._memory = np.full((k, 4), -np.inf)
         self._noise = np.full((5, model.nv), np.nan)  # the velocities' (_velocity_noise)
-        self._noise[2:] = 0.0
+        self._noise[V_MEDIAN:] = 0.0
         self._tau = np.zeros(model.nv)
 
     def update(self, t: float, q: F64, v: F64, effort: F64) -> ContactEstimate:
