@@ -36,6 +36,14 @@ def robot(request: pytest.FixtureRequest) -> Robot:
     return request.param, model, Data(model), PinRef(model, robot_path(request.param), ff)
 
 
+@pytest.fixture
+def free_flyer(robot: Robot) -> Robot:
+    """The robot, if its root is a free flyer (the others skip)."""
+    if not robot[1].has_free_flyer:
+        pytest.skip("fixed-base robot")
+    return robot
+
+
 def test_models_have_the_expected_structure(robot: Robot) -> None:
     name, m, _, ref = robot
     # every Pinocchio joint is one of ours (mimic joints included), coordinates match
@@ -100,10 +108,8 @@ def test_batches_equal_single_calls(robot: Robot) -> None:
     np.testing.assert_allclose(crba_batch(m, Q), [crba(m, d, q) for q in Q], rtol=1e-12, atol=1e-10)
 
 
-def test_floating_base_against_pinocchio(robot: Robot) -> None:
-    _name, m, d, ref = robot
-    if not m.has_free_flyer:
-        pytest.skip("fixed-base robot")
+def test_floating_base_against_pinocchio(free_flyer: Robot) -> None:
+    _name, m, d, ref = free_flyer
     rng = np.random.default_rng(11)
     for _ in range(20):
         q, v, a, tau = random_state(m, rng)
@@ -120,12 +126,10 @@ def test_floating_base_against_pinocchio(robot: Robot) -> None:
         np.testing.assert_allclose(tau_j2, tau[6:], rtol=1e-7, atol=1e-7)
 
 
-def test_centroidal_quantities_against_pinocchio(robot: Robot) -> None:
+def test_centroidal_quantities_against_pinocchio(free_flyer: Robot) -> None:
     """Centre of mass and its velocity (``centerOfMass``), the centroidal momentum and its
     matrix (``ccrba``) and the momentum's rate (``computeCentroidalMomentumTimeVariation``)."""
-    _name, m, d, ref = robot
-    if not m.has_free_flyer:
-        pytest.skip("fixed-base robot")
+    _name, m, d, ref = free_flyer
     rng = np.random.default_rng(17)
     for _ in range(20):
         q, v, a, _ = random_state(m, rng)
