@@ -23,6 +23,7 @@ from rbd_ros.dynamics import (
     rnea,
     rnea_batch,
 )
+from rbd_ros.dynamics.contact.contacts import Contact, solve
 
 N_STATES = 200
 TOL = 1e-9
@@ -145,6 +146,9 @@ def test_centroidal_quantities_against_pinocchio(free_flyer: Robot) -> None:
         assert rel_err(c.momentum_rate, np.r_[dhg.linear, dhg.angular]) < TOL
         assert rel_err(c.com, ref.pd.com[0]) < TOL
         assert rel_err(c.com_velocity, ref.pd.vcom[0]) < TOL
+        # the contact split's own O(n) momentum, feasible or not
+        r = solve(m, d, q, v, a, [Contact(m.body_names[-1])], 0.7)
+        assert rel_err(r.momentum, np.r_[hg.linear, hg.angular]) < TOL
 
 
 def test_integrate_matches_pinocchio(robot: Robot) -> None:

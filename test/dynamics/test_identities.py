@@ -27,6 +27,7 @@ from rbd_ros.dynamics import (
     rnea,
 )
 from rbd_ros.dynamics.algorithm.kinematics import center_of_mass, placements
+from rbd_ros.dynamics.contact.contacts import Contact, solve
 from rbd_ros.robots import ARM, QUADRUPED
 
 # the seed's 2-link planar arm: unit point masses at the ends of unit links, Y-axis joints
@@ -169,6 +170,29 @@ def test_in_flight_the_centroidal_momentum_changes_by_gravity_alone() -> None:
     arm = load_urdf(ARM)
     with pytest.raises(ModelError, match="no free-flyer root"):
         centroidal(arm, Data(arm), arm.neutral(), np.zeros(arm.nv))
+
+
+def test_the_contacts_change_the_centroidal_momentum_with_gravity() -> None:
+    """Newton and Euler for the whole robot: the momentum's rate is the contacts' total wrench
+    about the centre of mass plus m g. The split's wrenches against RNEA's rate (CRBA's base
+    rows moved to the centre of mass), and the split's O(n) momentum against ``A_G v``."""
+    m = load_urdf(QUADRUPED, floating_base=True)
+    d = Data(m)
+    feet = [Contact(f"{leg}_foot") for leg in ("LF", "RF", "LH", "RH")]
+    rng = np.random.default_rng(8)
+    answered = 0
+    for _ in range(40):
+        v, a = 0.3 * rng.standard_normal(m.nv), 0.5 * rng.standard_normal(m.nv)
+        q = integrate(m, m.neutral(), 0.05 * rng.standard_normal(m.nv), 1.0)
+        r = solve(m, d, q, v, a, feet, 1.0)
+        c = centroidal(m, d, q, v, a)
+        np.testing.assert_allclose(r.momentum, c.momentum, rtol=1e-10, atol=1e-10)
+        if r.feasible:
+            assert c.momentum_rate is not None
+            answered += 1
+            np.testing.assert_allclose(r.com_wrench + np.r_[m.total_mass * m.gravity, 0, 0, 0],
+                                       c.momentum_rate, rtol=1e-9, atol=1e-9)
+    assert answered >= 10
 
 
 def test_friction_is_viscous_plus_coulomb_and_aba_removes_it() -> None:

@@ -8,8 +8,12 @@ frame, about its origin (``M[:6] v``, linear first, as the base twist): ``A_G`` 
 moved to the centre of mass and turned into world axes (Wensing and Orin, section III). The rate
 of change is RNEA's: the base rows of ``rnea(q, v, a)`` are the wrench the base needs, the
 robot's momentum rate less gravity's wrench (``m g`` at the centre of mass, no moment about it),
-moved the same way. No new kernel: CRBA, RNEA and the placements are the ones checked against
-Pinocchio (``ccrba``, ``computeCentroidalMomentumTimeVariation``, ``centerOfMass``).
+moved the same way. CRBA, RNEA and the placements are the ones checked against Pinocchio
+(``ccrba``, ``computeCentroidalMomentumTimeVariation``, ``centerOfMass``).
+
+Per state, without ``A_G``, the momentum is one O(n) sum (:func:`momentum_about`) over the
+bodies' velocities that RNEA has just computed: the contact split (:mod:`..contact.contacts`)
+adds it to each answer for the cost of a loop over the bodies.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
+from ..multibody.layout import W_V
 from ..multibody.model import F64, Data, Model
-from ..multibody.spatial import skew
+from ..multibody.spatial import inertia_mul, load6, skew
 from .crba import crba
 from .kinematics import center_of_mass, placements
 from .rnea import rnea
@@ -62,3 +68,23 @@ def _base_to_centroid(R: F64, offset: F64) -> F64:
     T[:3, :3] = T[3:, 3:] = R
     T[3:, :3] = skew(offset) @ R
     return T
+
+
+@njit(cache=True)
+def momentum_about(mf, W, X, point, h):
+    """``h`` = the bodies' momentum ``[linear; angular about point]`` in world axes, from each
+    body's velocity in ``W`` (``W_V``, body frame, as RNEA leaves it) and its world placement
+    ``X`` (nb x 12)."""
+    h[:] = 0.0
+    for i in range(X.shape[0]):
+        n0, n1, n2, f0, f1, f2 = inertia_mul(mf, i, load6(W, i, W_V))  # body frame, origin
+        R = X[i, :9]
+        f = (R[0] * f0 + R[1] * f1 + R[2] * f2, R[3] * f0 + R[4] * f1 + R[5] * f2,
+             R[6] * f0 + R[7] * f1 + R[8] * f2)
+        r = (X[i, 9] - point[0], X[i, 10] - point[1], X[i, 11] - point[2])
+        h[0] += f[0]
+        h[1] += f[1]
+        h[2] += f[2]
+        h[3] += R[0] * n0 + R[1] * n1 + R[2] * n2 + r[1] * f[2] - r[2] * f[1]
+        h[4] += R[3] * n0 + R[4] * n1 + R[5] * n2 + r[2] * f[0] - r[0] * f[2]
+        h[5] += R[6] * n0 + R[7] * n1 + R[8] * n2 + r[0] * f[1] - r[1] * f[0]

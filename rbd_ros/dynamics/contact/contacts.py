@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from ..algorithm.centroidal import momentum_about
 from ..algorithm.floating import base_reaction
 from ..algorithm.kinematics import center_of_mass, com_kernel, placements, world_placements
 from ..algorithm.rnea import fext_torques, rnea_core
@@ -83,6 +84,10 @@ class Reaction:
     cop: dict[str, F64] = field(default_factory=dict)  # centre of pressure, world (a point:
     #                                                     the point)
     tau: F64 = field(default_factory=lambda: np.zeros(0))  # joint torques with these wrenches
+    momentum: F64 = field(default_factory=lambda: np.zeros(6))  # the centroidal momentum h_G:
+    #                               [linear; angular about the centre of mass], world axes
+    axes: F64 = field(default_factory=lambda: np.zeros((0, 3, 3)))  # each contact's axes in
+    #                  the world, in the order of ``wrenches``: columns two tangents, the normal
 
 
 class _Cone:
@@ -293,12 +298,13 @@ def _equalities(scratch, nb, n):
 
 @njit(cache=True)
 def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal, radius, size,
-           link_R, link_p, G, C0, b0, scratch, base, tau, com, com_wrench, wrenches, forces, p,
-           cop):
+           link_R, link_p, G, C0, b0, scratch, base, tau, com, momentum, com_wrench, wrenches,
+           forces, p, cop):
     """One state's whole split, in one compiled call: the wrench the base needs (RNEA's base
-    rows, into ``base``), the bodies' placements, the centre of mass, the contacts' geometry,
-    the QP, and with its answer the wrenches and the joint torques (RNEA's with the contact
-    wrenches added, into ``tau``). ``scratch`` is carved, in this order, into the placements
+    rows, into ``base``), the bodies' placements, the centre of mass and the centroidal
+    momentum (into ``com`` and ``momentum``), the contacts' geometry, the QP, and with its
+    answer the wrenches and the joint torques (RNEA's with the contact wrenches added, into
+    ``tau``). ``scratch`` is carved, in this order, into the placements
     (nb x 12), the QP's equality rows ``A`` (6 x n), the wrench the contacts must give
     (``need``: world axes, about the base origin), the QP's answer and multipliers, the
     contact axes (k x 3 x 3) and the wrenches on the bodies (nb x 6); :func:`solve` reads
@@ -313,6 +319,7 @@ def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal
     rnea_core(mi, mf, maps, lin, q, v, a, np.zeros((0, 6)), False, W, wv, base)
     world_placements(mi, W, X)  # from the joint transforms RNEA left in W
     com[:] = com_kernel(mf, X)
+    momentum_about(mf, W, X, com, momentum)  # from the body velocities RNEA left in W
     A[:] = 0.0
     contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A)
     Rb = X[0, :9].copy().reshape(3, 3)
@@ -350,22 +357,30 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
     P = contact_problem(model, tuple(contacts), mu)
     k, nb, n = len(contacts), model.nb, P.n
     scratch = np.empty(nb * 18 + 7 * n + 6 + len(P.b) + 9 * k)
-    base, tau, com, cw = np.empty(model.nv), np.empty(model.nv), np.empty(3), np.empty(6)
+    base, tau, com, h, cw = np.empty(model.nv), np.empty(model.nv), np.empty(3), np.empty(6), \
+        np.empty(6)
     wrenches, forces, points, cop = np.empty((k, 6)), np.empty((k, 3)), np.empty((k, 3)), \
         np.empty((k, 3))
     status = _SPLIT.call(model.mi, model.mf, model.maps, model.lin, q, v, a, data.W, data.wv,
                          P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size, P.link_R,
-                         P.link_p, P.G, P.C, P.b, scratch, base, tau, com, cw, wrenches, forces,
+                         P.link_p, P.G, P.C, P.b, scratch, base, tau, com, h, cw, wrenches, forces,
                          points, cop)
     if status != OPTIMAL:
         A, need, _ = _equalities(scratch, nb, n)
         return Reaction(False, _why_not(contacts, P.cones, A, P.rows, P.lower, need, mu),
-                        base[:6], np.zeros(6), com, tau=np.zeros(model.nv - 6))
+                        base[:6], np.zeros(6), com, tau=np.zeros(model.nv - 6), momentum=h)
     # one row a link, by construction: zip's strict check would cost ~0.9 us each
     links = P.links
     return Reaction(True, "", base[:6], cw, com, dict(zip(links, wrenches)),  # noqa: B905
                     dict(zip(links, forces)), dict(zip(links, points)),  # noqa: B905
-                    dict(zip(links, cop)), tau[6:])  # noqa: B905
+                    dict(zip(links, cop)), tau[6:], h,  # noqa: B905
+                    _axes(scratch, model.nb, n, len(P.b), k))
+
+
+def _axes(scratch: F64, nb: int, n: int, rows: int, k: int) -> F64:
+    """The contact axes (k x 3 x 3, world) where :func:`_split` carved them from ``scratch``."""
+    o = nb * 12 + 7 * n + 6 + rows  # after the placements, A, need, the answer, multipliers
+    return scratch[o : o + 9 * k].reshape(k, 3, 3)
 
 
 _STAGES = (("unilateral", "minimum normal force", "maximum normal force"), ("friction",),
