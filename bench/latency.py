@@ -319,6 +319,8 @@ def floating_latency(n: int, rounds: int = 3) -> None:
     from geometry_msgs.msg import WrenchStamped
     from sensor_msgs.msg import JointState
 
+    from rbd_ros_interfaces.msg import Balance
+
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
     from pinref import robot_path
 
@@ -339,13 +341,17 @@ def floating_latency(n: int, rounds: int = 3) -> None:
     first, again = _echoes(echo, run("echo", JointState))
     twin: Case = ("echo taking the odometry too, with the node's other entities",
                   lambda tmp: _start(["-c", ECHO_FB_TWIN]), run("echo", JointState))
+    def node(tmp: str) -> subprocess.Popen[bytes]:
+        return _start_node(tmp, "floating_base_node", "rbd_floating_base", path, params)
+
     cases: list[Case] = [
-        first, twin, ("floating-base node, talos, 500 Hz",
-                lambda tmp: _start_node(tmp, "floating_base_node", "rbd_floating_base", path,
-                                        params),
-                run("rbd_floating_base/base_wrench", WrenchStamped)), again]
+        first, twin, ("floating-base node, talos, 500 Hz", node,
+                      run("rbd_floating_base/base_wrench", WrenchStamped)),
+        ("the same, to ~/balance (ZMP, capture point, polygon)", node,
+         run("rbd_floating_base/balance", Balance)), again]
     print(f"\n## Floating-base node, Talos (nv 38, two flat feet), joint_states + odom at 500 Hz, "
-          f"{n} messages in {rounds} interleaved rounds; latency to ~/base_wrench (ms)")
+          f"{n} messages in {rounds} interleaved rounds; latency to ~/base_wrench or ~/balance "
+          "(ms)")
     _table(_interleaved(cases, rounds), echo)
 
 

@@ -70,3 +70,38 @@ def test_a_float_arrays_data_is_found_at_its_end(count: int) -> None:
         assert np.frombuffer(raw[at:], "<f8").tolist() == data.tolist()
         with pytest.raises(CdrError):
             float64_array_at(raw, count + 1)
+
+
+@pytest.mark.parametrize("contacts", [[], ["LF_foot"], ["left_sole_link", "ab", "abc", "RH"]])
+@pytest.mark.parametrize("defined", [(True, True), (False, True), (True, False)])
+def test_a_balance_is_rclpy_s_own_message(contacts: list[str],
+                                          defined: tuple[bool, bool]) -> None:
+    """rbd_ros_interfaces/Balance written by offset reads back, in rclpy, as the message built
+    field by field, at every string length and polygon size (padding included)."""
+    from geometry_msgs.msg import Point, Vector3
+    from rclpy.serialization import deserialize_message
+
+    from rbd_ros.wire.cdr import balance
+    from rbd_ros_interfaces.msg import Balance
+
+    rng = np.random.default_rng(len(contacts))
+    head, zmp, xi = rng.normal(size=19), rng.normal(size=3), rng.normal(size=3)
+    polygon, margins = rng.normal(size=(len(contacts), 3)), rng.normal(size=2)
+    raw = balance("odom_frame", 12_345_678_901, head.tolist(),
+                  zmp.tolist() if defined[0] else None, xi.tolist() if defined[1] else None,
+                  3.5, contacts, polygon.tolist(), margins.tolist())
+    want = Balance(
+        center_of_mass=Point(x=head[0], y=head[1], z=head[2]),
+        ground_height=head[18], zmp_defined=defined[0], capture_point_defined=defined[1],
+        zmp=Point(x=zmp[0], y=zmp[1], z=zmp[2]) if defined[0] else Point(),
+        capture_point=Point(x=xi[0], y=xi[1], z=xi[2]) if defined[1] else Point(),
+        omega=3.5, contacts=contacts, support_polygon=[Point(x=p[0], y=p[1], z=p[2])
+                                                       for p in polygon],
+        zmp_margin=margins[0], capture_point_margin=margins[1])
+    for k, field in enumerate(("center_of_mass_velocity", "linear_momentum", "angular_momentum",
+                               "linear_momentum_rate", "angular_momentum_rate")):
+        x, y, z = head[3 + 3 * k: 6 + 3 * k]
+        setattr(want, field, Vector3(x=x, y=y, z=z))
+    want.header.stamp.sec, want.header.stamp.nanosec = 12, 345_678_901
+    want.header.frame_id = "odom_frame"
+    assert deserialize_message(raw, Balance) == want

@@ -1,11 +1,12 @@
 """The parts of the docs that would drift if written by hand, made from the code: every node's
 parameters from its declarations (type, default, range, read-only, description: what ``ros2
-param describe`` shows), every service's fields from its ``.srv``, every command's options from
-the command line's own parser, and the tutorials' programs (the ones the suite runs) shown
-whole. They sit in the Markdown pages themselves, so the pages read whole where they are read
-(the repository's web view, an editor), between ``<!-- generated: KEY -->`` and ``<!-- end
-generated -->``; KEY is ``parameters NODE``, ``service TYPE``, ``cli``, ``file PATH`` or ``api
-MODULE [NAME ...]`` (signatures and docstrings). A
+param describe`` shows), every service's and message's fields from its ``.srv`` or ``.msg``,
+every command's options from the command line's own parser, and the tutorials' programs (the
+ones the suite runs) shown whole. They sit in the Markdown pages themselves, so the pages read
+whole where they are read (the repository's web view, an editor), between ``<!-- generated:
+KEY -->`` and ``<!-- end generated -->``; KEY is ``parameters NODE``, ``service TYPE``,
+``message TYPE``, ``cli``, ``file PATH`` or ``api MODULE [NAME ...]`` (signatures and
+docstrings). A
 renamed parameter, field or option, or an edited example, leaves the page stale, and
 ``test_docs`` says so.
 
@@ -137,13 +138,14 @@ def cli_page() -> str:
     return "\n".join(out)
 
 
-def service_page(name: str) -> str:
-    """The service type ``name`` of rbd_ros_interfaces, read from its ``.srv``: its opening
-    comment, then every field of the request and the response with the comment above it."""
-    lines = (ROOT / "rbd_ros_interfaces" / "srv" / f"{name}.srv").read_text().splitlines()
+def interface_page(kind: str, name: str) -> str:
+    """The service (``kind`` srv) or message (msg) type ``name`` of rbd_ros_interfaces, read
+    from its file: its opening comment, then every field (of the request and the response)
+    with the comment above it."""
+    lines = (ROOT / "rbd_ros_interfaces" / kind / f"{name}.{kind}").read_text().splitlines()
     intro: list[str] = []
     rows = ["| | field | type | meaning |", "|---|---|---|---|"]
-    part, comment = "request", []
+    part, comment = "request" if kind == "srv" else "", []
     for line in lines:
         text = line.strip()
         if text.startswith("#"):
@@ -154,10 +156,10 @@ def service_page(name: str) -> str:
         elif text == "---":
             part, comment = "response", []
         else:
-            kind, field = text.split()[:2]
-            rows.append(f"| {part} | `{field}` | {kind} | {_cell(' '.join(comment))} |")
+            type_, field = text.split()[:2]
+            rows.append(f"| {part} | `{field}` | {type_} | {_cell(' '.join(comment))} |")
             part, comment = "", []
-    return f"`rbd_ros_interfaces/srv/{name}`: {' '.join(intro)}\n\n" + "\n".join(rows) + "\n"
+    return f"`rbd_ros_interfaces/{kind}/{name}`: {' '.join(intro)}\n\n" + "\n".join(rows) + "\n"
 
 
 ROLE = re.compile(r":(?:func|class|meth|mod|data|attr|exc):`~?\.?([^`]+)`")
@@ -233,7 +235,9 @@ def content(key: str) -> str:
     if kind == "cli":
         return cli_page()
     if kind == "service":
-        return service_page(arg)
+        return interface_page("srv", arg)
+    if kind == "message":
+        return interface_page("msg", arg)
     if kind == "api":
         module, *names = arg.split()
         return api_page(module, names)

@@ -36,7 +36,13 @@ mass ``~/center_of_mass``, PointStamped); per contact, from the moment the conta
 when an input was held; else why there is no answer: an impossible motion, naming the
 constraint and contact that fail, or a stale input); in flight ``~/flight/base_acceleration``
 (geometry_msgs/AccelStamped, base frame) and ``~/flight/joint_accelerations``
-(JointTrajectory, one point), from the measured efforts. Service ``~/floating_base_dynamics``.
+(JointTrajectory, one point), from the measured efforts. ``~/balance``
+(rbd_ros_interfaces/Balance, world axes) with each answered state in contact: the centroidal
+momentum and its rate, the ZMP, the capture point, the support polygon and the margins
+(rbd_ros/dynamics/contact/balance.py); while the capture point is outside the polygon
+``~/status`` says "ok; the capture point is outside the support polygon: a step or a fall
+follows". Services ``~/floating_base_dynamics`` and ``~/centroidal_dynamics`` (the centroidal
+momentum matrix for any state).
 """
 
 from __future__ import annotations
@@ -57,12 +63,13 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..dynamics import Data, Model, RbdError, load_urdf_string
+from ..dynamics import Data, Model, RbdError, centroidal, load_urdf_string
 from ..dynamics.algorithm.floating import (
     base_acceleration_from_imu,
     forward_dynamics,
     inverse_dynamics,
 )
+from ..dynamics.contact.balance import Support
 from ..dynamics.contact.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.estimation.contact_estimation import (
     ContactEstimator,
@@ -78,7 +85,7 @@ from .common import (
     run,
 )
 from .errors import InputError
-from .interfaces import ActiveContacts, FloatingBaseDynamics
+from .interfaces import ActiveContacts, Balance, CentroidalDynamics, FloatingBaseDynamics
 from .joint_states import JointStateMerger
 from .messages import (
     JointStateBytes,
@@ -86,11 +93,13 @@ from .messages import (
     StampedBytes,
     accel,
     accel_array,
+    balance_bytes,
     imu_specific_force,
     odometry_state,
     point,
     pose_twist_state,
     stamp_msg,
+    vector3,
     wrench,
 )
 from .parameters import CONTACT_KEYS, FLOATING_BASE, declare, refusal
@@ -98,6 +107,10 @@ from .timeline import Timeline
 
 #: what a set of a parameter rebuilds the model for (the others are read-only)
 MODEL_PARAMETERS = {p.name for p in FLOATING_BASE if not p.read_only}
+#: ~/status's note while the capture point is outside the support polygon
+STEP_NEEDED = "; the capture point is outside the support polygon: a step or a fall follows"
+#: the centroidal momentum matrix's first columns: the base twist's, as in nav_msgs/Odometry
+BASE_VELOCITIES = [f"base_{part}_{axis}" for part in ("linear", "angular") for axis in "xyz"]
 
 
 @dataclass
@@ -124,6 +137,7 @@ class Live:
         self.standing = None if self.estimator is None else StandingSecond(self.estimator)
         self.proposal: ThresholdProposal | None = None
         self.model, self.contacts, self.mu = model, contacts, mu
+        self.support = Support(model, contacts)  # ZMP, capture point, support polygon
         self.timeout, self.max_age, self.world = timeout, int(timeout * 1e9), world
         self.data = Data(model)
         self.merger = JointStateMerger(model, names)
@@ -182,6 +196,7 @@ class FloatingBaseNode(NodeBase):
         self.pub_com_wrench = self.quiet_publisher(WrenchStamped, "~/com_wrench")
         self.pub_com = self.quiet_publisher(PointStamped, "~/center_of_mass")
         self.pub_tau = self.quiet_publisher(JointState, "~/joint_torques")
+        self.pub_balance = self.quiet_publisher(Balance, "~/balance")
         self.pub_status = self.quiet_publisher(String, "~/status")
         self.last_status = ""  # what ~/status said last
         self._said = b""  # and as bytes
@@ -192,8 +207,10 @@ class FloatingBaseNode(NodeBase):
         self.pub_estimated = self.quiet_publisher(ActiveContacts, "~/estimated_contacts")
         self.pub_estimated_force: dict[str, Any] = {}
         self.guarded_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
+        self.guarded_service(CentroidalDynamics, "~/centroidal_dynamics", self._srv_centroidal)
         self.outputs = [self.pub_base, self.pub_com_wrench, self.pub_com, self.pub_tau,
-                        self.pub_estimated]  # and each contact's, once the model names them
+                        self.pub_balance, self.pub_estimated]
+        # and each contact's, once the model names them
         # a joint state whose odometry never comes is answered (or refused) all the same
         self.create_timer(0.02, self._tick)
         if self.param("robot_description"):
@@ -453,7 +470,11 @@ class FloatingBaseNode(NodeBase):
             self.say(r.reason)
             return
         self._publish_reaction(live, p.t, r)
-        self.say("ok" + note)
+        b = live.support.balance(r)
+        if self.pub_balance in self.heard:
+            self.pub_balance.publish(balance_bytes(live.world, p.t, b, list(r.wrenches)))
+        outside = b.capture_point is not None and b.capture_point_margin < 0
+        self.say("ok" + note + (STEP_NEEDED if outside else ""))
 
     def _estimate(self, live: Live, p: Pending) -> bool:
         """The contacts that touch, from this state's efforts, into ``live.active``; published.
@@ -560,6 +581,30 @@ class FloatingBaseNode(NodeBase):
         res.centers_of_pressure = [point(r.cop[x]) for x in links]
         res.joint_names = names
         res.efforts = r.tau[np.array(idx, dtype=np.int64) - 6].tolist()
+        return res
+
+    def _srv_centroidal(self, req: Any, res: Any) -> Any:
+        live = self.live
+        res.success = False
+        if live is None:
+            res.message = "no model yet: the node has not received a robot_description"
+            return res
+        try:
+            names, idx, q, (vel,) = live.merger.joints.full_state(
+                req.joint_names, req.positions, velocities=req.velocities)
+            x = pose_twist_state(req.base_pose, req.base_twist)
+        except InputError as e:
+            res.message = str(e)
+            return res
+        q[:7] = x[:7]
+        c = centroidal(live.model, live.data, q, np.r_[x[7:], vel[6:]])
+        res.success = True
+        res.center_of_mass = point(c.com)
+        res.center_of_mass_velocity = vector3(c.com_velocity)
+        res.linear_momentum = vector3(c.momentum[:3])
+        res.angular_momentum = vector3(c.momentum[3:])
+        res.velocity_names = BASE_VELOCITIES + names
+        res.matrix = c.matrix[:, np.r_[0:6, np.array(idx, dtype=np.int64)]].ravel().tolist()
         return res
 
 

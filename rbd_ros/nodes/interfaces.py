@@ -8,8 +8,9 @@ colcon does not look inside a folder that is itself a package: a workspace built
 from __future__ import annotations
 
 try:
-    from rbd_ros_interfaces.msg import ActiveContacts
+    from rbd_ros_interfaces.msg import ActiveContacts, Balance
     from rbd_ros_interfaces.srv import (
+        CentroidalDynamics,
         FloatingBaseDynamics,
         ForwardDynamics,
         GravityTorques,
@@ -25,5 +26,5 @@ except ModuleNotFoundError as e:
         "`colcon build --base-paths src/rbd_ros src/rbd_ros/rbd_ros_interfaces`, then "
         "`source install/setup.bash` (a pip set-up: bash scripts/setup.sh)") from None
 
-__all__ = ["ActiveContacts", "FloatingBaseDynamics", "ForwardDynamics", "GravityTorques",
-           "InverseDynamics", "MassMatrix"]
+__all__ = ["ActiveContacts", "Balance", "CentroidalDynamics", "FloatingBaseDynamics",
+           "ForwardDynamics", "GravityTorques", "InverseDynamics", "MassMatrix"]

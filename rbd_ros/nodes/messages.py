@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Accel, Point, Wrench
+from geometry_msgs.msg import Accel, Point, Vector3, Wrench
 
+from ..dynamics.contact.balance import Balance
 from ..dynamics.multibody.model import F64
 from ..wire import cdr
 from .errors import InputError, usable
@@ -134,6 +135,19 @@ def accel(a: F64) -> Accel:
     out.linear.x, out.linear.y, out.linear.z = (float(x) for x in a[:3])
     out.angular.x, out.angular.y, out.angular.z = (float(x) for x in a[3:])
     return out
+
+
+def balance_bytes(frame: str, stamp: int, b: Balance, contacts: Sequence[str]) -> bytes:
+    """An rbd_ros_interfaces/Balance as its CDR bytes (rclpy's message costs ~50 us)."""
+    head = np.concatenate((b.com, b.com_velocity, b.momentum, b.momentum_rate,
+                           [b.ground_height])).tolist()
+    zmp, capture = (None if x is None else x.tolist() for x in (b.zmp, b.capture_point))
+    return cdr.balance(frame, stamp, head, zmp, capture, b.omega, contacts,
+                       b.support_polygon.tolist(), (b.zmp_margin, b.capture_point_margin))
+
+
+def vector3(v: F64) -> Vector3:
+    return Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
 
 
 def point(p: F64) -> Point:

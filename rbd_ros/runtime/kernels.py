@@ -13,8 +13,9 @@ def load_node_kernels(floating_base: bool = True) -> None:
         return
     import numpy as np
 
-    from ..dynamics import Data, aba, crba, load_urdf, rnea
+    from ..dynamics import Data, aba, centroidal, crba, load_urdf, rnea
     from ..dynamics.algorithm.floating import forward_dynamics, inverse_dynamics
+    from ..dynamics.contact.balance import Support
     from ..dynamics.contact.contacts import Contact, solve
     from ..dynamics.estimation.contact_estimation import ContactEstimator
     from ..dynamics.estimation.observer import CollisionDetector, MomentumObserver
@@ -37,8 +38,9 @@ def load_node_kernels(floating_base: bool = True) -> None:
     q, v = robot.neutral(), np.zeros(robot.nv)
     feet = [Contact(link) for link in robot.frames if link.endswith("foot")]
     sole = Contact(feet[0].link, half_length=0.05, half_width=0.03)
-    solve(robot, d, q, v, v, feet, 0.7)
+    Support(robot, feet).balance(solve(robot, d, q, v, v, feet, 0.7))
     solve(robot, d, q, v, v, [sole], 0.7)
+    centroidal(robot, d, q, v)
     forward_dynamics(robot, d, q, v, v[6:])
     inverse_dynamics(robot, d, q, v, v[6:])
     ContactEstimator(robot, [*feet[1:], sole]).update(0.0, q, v, v[6:])

@@ -1,6 +1,6 @@
 """The bytes of the few ROS 2 messages rbd_ros reads or writes by offset, without a message
-library: sensor_msgs/JointState, std_msgs/Float64MultiArray, nav_msgs/Odometry and
-sensor_msgs/Imu.
+library: sensor_msgs/JointState, std_msgs/Float64MultiArray, nav_msgs/Odometry,
+sensor_msgs/Imu and rbd_ros_interfaces/Balance.
 
 They are in CDR (XCDR1), what every ROS 2 middleware writes: a 4-byte encapsulation header
 (``CDR_LE`` or ``CDR_BE`` first), then the data, each number aligned to its own size counted
@@ -17,7 +17,7 @@ nodes read joint states and write their stamped outputs as bytes.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -239,6 +239,45 @@ def stamped(frame: str, count: int) -> tuple[bytes, int]:
     out = CDR_LE + b"\x00\x00" + struct.pack("<iII", 0, 0, len(name)) + name
     offset = align(len(out), 8)
     return out + bytes(offset - len(out) + 8 * count), offset
+
+
+def balance(frame: str, stamp: int, head: Sequence[float], zmp: Sequence[float] | None,
+            capture_point: Sequence[float] | None, omega: float, contacts: Sequence[str],
+            polygon: Sequence[Sequence[float]], margins: Sequence[float]) -> bytes:
+    """A little-endian rbd_ros_interfaces/Balance stamped ``stamp`` (ns) in ``frame``:
+    ``head`` its 19 doubles from the centre of mass to the ground height, in the message's
+    order; a point given as None is not defined (and written as zeros)."""
+    out = bytearray(CDR_LE + b"\x00\x00")
+
+    def pad(size: int) -> None:
+        out.extend(bytes(align(len(out), size) - len(out)))
+
+    def string(text: str) -> None:
+        b = text.encode() + b"\x00"
+        pad(4)
+        out.extend(struct.pack("<I", len(b)) + b)
+
+    def doubles(values: Sequence[float]) -> None:
+        pad(8)
+        out.extend(struct.pack(f"<{len(values)}d", *values))
+
+    out += struct.pack("<iI", *divmod(stamp, 1_000_000_000))
+    string(frame)
+    doubles(head)
+    for p in (zmp, capture_point):
+        out.append(p is not None)
+        doubles((0.0, 0.0, 0.0) if p is None else p)
+    doubles((omega,))
+    pad(4)
+    out += struct.pack("<I", len(contacts))
+    for name in contacts:
+        string(name)
+    pad(4)
+    out += struct.pack("<I", len(polygon))
+    for vertex in polygon:
+        doubles(vertex)
+    doubles(margins)
+    return bytes(out)
 
 
 # ------------------------------------------------------------- std_msgs/Float64MultiArray

@@ -17,10 +17,11 @@ from std_msgs.msg import String
 
 from rbd_ros.dynamics import Data, load_urdf
 from rbd_ros.dynamics.algorithm.floating import forward_dynamics, inverse_dynamics
+from rbd_ros.dynamics.contact.balance import Support
 from rbd_ros.dynamics.contact.contacts import Contact, solve
 from rbd_ros.robots import QUADRUPED
-from rbd_ros_interfaces.msg import ActiveContacts
-from rbd_ros_interfaces.srv import FloatingBaseDynamics
+from rbd_ros_interfaces.msg import ActiveContacts, Balance
+from rbd_ros_interfaces.srv import CentroidalDynamics, FloatingBaseDynamics
 
 CONFIG = Path(__file__).resolve().parents[2] / "config" / "floating_base.yaml"
 NODE = "/rbd_floating_base"
@@ -331,3 +332,99 @@ def test_a_stale_joint_stops_the_answers_and_says_so(node: NodeProcess, probe: P
     assert len(base) <= count + 1  # (one in flight)
     assert probe.spin_until(lambda: step(True) or (len(base) > count + 10
                                                     and status[-1].data == "ok"), 10)
+
+
+def xyz(p: Any) -> list[float]:
+    return [p.x, p.y, p.z]
+
+
+def test_balance_and_the_centroidal_momentum_matrix(node: NodeProcess, probe: Probe) -> None:
+    """``~/balance`` for each answered state, as the core computes it for that state (whose
+    physics test/dynamics/test_balance.py checks): standing, the capture point inside the four
+    feet and ~/status "ok"; the base running forward at 3 m/s, the capture point outside and
+    ~/status says a step is needed. ``~/centroidal_dynamics``: A_G with its columns named, in
+    the request's joint order, and a wrong request refused."""
+    balance = probe.listen(Balance, f"{NODE}/balance")
+    status = probe.listen(String, f"{NODE}/status")
+    od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
+    js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
+    imu = probe.node.create_publisher(Imu, "/imu", SENSOR)  # an earlier test started one
+    assert probe.spin_until(lambda: bool(
+        od.get_subscription_count() and js.get_subscription_count() and balance is not None))
+    feet = [Contact(f) for f in FEET]
+    support = Support(MODEL, feet)
+    for sec, speed in ((80, 0.0), (90, 3.0)):
+        def step(sec: int = sec, speed: float = speed) -> bool:
+            msg = odom(sec)
+            msg.twist.twist.linear.x = speed
+            od.publish(msg)
+            at_rest = Imu()
+            at_rest.header.stamp.sec = sec
+            at_rest.linear_acceleration.z = 9.81
+            imu.publish(at_rest)
+            js.publish(states(sec))
+            return any(m.header.stamp.sec == sec for m in balance)
+
+        assert probe.spin_until(step, 15.0), [m.data for m in status[-3:]]
+        got = next(m for m in balance if m.header.stamp.sec == sec)
+        v = np.zeros(MODEL.nv)
+        v[0] = speed
+        want = support.balance(solve(MODEL, DATA, q_full(), v, np.zeros(MODEL.nv), feet, 0.7))
+        assert got.header.frame_id == "odom" and list(got.contacts) == FEET
+        np.testing.assert_allclose(xyz(got.center_of_mass), want.com, atol=1e-9)
+        np.testing.assert_allclose(xyz(got.center_of_mass_velocity), [speed, 0, 0], atol=1e-9)
+        np.testing.assert_allclose(xyz(got.linear_momentum) + xyz(got.angular_momentum),
+                                   want.momentum, atol=1e-9)
+        np.testing.assert_allclose(xyz(got.linear_momentum_rate)
+                                   + xyz(got.angular_momentum_rate), want.momentum_rate,
+                                   atol=1e-7)
+        assert got.zmp_defined and got.capture_point_defined and want.capture_point is not None
+        assert want.zmp is not None
+        np.testing.assert_allclose(xyz(got.zmp), want.zmp, atol=1e-9)
+        np.testing.assert_allclose(xyz(got.capture_point), want.capture_point, atol=1e-9)
+        np.testing.assert_allclose([xyz(p) for p in got.support_polygon], want.support_polygon,
+                                   atol=1e-9)
+        assert len(got.support_polygon) == 4
+        np.testing.assert_allclose([got.ground_height, got.omega, got.zmp_margin,
+                                    got.capture_point_margin],
+                                   [want.ground_height, want.omega, want.zmp_margin,
+                                    want.capture_point_margin], atol=1e-9)
+        if speed:
+            assert got.capture_point_margin < 0
+        else:
+            assert got.capture_point_margin > 0
+        # ~/status of the states that follow (unstamped: the last one of this speed's)
+        said = ("ok; the capture point is outside the support polygon: a step or a fall follows"
+                if speed else "ok")
+
+        def settled(said: str = said) -> bool:
+            return step() and bool(status) and status[-1].data == said
+
+        assert probe.spin_until(settled, 5.0), status[-1:]
+    # A_G by service, the request's joints reversed: the columns follow the request's order
+    rng = np.random.default_rng(3)
+    names, positions = NAMES[::-1], list(Q_JOINTS[::-1])
+    twist, vel = rng.normal(size=6), rng.normal(size=12)
+    req = CentroidalDynamics.Request(joint_names=names, positions=positions,
+                                     velocities=list(vel))
+    req.base_pose.position.z, req.base_pose.orientation.w = 0.5, 1.0
+    (req.base_twist.linear.x, req.base_twist.linear.y, req.base_twist.linear.z,
+     req.base_twist.angular.x, req.base_twist.angular.y, req.base_twist.angular.z) = twist
+    res = probe.call(CentroidalDynamics, f"{NODE}/centroidal_dynamics", req)
+    assert res.success, res.message
+    assert list(res.velocity_names) == [*(f"base_{p}_{a}" for p in ("linear", "angular")
+                                          for a in "xyz"), *names]
+    A = np.array(res.matrix).reshape(6, 18)
+    h = np.r_[xyz(res.linear_momentum), xyz(res.angular_momentum)]
+    np.testing.assert_allclose(A @ np.r_[twist, vel], h, atol=1e-9)
+    from rbd_ros.dynamics import centroidal
+
+    v = np.r_[twist, vel[::-1]]
+    want_c = centroidal(MODEL, DATA, q_full(), v)
+    np.testing.assert_allclose(h, want_c.momentum, atol=1e-9)
+    np.testing.assert_allclose(A[:, 6:], want_c.matrix[:, 6:][:, ::-1], atol=1e-9)
+    np.testing.assert_allclose(xyz(res.center_of_mass), want_c.com, atol=1e-9)
+    req.velocities = [0.0] * 3
+    res = probe.call(CentroidalDynamics, f"{NODE}/centroidal_dynamics", req)
+    assert not res.success and "velocities has 3 entries" in res.message, res.message
+    assert node.alive()

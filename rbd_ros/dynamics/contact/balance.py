@@ -20,7 +20,8 @@ All on the **ground plane**: perpendicular to gravity, through the lowest point 
   2015): ``xi = c + c_dot / omega``, ``omega = sqrt(g / z)``, ``z`` the centre of mass's height
   above the ground plane; projected onto the plane. Outside the support polygon the linear
   inverted pendulum cannot stop without a step: a step or a fall follows. Trotting and walking
-  robots do exactly that at every step.
+  robots do exactly that at every step. Without gravity there is none (and the ground plane is
+  taken perpendicular to the world's z).
 * **Margins**: the signed distance of a point to the polygon's edge, m: positive inside (the
   distance to the nearest edge), negative outside (the distance to the polygon). A polygon with
   no area has no inside: its margins are never positive.
@@ -53,6 +54,7 @@ class Balance:
     ground_height: float  # the ground plane's height along gravity's opposite, m
     zmp: F64 | None  # None while the contacts do not push the robot up
     capture_point: F64 | None  # None while the centre of mass is not above the ground plane
+    #                            (or without gravity)
     omega: float  # sqrt(g / z), 1/s (0 without a capture point)
     support_polygon: F64  # (k, 3) vertices, counter-clockwise seen from above
     zmp_margin: float  # signed distance to the polygon's edge, m (NaN without a point)
@@ -65,9 +67,7 @@ class Support:
     def __init__(self, model: Model, contacts: list[Contact]) -> None:
         g = np.asarray(model.gravity, dtype=float)
         self.g = float(np.linalg.norm(g))
-        if self.g <= 0:
-            raise ValueError("no gravity: balance needs a down")
-        self.up = -g / self.g
+        self.up = -g / self.g if self.g > 0 else np.array([0.0, 0.0, 1.0])  # no gravity: z up
         e1 = np.eye(3)[int(np.argmin(np.abs(self.up)))]  # world x on a z-up ground
         e1 = e1 - (e1 @ self.up) * self.up
         e1 /= np.linalg.norm(e1)
@@ -128,12 +128,12 @@ def _balance(contact_points, axes, halves, up, plane, com, momentum, wrench, mas
     base = com - z * up  # the centre of mass's foot on the plane
     f, n = wrench[:3], wrench[3:]
     push = np.sum(f * up)
-    if push > 1e-9 * mass * g:  # the moment about ``base``, then the point where it is vertical
+    if push > 1e-9 * mass * max(g, 1.0):  # the moment about ``base``; where it is vertical
         zmp = base + cross3(up, n + z * cross3(up, f)) / push
         out[1:4] = zmp
         out[4] = 1.0
         out[9] = _margin(_in_plane(zmp, plane), xy, hull, count)
-    if z > 0:
+    if z > 0 and g > 0:
         omega = math.sqrt(g / z)
         xi = com + momentum[:3] / mass / omega
         xi = xi - (np.sum(xi * up) - h) * up
