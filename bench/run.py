@@ -264,7 +264,9 @@ def contact_split(quick: bool) -> None:
     cases: list[tuple[str, str | Path, list[Contact]]] = [
         ("talos full, two soles", robot_path("talos"), soles),
         ("bundled quadruped, four point feet", QUADRUPED,
-         [Contact(f"{leg}_foot") for leg in ("LF", "RF", "LH", "RH")])]
+         [Contact(f"{leg}_foot") for leg in ("LF", "RF", "LH", "RH")]),
+        ("bundled quadruped, a trot's stance pair", QUADRUPED,
+         [Contact("LF_foot"), Contact("RH_foot")])]
     print("\n## Contact split, one state per call (us): contacts.solve (the base's wrench, the "
           "placements,\n   the QP, the wrenches, the joint torques), standing still")
     for label, path, contacts in cases:

@@ -66,6 +66,8 @@ class Run:
     force: np.ndarray  # (n, feet, 3) ground force on each foot, world
     joints: list[str]  # Pinocchio's joint names, in tau's order
     feet: list[str]
+    a: np.ndarray  # (n, nv) the accelerations at each sample, as v
+    feet_at: np.ndarray  # (n, feet, 3) each foot's position, world
 
 
 def _stance(g: Gait, foot: str, t: float) -> tuple[bool, float]:
@@ -97,7 +99,8 @@ def simulate(urdf: str, feet: list[str], nominal: dict[str, float], gait: Gait,
     dt = 1.0 / (rate * substeps)
     S = np.zeros((pm.nv - 6, pm.nv))
     S[:, 6:] = np.eye(pm.nv - 6)
-    out: dict[str, list[np.ndarray]] = {x: [] for x in ("t", "q", "v", "tau", "c", "f")}
+    out: dict[str, list[np.ndarray]] = {x: [] for x in ("t", "q", "v", "tau", "c", "f", "a",
+                                                         "p")}
     steps = round(seconds * rate) * substeps
     nf = len(feet)
     for step in range(steps + 1):
@@ -171,13 +174,16 @@ def simulate(urdf: str, feet: list[str], nominal: dict[str, float], gait: Gait,
             out["tau"].append(tau)
             out["c"].append(np.array([ph[0] for ph in phases]))
             out["f"].append(forces)
+            out["a"].append(a)
+            out["p"].append(np.array([pd.oMf[i].translation for i in fid]))
         for i in range(nf):  # a foot that lands stays where it landed
             if phases[i][0] and not _stance(gait, feet[i], t - dt)[0]:
                 anchor[i] = pd.oMf[fid[i]].translation.copy()
         v = v + a * dt
         q = pin.integrate(pm, q, v * dt)
     return Run(np.array(out["t"]), np.array(out["q"]), np.array(out["v"]), np.array(out["tau"]),
-               np.array(out["c"]), np.array(out["f"]), list(pm.names[2:]), feet)
+               np.array(out["c"]), np.array(out["f"]), list(pm.names[2:]), feet,
+               np.array(out["a"]), np.array(out["p"]))
 
 
 # rbd_ros's estimator on a run, and how it did (the simulation above does not use rbd_ros)

@@ -7,6 +7,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from pinref import PinRef, robot_path
+from quadsim import LEGS, simulate, states, trot
 
 from rbd_ros.dynamics import Data, load_urdf
 from rbd_ros.dynamics.algorithm.kinematics import center_of_mass, link_placement, placements
@@ -61,6 +62,50 @@ def test_standing_still_the_zmp_and_capture_point_are_under_the_centre_of_mass(
     assert b.capture_point_margin == pytest.approx(inside, abs=1e-12)
     np.testing.assert_allclose(b.momentum, 0, atol=1e-12)
     np.testing.assert_allclose(b.momentum_rate, 0, atol=1e-9)
+
+
+def test_standing_on_one_foot_the_polygon_is_that_sole(talos: tuple[Model, Data]) -> None:
+    """Talos on its left sole alone, the leg rolled (hip against ankle, the sole flat) until the
+    sole is under the centre of mass: the polygon is the sole's four corners, the ZMP and the
+    capture point are under the centre of mass, and the margin is its distance to the sole's
+    nearest edge (all from the kinematics here)."""
+    m, d = talos
+    left = [FEET[0]]
+    z = np.zeros(m.nv)
+
+    def posture(roll: float) -> np.ndarray:
+        q = m.neutral()
+        q[m.joint("leg_left_2_joint").idx_q] = roll
+        q[m.joint("leg_left_6_joint").idx_q] = -roll
+        return q
+
+    def off(roll: float) -> float:  # the sole's centre less the centre of mass, sideways
+        X = placements(m, d, posture(roll))
+        return float(link_placement(m, X, "left_sole_link")[1][1] - center_of_mass(m, X)[1])
+
+    lo, hi = -0.3, 0.3
+    assert off(lo) * off(hi) < 0
+    for _ in range(60):  # bisection
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if off(lo) * off(mid) > 0 else (lo, mid)
+    q = posture(0.5 * (lo + hi))
+    r = solve(m, d, q, z, z, left, 0.7)
+    assert r.feasible, r.reason
+    b = Support(m, left).balance(r)
+    X = placements(m, d, q)
+    R, p = link_placement(m, X, "left_sole_link")
+    corners = np.array([p + R @ [sx * 0.1, sy * 0.05, 0] for sx in (1, -1) for sy in (1, -1)])
+    assert len(b.support_polygon) == 4 and area(b.support_polygon) > 0
+    np.testing.assert_allclose(sorted(map(tuple, b.support_polygon)),
+                               sorted(map(tuple, corners)), atol=1e-9)
+    c = center_of_mass(m, X)
+    assert b.zmp is not None and b.capture_point is not None
+    np.testing.assert_allclose(b.zmp[:2], c[:2], atol=1e-9)
+    np.testing.assert_allclose(b.capture_point[:2], c[:2], atol=1e-12)
+    local = R.T @ (np.r_[c[:2], p[2]] - p)  # the centre of mass over the sole, sole frame
+    inside = min(0.1 - abs(local[0]), 0.05 - abs(local[1]))
+    assert inside > 0
+    assert b.zmp_margin == pytest.approx(inside, abs=1e-9)
 
 
 def test_moving_the_zmp_is_the_feet_centres_of_pressure_and_pinocchio_s_centroidal_zmp(
@@ -129,6 +174,47 @@ def test_a_fast_centre_of_mass_puts_the_capture_point_outside() -> None:
     assert len(b2.support_polygon) == 2
     assert b2.zmp_margin == pytest.approx(0.0, abs=1e-9)  # the weight's line meets the pair's
     assert b2.capture_point_margin <= 0
+
+
+@pytest.mark.parametrize("robot", ["bundled", "anymal_c"])
+def test_a_simulated_trot_s_zmp_is_the_centre_of_pressure_of_its_ground_forces(
+        robot: str) -> None:
+    """The tests' own trot, simulated with Pinocchio alone (testkit/quadsim.py), its ground
+    forces known. Given only the motion and which feet are in stance, rbd_ros's split and
+    balance put the ZMP where the simulated forces' centre of pressure is (their moment about
+    it has no horizontal part) and the momentum's rate at their sum plus m g. ANYmal C: a robot
+    nothing here was tuned on."""
+    urdf, feet, nominal = LEGS[robot]
+    run = simulate(urdf, feet, nominal, trot(feet), 0.6)
+    m, Q, V, _ = states(robot, run)
+    A = np.zeros_like(V)
+    A[:, :6] = run.a[:, :6]
+    A[:, [m.joint(n).idx_v for n in run.joints]] = run.a[:, 6:]
+    d = Data(m)
+    checked = 0
+    for k in range(0, len(run.t), 10):
+        touching = run.contact[k]
+        contacts = [Contact(f) for f, on in zip(feet, touching, strict=True) if on]
+        if not contacts:
+            continue
+        r = solve(m, d, Q[k], V[k], A[k], contacts, 1.0)
+        assert r.feasible, r.reason
+        b = Support(m, contacts).balance(r)
+        f, p = run.force[k][touching], run.feet_at[k][touching]
+        ground = p[:, 2].min()
+        lever = p[:, 2] - ground
+        zmp = [(f[:, 2] @ p[:, 0] - lever @ f[:, 0]) / f[:, 2].sum(),
+               (f[:, 2] @ p[:, 1] - lever @ f[:, 1]) / f[:, 2].sum()]
+        assert b.zmp is not None
+        assert b.ground_height == pytest.approx(ground, abs=1e-9)
+        np.testing.assert_allclose(b.zmp, [*zmp, ground], atol=1e-6)
+        np.testing.assert_allclose(b.momentum_rate[:3],
+                                   f.sum(axis=0) + m.total_mass * m.gravity, atol=1e-6)
+        assert len(b.support_polygon) == min(len(contacts), 4)
+        if len(contacts) <= 2:  # a stance pair: no inside
+            assert b.zmp_margin <= 1e-9
+        checked += 1
+    assert checked >= 50
 
 
 def test_the_hull_and_the_margin_against_brute_force() -> None:

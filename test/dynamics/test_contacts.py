@@ -199,6 +199,39 @@ def test_a_diagonal_pair_of_point_feet_carries_a_body_balanced_over_it() -> None
                                [share * weight, (1 - share) * weight], rtol=1e-9)
 
 
+def test_a_stance_pair_leaves_out_a_small_moment_about_its_line_and_refuses_a_large_one(
+        ) -> None:
+    """Two point feet give no moment about the line through them. Standing with the weight's
+    line off theirs by d asks for m g d about it: up to UNMET_LEVER the
+    split leaves that moment out (``unmet``, the same size) and carries the weight; beyond it
+    the motion is refused, naming the moment and the lever, both from the kinematics here."""
+    m = load_urdf(QUADRUPED, floating_base=True)
+    d = Data(m)
+    feet = [Contact("LF_foot"), Contact("RH_foot")]
+    z = np.zeros(m.nv)
+    for hfe, expect in ((0.6, "refused"), (None, "answered")):
+        q = m.neutral()
+        if hfe is not None:  # the front legs bent more: the body moves off the diagonal
+            for leg in ("LF", "RF"):
+                q[m.joint(f"{leg}_HFE").idx_q] = hfe
+        X = placements(m, d, q)
+        p1, p2 = (link_placement(m, X, f.link)[1] for f in feet)
+        c = center_of_mass(m, X)
+        u = (p2 - p1) / np.linalg.norm(p2 - p1)
+        weight = m.total_mass * G
+        # the weight's moment about the feet's line, over the weight: the lever
+        off = abs(np.cross(c - p1, [0.0, 0.0, weight]) @ u) / weight
+        r = solve(m, d, q, z, z, feet, 0.7)
+        if expect == "answered":
+            assert off < 0.005 and r.feasible, (off, r.reason)
+            np.testing.assert_allclose(np.linalg.norm(r.unmet[3:]), weight * off, atol=1e-6)
+            np.testing.assert_allclose(r.com_wrench[:3], [0, 0, weight], atol=1e-6)
+        else:
+            assert off > 0.005 and not r.feasible
+            assert f"{weight * off:.3g} N m" in r.reason and f"{off * 100:.3g} cm" in r.reason, \
+                (off, r.reason)
+
+
 def test_momentum_is_conserved_in_flight_without_gravity() -> None:
     m = load_urdf(QUADRUPED, floating_base=True).with_gravity([0, 0, 0])
     d = Data(m)

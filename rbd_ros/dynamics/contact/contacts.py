@@ -45,6 +45,11 @@ from ..multibody.spatial import rpy_matrix
 from .qp import OPTIMAL, solve_qp
 
 TORQUE_WEIGHT = 10.0  # per (N m)^2, relative to 1 per N^2: prefer forces to sole torques
+#: m: point contacts are given no moment about their point or line; a measured motion asks for
+#: one (noise, model error, a foot's contact patch). Up to this lever of the contacts' total
+#: force it is left out (``Reaction.unmet``) and the rest split; beyond it the motion is refused
+UNMET_LEVER = 0.005
+UNMET = 9  # the split's status when it is refused for that (the QP's are 0-2)
 FRICTION_SIDES = 8  # a point's cone: its inscribed pyramid with this many faces
 
 
@@ -88,6 +93,9 @@ class Reaction:
     #                               [linear; angular about the centre of mass], world axes
     axes: F64 = field(default_factory=lambda: np.zeros((0, 3, 3)))  # each contact's axes in
     #                  the world, in the order of ``wrenches``: columns two tangents, the normal
+    unmet: F64 = field(default_factory=lambda: np.zeros(6))  # the part of the wrench the base
+    #   needs that no split over these contacts can give (world axes, about the centre of
+    #   mass): two point feet give no moment about the line through them, one gives none
 
 
 class _Cone:
@@ -227,7 +235,7 @@ def body_frame(X, b):
 def contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A):
     """Each contact's axes R[c] (columns: two tangents, the normal) and point p[c] in the
     world (a round foot: where it touches; a sole: its centre), and A: contact-frame wrenches
-    -> their sum about the base origin, world axes."""
+    -> their sum about the first contact's point, world axes."""
     o = 0
     for c in range(size.shape[0]):
         Rb, pbody = body_frame(X, body[c])
@@ -248,7 +256,7 @@ def contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, 
             R[c, :, 1] = cross3(n, t)
             R[c, :, 2] = n
             p[c] -= radius[c] * n
-        r = p[c] - X[0, 9:]
+        r = p[c] - p[0]
         for j in range(3):
             A[:3, o + j] = R[c, :, j]
             A[3:, o + j] = cross3(r, R[c, :, j])
@@ -297,18 +305,68 @@ def _equalities(scratch, nb, n):
 
 
 @njit(cache=True)
+def _column_norm(M, j):
+    t = 0.0
+    for r in range(M.shape[0]):
+        t += M[r, j] * M[r, j]
+    return np.sqrt(t)
+
+
+@njit(cache=True)
+def _reachable(A, need, unmet, E):
+    """Split ``need`` into what the contacts can give (the part in the span of ``A``'s columns,
+    left in ``need``) and the rest (into ``unmet``): two point feet give no moment about the
+    line through them, one gives none at all, and a measured motion always asks for a little
+    (noise, model error), which no split could meet. Into ``E``'s first rows an orthonormal
+    basis of that span (Gram-Schmidt with column pivoting, in ``[N; N m]``), zeros after."""
+    n = A.shape[1]
+    res = A.copy()  # each column less its part in the basis so far
+    norms = np.empty(n)
+    scale = 0.0
+    for j in range(n):
+        norms[j] = _column_norm(res, j)
+        scale = max(scale, norms[j])
+    E[:] = 0.0
+    rank = 0
+    while rank < 6:  # the column farthest from the basis next (rank-revealing)
+        best = -1
+        for j in range(n):
+            if norms[j] > 1e-9 * scale and (best < 0 or norms[j] > norms[best]):
+                best = j
+        if best < 0:
+            break
+        for r in range(6):
+            E[rank, r] = res[r, best] / norms[best]
+        for j in range(n):  # modified Gram-Schmidt: every column less its part along it
+            t = 0.0
+            for r in range(6):
+                t += E[rank, r] * res[r, j]
+            for r in range(6):
+                res[r, j] -= t * E[rank, r]
+            norms[j] = _column_norm(res, j)
+        rank += 1
+    unmet[:] = 0.0
+    if rank < 6:
+        unmet[:] = need
+        for k in range(rank):
+            unmet -= np.sum(E[k] * need) * E[k]
+        need -= unmet
+
+
+@njit(cache=True)
 def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal, radius, size,
            link_R, link_p, G, C0, b0, scratch, base, tau, com, momentum, com_wrench, wrenches,
-           forces, p, cop):
+           forces, p, cop, unmet):
     """One state's whole split, in one compiled call: the wrench the base needs (RNEA's base
     rows, into ``base``), the bodies' placements, the centre of mass and the centroidal
     momentum (into ``com`` and ``momentum``), the contacts' geometry, the QP, and with its
     answer the wrenches and the joint torques (RNEA's with the contact wrenches added, into
     ``tau``). ``scratch`` is carved, in this order, into the placements
     (nb x 12), the QP's equality rows ``A`` (6 x n), the wrench the contacts must give
-    (``need``: world axes, about the base origin), the QP's answer and multipliers, the
+    (``need``: world axes, about the first contact's point), the QP's answer and multipliers, the
     contact axes (k x 3 x 3) and the wrenches on the bodies (nb x 6); :func:`solve` reads
-    ``A`` and ``need`` back when the QP fails. Returns the QP's status."""
+    ``A`` and ``need`` back when the QP fails. Returns the QP's status, or UNMET (no QP)
+    when the moment the contacts cannot give is beyond ``UNMET_LEVER``."""
     nb, n, k = mi.shape[0], G.shape[0], size.shape[0]
     X = scratch[: nb * 12].reshape(nb, 12)
     A, need, o = _equalities(scratch, nb, n)
@@ -324,10 +382,27 @@ def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal
     contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A)
     Rb = X[0, :9].copy().reshape(3, 3)
     need[:3] = mat_vec(Rb, base[:3])
-    need[3:] = mat_vec(Rb, base[3:6])
+    need[3:] = mat_vec(Rb, base[3:6]) - cross3(p[0] - X[0, 9:], need[:3])  # about p[0]
+    E = np.empty((6, 6))
+    # about a point of the contacts, what they cannot give is a pure moment
+    _reachable(A, need, unmet, E)
+    unmet[3:] += cross3(p[0] - com, unmet[:3])  # about the centre of mass
     C, b = C0.copy(), b0.copy()
-    C[:6] = A
-    b[:6] = need
+    # the wrench balance along the span's basis: independent rows (met to rounding), then
+    # rows of zeros, met wherever the others are
+    for r in range(6):
+        for j in range(n):
+            t = 0.0
+            for i in range(6):
+                t += E[r, i] * A[i, j]
+            C[r, j] = t
+        t = 0.0
+        for i in range(6):
+            t += E[r, i] * need[i]
+        b[r] = t
+    moment = unmet[3] ** 2 + unmet[4] ** 2 + unmet[5] ** 2
+    if moment > UNMET_LEVER ** 2 * (need[0] ** 2 + need[1] ** 2 + need[2] ** 2):
+        return UNMET
     status = solve_qp(G, np.zeros(n), C, b, 6, w, lam)
     if status == OPTIMAL:
         com_wrench[:] = 0.0
@@ -357,30 +432,45 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
     P = contact_problem(model, tuple(contacts), mu)
     k, nb, n = len(contacts), model.nb, P.n
     scratch = np.empty(nb * 18 + 7 * n + 6 + len(P.b) + 9 * k)
-    base, tau, com, h, cw = np.empty(model.nv), np.empty(model.nv), np.empty(3), np.empty(6), \
-        np.empty(6)
+    base, tau, com, h, cw, unmet = np.empty(model.nv), np.empty(model.nv), np.empty(3), \
+        np.empty(6), np.empty(6), np.empty(6)
     wrenches, forces, points, cop = np.empty((k, 6)), np.empty((k, 3)), np.empty((k, 3)), \
         np.empty((k, 3))
     status = _SPLIT.call(model.mi, model.mf, model.maps, model.lin, q, v, a, data.W, data.wv,
                          P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size, P.link_R,
                          P.link_p, P.G, P.C, P.b, scratch, base, tau, com, h, cw, wrenches, forces,
-                         points, cop)
+                         points, cop, unmet)
     if status != OPTIMAL:
         A, need, _ = _equalities(scratch, nb, n)
-        return Reaction(False, _why_not(contacts, P.cones, A, P.rows, P.lower, need, mu),
-                        base[:6], np.zeros(6), com, tau=np.zeros(model.nv - 6), momentum=h)
+        why = _unmet_reason(unmet, need) if status == UNMET else \
+            _why_not(contacts, P.cones, A, P.rows, P.lower, need, mu)
+        return Reaction(False, why, base[:6], np.zeros(6), com, tau=np.zeros(model.nv - 6),
+                        momentum=h, unmet=unmet)
     # one row a link, by construction: zip's strict check would cost ~0.9 us each
     links = P.links
     return Reaction(True, "", base[:6], cw, com, dict(zip(links, wrenches)),  # noqa: B905
                     dict(zip(links, forces)), dict(zip(links, points)),  # noqa: B905
                     dict(zip(links, cop)), tau[6:], h,  # noqa: B905
-                    _axes(scratch, model.nb, n, len(P.b), k))
+                    _axes(scratch, model.nb, n, len(P.b), k), unmet)
 
 
 def _axes(scratch: F64, nb: int, n: int, rows: int, k: int) -> F64:
     """The contact axes (k x 3 x 3, world) where :func:`_split` carved them from ``scratch``."""
     o = nb * 12 + 7 * n + 6 + rows  # after the placements, A, need, the answer, multipliers
     return scratch[o : o + 9 * k].reshape(k, 3, 3)
+
+
+def _unmet_reason(unmet: F64, need: F64) -> str:
+    """Why the split is refused when what the contacts cannot give (a moment about the point
+    or line of point contacts) is more than a real foot's contact patch and model error
+    explain (``UNMET_LEVER``)."""
+    moment = float(np.linalg.norm(unmet[3:]))
+    lever = moment / max(float(np.linalg.norm(need[:3])), 1e-9)
+    return (f"no contact wrenches at all can give the wrench this motion needs: point contacts "
+            f"carry no torque, so the needed moment must vanish about the point (or the line) "
+            f"they form; it is {moment:.3g} N m, as if the centre of pressure were "
+            f"{lever * 100:.3g} cm off them (up to {UNMET_LEVER * 100:g} cm is taken as a "
+            f"foot's contact patch and model error); a sole or another contact is needed")
 
 
 _STAGES = (("unilateral", "minimum normal force", "maximum normal force"), ("friction",),
@@ -392,12 +482,7 @@ def _why_not(contacts: list[Contact], cones: list[_Cone], A: F64, rows: F64, low
     """Which constraints make the QP infeasible. The kinds are added one at a time (normal
     force, friction, centre of pressure, yaw); the first that cannot be met is named, with the
     contacts whose rows of that kind would have to give (the least squared violation)."""
-    x, *_ = np.linalg.lstsq(A, need, rcond=None)
     scale = max(1.0, float(np.abs(need).max()))
-    if np.abs(A @ x - need).max() > 1e-9 * scale:
-        return ("no contact wrenches at all can give the wrench this motion needs: point "
-                "contacts carry no torque, so the needed moment must vanish about the point "
-                "(or the line) they form; a sole or another contact is needed")
     owner = [c.link for c, k in zip(contacts, cones, strict=True) for _ in k.kinds]
     kinds = [kind for k in cones for kind in k.kinds]
     n = A.shape[1]
