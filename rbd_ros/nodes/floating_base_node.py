@@ -39,7 +39,9 @@ constraint and contact that fail, or a stale input); in flight ``~/flight/base_a
 (JointTrajectory, one point), from the measured efforts. ``~/balance``
 (rbd_ros_interfaces/Balance, world axes) with each answered state in contact: the centroidal
 momentum and its rate, the ZMP, the capture point, the support polygon and the margins
-(rbd_ros/dynamics/contact/balance.py); while the capture point is outside the polygon
+(rbd_ros/dynamics/contact/balance.py), and for RViz ``~/balance/zmp``,
+``~/balance/capture_point`` (PointStamped) and ``~/balance/support_polygon``
+(PolygonStamped); while the capture point is outside the polygon
 ``~/status`` says "ok; the capture point is outside the support polygon: a step or a fall
 follows". Services ``~/floating_base_dynamics`` and ``~/centroidal_dynamics`` (the centroidal
 momentum matrix for any state).
@@ -54,7 +56,7 @@ from typing import Any
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticStatus
-from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
+from geometry_msgs.msg import AccelStamped, Point32, PointStamped, PolygonStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
@@ -69,6 +71,7 @@ from ..dynamics.algorithm.floating import (
     forward_dynamics,
     inverse_dynamics,
 )
+from ..dynamics.contact.balance import Balance as BalanceOf
 from ..dynamics.contact.balance import Support
 from ..dynamics.contact.contacts import Contact, Reaction, check_contacts, solve
 from ..dynamics.estimation.contact_estimation import (
@@ -197,6 +200,10 @@ class FloatingBaseNode(NodeBase):
         self.pub_com = self.quiet_publisher(PointStamped, "~/center_of_mass")
         self.pub_tau = self.quiet_publisher(JointState, "~/joint_torques")
         self.pub_balance = self.quiet_publisher(Balance, "~/balance")
+        # the same points for RViz, which shows standard messages only
+        self.pub_zmp = self.quiet_publisher(PointStamped, "~/balance/zmp")
+        self.pub_capture = self.quiet_publisher(PointStamped, "~/balance/capture_point")
+        self.pub_polygon = self.quiet_publisher(PolygonStamped, "~/balance/support_polygon")
         self.pub_status = self.quiet_publisher(String, "~/status")
         self.last_status = ""  # what ~/status said last
         self._said = b""  # and as bytes
@@ -209,7 +216,8 @@ class FloatingBaseNode(NodeBase):
         self.guarded_service(FloatingBaseDynamics, "~/floating_base_dynamics", self._srv)
         self.guarded_service(CentroidalDynamics, "~/centroidal_dynamics", self._srv_centroidal)
         self.outputs = [self.pub_base, self.pub_com_wrench, self.pub_com, self.pub_tau,
-                        self.pub_balance, self.pub_estimated]
+                        self.pub_balance, self.pub_zmp, self.pub_capture, self.pub_polygon,
+                        self.pub_estimated]
         # and each contact's, once the model names them
         # a joint state whose odometry never comes is answered (or refused) all the same
         self.create_timer(0.02, self._tick)
@@ -471,8 +479,7 @@ class FloatingBaseNode(NodeBase):
             return
         self._publish_reaction(live, p.t, r)
         b = live.support.balance(r)
-        if self.pub_balance in self.heard:
-            self.pub_balance.publish(balance_bytes(live.world, p.t, b, list(r.wrenches)))
+        self._publish_balance(live, p.t, b, list(r.wrenches))
         outside = b.capture_point is not None and b.capture_point_margin < 0
         self.say("ok" + note + (STEP_NEEDED if outside else ""))
 
@@ -514,6 +521,20 @@ class FloatingBaseNode(NodeBase):
             if pub in heard:
                 pub.publish(live.stamped(live.world, 6).fill(p.t, np.r_[f, 0.0, 0.0, 0.0]))
         return True
+
+    def _publish_balance(self, live: Live, stamp: int, b: BalanceOf, links: list[str]) -> None:
+        heard, world = self.heard, live.world
+        if self.pub_balance in heard:
+            self.pub_balance.publish(balance_bytes(world, stamp, b, links))
+        for pub, x in ((self.pub_zmp, b.zmp), (self.pub_capture, b.capture_point)):
+            if pub in heard and x is not None:
+                pub.publish(live.stamped(world, 3).fill(stamp, x))
+        if self.pub_polygon in heard:
+            msg = PolygonStamped()
+            msg.header.stamp, msg.header.frame_id = stamp_msg(stamp), world
+            msg.polygon.points = [Point32(x=float(x), y=float(y), z=float(z))
+                                  for x, y, z in b.support_polygon]
+            self.pub_polygon.publish(msg)
 
     def _publish_reaction(self, live: Live, stamp: int, r: Reaction) -> None:
         # only what someone subscribes to is built and sent (hear)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from geometry_msgs.msg import AccelStamped, PointStamped, WrenchStamped
+from geometry_msgs.msg import AccelStamped, PointStamped, PolygonStamped, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.publisher import Publisher
 from rosutil import SENSOR, NodeProcess, Probe, params_file
@@ -345,6 +345,9 @@ def test_balance_and_the_centroidal_momentum_matrix(node: NodeProcess, probe: Pr
     ~/status says a step is needed. ``~/centroidal_dynamics``: A_G with its columns named, in
     the request's joint order, and a wrong request refused."""
     balance = probe.listen(Balance, f"{NODE}/balance")
+    zmp = probe.listen(PointStamped, f"{NODE}/balance/zmp")
+    capture = probe.listen(PointStamped, f"{NODE}/balance/capture_point")
+    polygon = probe.listen(PolygonStamped, f"{NODE}/balance/support_polygon")
     status = probe.listen(String, f"{NODE}/status")
     od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
     js = probe.node.create_publisher(JointState, "/joint_states", SENSOR)
@@ -385,6 +388,19 @@ def test_balance_and_the_centroidal_momentum_matrix(node: NodeProcess, probe: Pr
         np.testing.assert_allclose([xyz(p) for p in got.support_polygon], want.support_polygon,
                                    atol=1e-9)
         assert len(got.support_polygon) == 4
+        # and for RViz, the same points (the polygon's in float32)
+        def arrived(sec: int = sec) -> bool:
+            return all(any(m.header.stamp.sec == sec for m in x) for x in (zmp, capture,
+                                                                           polygon))
+
+        assert probe.spin_until(arrived, 5.0)
+        for x, want_point in ((zmp, want.zmp), (capture, want.capture_point)):
+            m = next(m for m in x if m.header.stamp.sec == sec)
+            assert m.header.frame_id == "odom"
+            np.testing.assert_allclose(xyz(m.point), want_point, atol=1e-9)
+        shape = next(m for m in polygon if m.header.stamp.sec == sec)
+        np.testing.assert_allclose([xyz(p) for p in shape.polygon.points],
+                                   want.support_polygon, atol=1e-6)
         np.testing.assert_allclose([got.ground_height, got.omega, got.zmp_margin,
                                     got.capture_point_margin],
                                    [want.ground_height, want.omega, want.zmp_margin,
