@@ -147,6 +147,10 @@ def test_the_contact_split_example_carries_the_quadrupeds_weight() -> None:
         assert len(up) == feet and all(f > 0 for f in up), case
         assert abs(sum(up) - weight) < 0.2, case  # printed to 0.1 N each
     assert "impossible: " in cases[3] and "moment" in cases[3], r.stdout
+    # standing, the ZMP is under the centre of mass, well inside the four feet; speeding up
+    # towards the lifted foot moves it near the three feet's edge, still inside
+    margins = [float(x) for x in re.findall(r"ZMP .* m, ([-\d.]+) cm inside", r.stdout)]
+    assert len(margins) == 2 and margins[0] > 10 * margins[1] > 0, r.stdout
     assert_shown("doc/tutorials/floating_base.md", "standing:", r.stdout)
 
 

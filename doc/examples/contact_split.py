@@ -1,5 +1,5 @@
 """The floating-base node's answer for one state, from Python without ROS: how the bundled
-quadruped's weight and motion are split over its feet.
+quadruped's weight and motion are split over its feet, and where its ZMP is.
 
     python3 contact_split.py
 """
@@ -7,6 +7,7 @@ quadruped's weight and motion are split over its feet.
 import numpy as np
 
 from rbd_ros.dynamics import Data, load_urdf
+from rbd_ros.dynamics.contact.balance import Support
 from rbd_ros.dynamics.contact.contacts import Contact, solve
 from rbd_ros.robots import QUADRUPED
 
@@ -31,3 +32,6 @@ for what, contacts, base_acceleration in [
     for link, force in r.forces.items():  # world axes (r.wrenches: in the foot's frame)
         print(f"  {link}: {force[2]:6.1f} N up, {np.hypot(*force[:2]):5.1f} N along the ground")
     print(f"  joint torques (N m): {np.round(r.tau, 2)}")
+    b = Support(model, contacts).balance(r)  # on the ground under the feet, world axes
+    print(f"  ZMP ({b.zmp[0]:.3f}, {b.zmp[1]:.3f}) m, {b.zmp_margin * 100:.1f} cm inside the "
+          f"support polygon of {len(b.support_polygon)} corners")
