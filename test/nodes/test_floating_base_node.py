@@ -143,7 +143,7 @@ def test_service_and_bad_input(node: NodeProcess, probe: Probe) -> None:
     for f, w in zip(FEET, res.contact_wrenches, strict=True):  # link frames, as the topics
         np.testing.assert_allclose([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y,
                                     w.torque.z], want.wrenches[f], atol=1e-7)
-    req.contact_links = ["LF_foot", "RH_foot"]  # a diagonal pair cannot hold this posture
+    req.contact_links = ["LF_foot", "LH_foot"]  # the left feet cannot hold the body
     res = probe.call(FloatingBaseDynamics, f"{NODE}/floating_base_dynamics", req)
     assert not res.success and "point contacts carry no torque" in res.message
     req.contact_links = ["LF_knee"]

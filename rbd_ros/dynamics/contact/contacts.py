@@ -46,9 +46,11 @@ from .qp import OPTIMAL, solve_qp
 
 TORQUE_WEIGHT = 10.0  # per (N m)^2, relative to 1 per N^2: prefer forces to sole torques
 #: m: point contacts are given no moment about their point or line; a measured motion asks for
-#: one (noise, model error, a foot's contact patch). Up to this lever of the contacts' total
-#: force it is left out (``Reaction.unmet``) and the rest split; beyond it the motion is refused
-UNMET_LEVER = 0.005
+#: one (noise, model error, a round foot's contact patch, leg accelerations the node is not
+#: given: up to 15 mm on the bundled quadruped's simulated trot). Up to this lever of the
+#: contacts' total force it is left out (``Reaction.unmet``) and the rest split; beyond it the
+#: motion is refused
+UNMET_LEVER = 0.02
 UNMET = 9  # the split's status when it is refused for that (the QP's are 0-2)
 FRICTION_SIDES = 8  # a point's cone: its inscribed pyramid with this many faces
 
@@ -470,7 +472,8 @@ def _unmet_reason(unmet: F64, need: F64) -> str:
             f"carry no torque, so the needed moment must vanish about the point (or the line) "
             f"they form; it is {moment:.3g} N m, as if the centre of pressure were "
             f"{lever * 100:.3g} cm off them (up to {UNMET_LEVER * 100:g} cm is taken as a "
-            f"foot's contact patch and model error); a sole or another contact is needed")
+            f"foot's contact patch, model error and unknown leg accelerations); a sole or "
+            f"another contact is needed")
 
 
 _STAGES = (("unilateral", "minimum normal force", "maximum normal force"), ("friction",),
