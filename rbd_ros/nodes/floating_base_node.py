@@ -41,8 +41,8 @@ constraint and contact that fail, or a stale input); in flight ``~/flight/base_a
 momentum and its rate, the ZMP, the capture point, the support polygon and the margins
 (rbd_ros/dynamics/contact/balance.py), and for RViz ``~/balance/zmp``,
 ``~/balance/capture_point`` (PointStamped) and ``~/balance/support_polygon``
-(PolygonStamped); while the capture point is outside the polygon
-``~/status`` says "ok; the capture point is outside the support polygon: a step or a fall
+(PolygonStamped); while one of them is subscribed and the capture point is outside the
+polygon, ``~/status`` says "ok; the capture point is outside the support polygon: a step or a fall
 follows". Services ``~/floating_base_dynamics`` and ``~/centroidal_dynamics`` (the centroidal
 momentum matrix for any state).
 """
@@ -204,6 +204,8 @@ class FloatingBaseNode(NodeBase):
         self.pub_zmp = self.quiet_publisher(PointStamped, "~/balance/zmp")
         self.pub_capture = self.quiet_publisher(PointStamped, "~/balance/capture_point")
         self.pub_polygon = self.quiet_publisher(PolygonStamped, "~/balance/support_polygon")
+        self.balance_outputs = {self.pub_balance, self.pub_zmp, self.pub_capture,
+                                self.pub_polygon}
         self.pub_status = self.quiet_publisher(String, "~/status")
         self.last_status = ""  # what ~/status said last
         self._said = b""  # and as bytes
@@ -478,9 +480,11 @@ class FloatingBaseNode(NodeBase):
             self.say(r.reason)
             return
         self._publish_reaction(live, p.t, r)
-        b = live.support.balance(r)
-        self._publish_balance(live, p.t, b, list(r.wrenches))
-        outside = b.capture_point is not None and b.capture_point_margin < 0
+        outside = False
+        if not self.heard.isdisjoint(self.balance_outputs):  # ~10 us: only for a listener
+            b = live.support.balance(r)
+            self._publish_balance(live, p.t, b, list(r.wrenches))
+            outside = b.capture_point is not None and b.capture_point_margin < 0
         self.say("ok" + note + (STEP_NEEDED if outside else ""))
 
     def _estimate(self, live: Live, p: Pending) -> bool:
