@@ -559,20 +559,26 @@ class FloatingBaseNode(NodeBase):
             self.pub_tau.publish(live.torques.fill(stamp, r.tau[live.v_index - 6]))
 
     # ------------------------------------------------------------------ service
-    def _srv(self, req: Any, res: Any) -> Any:
+    def _request_state(self, req: Any, **arrays: Any
+                       ) -> tuple[Live, list[str], list[int], np.ndarray, np.ndarray, list[Any]]:
+        """The live model and a service request's state: the joints it names, their velocity
+        indices, ``q`` and ``v`` with the base's pose and twist, and ``arrays`` (nv each);
+        InputError, saying what is wrong, without a model or with a bad request."""
         live = self.live
-        res.success = False
         if live is None:
-            res.message = "no model yet: the node has not received a robot_description"
-            return res
+            raise InputError("no model yet: the node has not received a robot_description")
+        names, idx, q, (vel, *rest) = live.merger.joints.full_state(
+            req.joint_names, req.positions, velocities=req.velocities, **arrays)
+        x = pose_twist_state(req.base_pose, req.base_twist)
+        q[:7] = x[:7]
+        return live, names, idx, q, np.r_[x[7:], vel[6:]], rest
+
+    def _srv(self, req: Any, res: Any) -> Any:
+        res.success = False
         try:
-            names, idx, q, (vel, acc) = live.merger.joints.full_state(
-                req.joint_names, req.positions, velocities=req.velocities,
-                accelerations=req.accelerations)
-            x = pose_twist_state(req.base_pose, req.base_twist)
+            live, names, idx, q, v, (acc,) = self._request_state(
+                req, accelerations=req.accelerations)
             a_base = accel_array(req.base_acceleration)
-            q[:7] = x[:7]
-            v = np.r_[x[7:], vel[6:]]
             by_link = {c.link: c for c in live.contacts}
             links = list(req.contact_links)
             unknown = [x for x in links if x not in by_link]
@@ -609,20 +615,13 @@ class FloatingBaseNode(NodeBase):
         return res
 
     def _srv_centroidal(self, req: Any, res: Any) -> Any:
-        live = self.live
         res.success = False
-        if live is None:
-            res.message = "no model yet: the node has not received a robot_description"
-            return res
         try:
-            names, idx, q, (vel,) = live.merger.joints.full_state(
-                req.joint_names, req.positions, velocities=req.velocities)
-            x = pose_twist_state(req.base_pose, req.base_twist)
+            live, names, idx, q, v, _ = self._request_state(req)
         except InputError as e:
             res.message = str(e)
             return res
-        q[:7] = x[:7]
-        c = centroidal(live.model, live.data, q, np.r_[x[7:], vel[6:]])
+        c = centroidal(live.model, live.data, q, v)
         res.success = True
         res.center_of_mass = point(c.com)
         res.center_of_mass_velocity = vector3(c.com_velocity)

@@ -201,33 +201,45 @@ def _joint_state_layout(raw: bytes) -> JointStateLayout:
     return JointStateLayout(tuple(names), tuple(fields), len(raw), o, tuple(pads))
 
 
+class _Writer:
+    """Little-endian CDR bytes, written in order: each number aligned to its size."""
+
+    def __init__(self, stamp: int = 0) -> None:
+        """The encapsulation header, then a std_msgs/Header's stamp (ns)."""
+        self.out = bytearray(CDR_LE + b"\x00\x00")
+        self.out += struct.pack("<iI", *divmod(stamp, 1_000_000_000))
+
+    def pad(self, size: int) -> None:
+        self.out.extend(bytes(align(len(self.out), size) - len(self.out)))
+
+    def u32(self, value: int) -> None:
+        self.pad(4)
+        self.out += struct.pack("<I", value)
+
+    def string(self, text: str) -> None:
+        b = text.encode() + b"\x00"
+        self.u32(len(b))
+        self.out += b
+
+    def doubles(self, values: Sequence[float]) -> None:
+        self.pad(8)
+        self.out += struct.pack(f"<{len(values)}d", *values)
+
+
 def joint_state(names: list[str], counts: tuple[int, int, int]) -> bytes:
     """A little-endian JointState with these names, a zero stamp, an empty frame id and
     ``counts`` zeros of position, velocity and effort: a template whose numbers the recording
     tools fill in place (see :func:`joint_state_layout`)."""
-    out = bytearray(CDR_LE + b"\x00\x00")
-
-    def pad(size: int) -> None:
-        out.extend(bytes(align(len(out), size) - len(out)))
-
-    def string(text: str) -> None:
-        b = text.encode() + b"\x00"
-        pad(4)
-        out.extend(struct.pack("<I", len(b)) + b)
-
-    out += struct.pack("<iI", 0, 0)  # header.stamp
-    string("")  # header.frame_id
-    pad(4)
-    out += struct.pack("<I", len(names))
+    w = _Writer()
+    w.string("")  # header.frame_id
+    w.u32(len(names))
     for name in names:
-        string(name)
+        w.string(name)
     for count in counts:
-        pad(4)
-        out += struct.pack("<I", count)
+        w.u32(count)
         if count:
-            pad(8)
-            out += bytes(8 * count)
-    return bytes(out)
+            w.doubles([0.0] * count)
+    return bytes(w.out)
 
 
 def stamped(frame: str, count: int) -> tuple[bytes, int]:
@@ -235,10 +247,10 @@ def stamped(frame: str, count: int) -> tuple[bytes, int]:
     ``count`` doubles, all zero (a geometry_msgs/WrenchStamped: 6, force then torque; a
     PointStamped: 3), and where its doubles are: a template whose stamp (at ``STAMP``) and
     doubles are written in place."""
-    name = frame.encode() + b"\x00"
-    out = CDR_LE + b"\x00\x00" + struct.pack("<iII", 0, 0, len(name)) + name
-    offset = align(len(out), 8)
-    return out + bytes(offset - len(out) + 8 * count), offset
+    w = _Writer()
+    w.string(frame)
+    w.pad(8)
+    return bytes(w.out) + bytes(8 * count), len(w.out)
 
 
 def balance(frame: str, stamp: int, head: Sequence[float], zmp: Sequence[float] | None,
@@ -247,37 +259,21 @@ def balance(frame: str, stamp: int, head: Sequence[float], zmp: Sequence[float] 
     """A little-endian rbd_ros_interfaces/Balance stamped ``stamp`` (ns) in ``frame``:
     ``head`` its 19 doubles from the centre of mass to the ground height, in the message's
     order; a point given as None is not defined (and written as zeros)."""
-    out = bytearray(CDR_LE + b"\x00\x00")
-
-    def pad(size: int) -> None:
-        out.extend(bytes(align(len(out), size) - len(out)))
-
-    def string(text: str) -> None:
-        b = text.encode() + b"\x00"
-        pad(4)
-        out.extend(struct.pack("<I", len(b)) + b)
-
-    def doubles(values: Sequence[float]) -> None:
-        pad(8)
-        out.extend(struct.pack(f"<{len(values)}d", *values))
-
-    out += struct.pack("<iI", *divmod(stamp, 1_000_000_000))
-    string(frame)
-    doubles(head)
+    w = _Writer(stamp)
+    w.string(frame)
+    w.doubles(head)
     for p in (zmp, capture_point):
-        out.append(p is not None)
-        doubles((0.0, 0.0, 0.0) if p is None else p)
-    doubles((omega,))
-    pad(4)
-    out += struct.pack("<I", len(contacts))
+        w.out.append(p is not None)
+        w.doubles((0.0, 0.0, 0.0) if p is None else p)
+    w.doubles((omega,))
+    w.u32(len(contacts))
     for name in contacts:
-        string(name)
-    pad(4)
-    out += struct.pack("<I", len(polygon))
+        w.string(name)
+    w.u32(len(polygon))
     for vertex in polygon:
-        doubles(vertex)
-    doubles(margins)
-    return bytes(out)
+        w.doubles(vertex)
+    w.doubles(margins)
+    return bytes(w.out)
 
 
 # ------------------------------------------------------------- std_msgs/Float64MultiArray
