@@ -36,10 +36,10 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
 pip_install() {
-    # quiet; pip's notes about unreachable extra indexes on some machines are noise. No
-    # bytecode compiled at install: half of pip's time (35 of 70 s) went to compiling every
-    # module of every package, and Python compiles the few a run imports on their first import
-    "$VENV/bin/python" -m pip install -q --no-compile "$@" 2> >(grep -v "is ignored: it is neither" >&2)
+    # quiet; pip's notes about unreachable extra indexes on some machines are noise. (Bytecode
+    # stays compiled at install, half of pip's 70 s: where PYTHONDONTWRITEBYTECODE is set, as on
+    # these machines, a --no-compile venv compiles its modules again in every process)
+    "$VENV/bin/python" -m pip install -q "$@" 2> >(grep -v "is ignored: it is neither" >&2)
 }
 reqs=(-r requirements.txt -r "requirements-$DISTRO.txt" -r requirements-build.txt)
 if [ "$TEST" = 1 ]; then

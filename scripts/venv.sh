@@ -1,10 +1,9 @@
 # Sourced by setup.sh, test.sh and .ci/run: the venv of a ROS 2 distribution, .venv for Jazzy
 # (the default: the LTS), .venv-<distro> for another; RBD_VENV overrides it. And how the suite
-# runs: in four processes (pytest-xdist; each in a ROS domain of its own), a test file each, so
-# that a file's set-up is made once. Four on two cores: the node tests wait on their nodes'
-# answers much of the time (beside a busy process the suite took 308 s so, 380 s in two).
+# runs: in two processes (pytest-xdist; each in a ROS domain of its own), a test file each, so
+# that a file's set-up is made once.
 DEFAULT_DISTRO=jazzy
-PYTEST_PARALLEL=(-n 4 --dist loadfile)
+PYTEST_PARALLEL=(-n 2 --dist loadfile)
 venv_for() {
     if [ -n "${RBD_VENV:-}" ]; then echo "$RBD_VENV"
     elif [ "$1" = "$DEFAULT_DISTRO" ]; then echo .venv

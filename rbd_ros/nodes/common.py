@@ -364,6 +364,10 @@ def run(node_class: Callable[[], Node], args: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         rclpy.try_shutdown()
         return 2
+    except KeyboardInterrupt:  # Ctrl-C while the node was being built: the stop asked for
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        rclpy.try_shutdown()
+        return 0
     try:
         spin(node)
     except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
