@@ -25,6 +25,7 @@ from rclpy.exceptions import (
 )
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 
 from ..wire.joint_names import NameMap
@@ -333,30 +334,58 @@ def _no_default_events(kind: str) -> Any:
     return None
 
 
-def spin(node: Node) -> None:
-    """Spin ``node`` until the context shuts down (Ctrl-C). rclpy's EventsExecutor where
-    rclpy has it (Kilted on): its wait is in C++, where the default executor rebuilds a wait
-    set in Python for each message (measured at 500 Hz of joint_states + odom: 0.53 ms of CPU
-    per state against 1.27 ms, for a node that only echoes). Older rclpy spins as before.
-    Its ``spin()`` is not used: in rclpy 9.1 it spun a core without running a callback."""
+def spin(node: Node, stopped: Callable[[], bool] = lambda: False) -> None:
+    """Spin ``node`` until its context shuts down or ``stopped()``. rclpy's EventsExecutor
+    where rclpy has it (Jazzy's wheels on): its wait is in C++, where the default executor
+    rebuilds a wait set in Python for each message (measured at 500 Hz of joint_states + odom:
+    0.53 ms of CPU per state against 1.27 ms, for a node that only echoes). Its ``spin()`` is
+    not used: in rclpy 9.1 it spun a core without running a callback."""
     try:
-        from rclpy.experimental.events_executor import EventsExecutor
+        from rclpy.experimental.events_executor import EventsExecutor as Executor
     except ImportError:
-        rclpy.spin(node)
-        return
-    executor = EventsExecutor(context=node.context)
+        from rclpy.executors import SingleThreadedExecutor as Executor
+    executor = Executor(context=node.context)
     executor.add_node(node)
-    while node.context.ok():
-        executor.spin_once(timeout_sec=1.0)
+    while node.context.ok() and not stopped():
+        executor.spin_once(timeout_sec=SPIN_WAKE_S)
+
+
+#: the longest a node's spin waits before it looks whether a signal asked it to stop
+SPIN_WAKE_S = 0.2
 
 
 def run(node_class: Callable[[], Node], args: list[str] | None = None) -> int:
-    """Console entry point: spin the node until Ctrl-C; a bad configuration exits 2."""
+    """Console entry point: spin the node until Ctrl-C (or SIGTERM); a bad configuration
+    exits 2.
+
+    The signal handlers are ours, not rclpy's: rclpy's shuts the context down at once, and
+    then raises KeyboardInterrupt in whatever Python runs next. Inside a callback of the
+    EventsExecutor that aborted the process (pybind11's error_already_set reached
+    std::terminate) or logged a FATAL "Exception in 'timers' callback" from a publish on the
+    dead context. Here a signal only marks the stop: the spin ends between two callbacks, and
+    the node is destroyed on a valid context. While the node is being built (a numba compile
+    can take a minute) the signal raises KeyboardInterrupt, as usual. Later ones are ignored:
+    under `ros2 launch` a terminal's Ctrl-C comes twice, from the terminal and from launch."""
+    asked: list[int] = []
+    building = [True]
+
+    def on_signal(signum: int, frame: Any) -> None:
+        asked.append(signum)
+        for sig in (signal.SIGINT, signal.SIGTERM):  # as the kernel's: Python's exit resets
+            signal.signal(sig, signal.SIG_IGN)     # its own handlers to the default, fatal one
+        if building[0]:
+            raise KeyboardInterrupt
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, on_signal)
     try:
-        rclpy.init(args=args if args is not None else sys.argv)
+        rclpy.init(args=args if args is not None else sys.argv,
+                   signal_handler_options=SignalHandlerOptions.NO)
     except RuntimeError as e:  # rcl refused the --ros-args (a bad remap or -p rule)
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 0
     try:
         node = node_class()
     except (ValueError, ParameterException, NameValidationException) as e:
@@ -364,24 +393,13 @@ def run(node_class: Callable[[], Node], args: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         rclpy.try_shutdown()
         return 2
-    except KeyboardInterrupt:  # Ctrl-C while the node was being built: the stop asked for
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except KeyboardInterrupt:  # a signal while the node was being built: the stop asked for
         rclpy.try_shutdown()
         return 0
+    building[0] = False
     try:
-        spin(node)
-    except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-        pass
-    except Exception:
-        # Ctrl-C shuts the context down from rclpy's signal handler, possibly while a callback
-        # runs: it then fails on the invalid context (publish, the next wait set). That is the
-        # stop asked for, not an error; an error while the context is valid is raised.
-        if rclpy.ok():
-            raise
+        spin(node, lambda: bool(asked))
     finally:
-        # a terminal's Ctrl-C under `ros2 launch` reaches the node twice (from the terminal and
-        # from launch): the second must not interrupt the teardown with a traceback
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0
