@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rbd_ros"
 #: where users meet the texts: the nodes, the commands and what they read and write
 SOURCES = [*sorted((PACKAGE / "nodes").glob("*.py")), PACKAGE / "app" / "cli.py",
-           PACKAGE / "wire" / "joint_names.py",
+           *sorted((PACKAGE / "wire").glob("*.py")),
+           *(PACKAGE / "dynamics" / "estimation" / f for f in ("timeline.py", "legged.py")),
            *sorted((PACKAGE / "bag").glob("*.py")), *sorted((PACKAGE / "identify").glob("*.py"))]
 #: the calls that say something, and which argument is the text
 SAYING = {"warn": 1, "report": 1, "say": 0, "warning": 0, "error": 0, "InputError": 0,

@@ -28,8 +28,8 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
 
+from ..wire.errors import InputError
 from ..wire.joint_names import NameMap
-from .errors import InputError
 from .health import DIAGNOSTICS_S, Health
 from .messages import JointStateReader
 

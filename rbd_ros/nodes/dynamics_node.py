@@ -76,7 +76,9 @@ from ..dynamics.estimation.observer import (
     likely_links,
 )
 from ..dynamics.multibody.model import payload_parts
+from ..wire.errors import InputError
 from ..wire.joint_names import NameMap
+from ..wire.joint_states import JointStateMerger, format_stamp
 from .common import (
     LATCHED,
     NodeBase,
@@ -84,9 +86,7 @@ from .common import (
     run,
 )
 from .controllers import Controllers
-from .errors import InputError
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
-from .joint_states import JointStateMerger, format_stamp
 from .messages import (
     JointStateBytes,
     JointStateReader,

@@ -50,8 +50,6 @@ momentum matrix for any state).
 from __future__ import annotations
 
 import time
-from collections import deque
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -65,31 +63,22 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..dynamics import Data, Model, RbdError, centroidal, load_urdf_string
-from ..dynamics.algorithm.floating import (
-    base_acceleration_from_imu,
-    forward_dynamics,
-    inverse_dynamics,
-)
+from ..dynamics import Model, RbdError, centroidal, load_urdf_string
+from ..dynamics.algorithm.floating import inverse_dynamics
 from ..dynamics.contact.balance import Balance as BalanceOf
-from ..dynamics.contact.balance import Support
-from ..dynamics.contact.contacts import Contact, Reaction, check_contacts, solve
-from ..dynamics.estimation.contact_estimation import (
-    ContactEstimator,
-    StandingSecond,
-    ThresholdProposal,
-)
-from ..dynamics.multibody.configuration import interpolate_base
+from ..dynamics.contact.contacts import Contact, Reaction, solve
+from ..dynamics.estimation.contact_estimation import ContactEstimate, ThresholdProposal
+from ..dynamics.estimation.legged import Answer, Legged, Pending
+from ..wire.errors import InputError
 from ..wire.joint_names import NameMap
+from ..wire.joint_states import JointStateMerger
 from .common import (
     LATCHED,
     NodeBase,
     input_qos,
     run,
 )
-from .errors import InputError
 from .interfaces import ActiveContacts, Balance, CentroidalDynamics, FloatingBaseDynamics
-from .joint_states import JointStateMerger
 from .messages import (
     JointStateBytes,
     JointStateReader,
@@ -106,57 +95,26 @@ from .messages import (
     wrench,
 )
 from .parameters import CONTACT_KEYS, FLOATING_BASE, declare, refusal
-from .timeline import Timeline
 
 #: what a set of a parameter rebuilds the model for (the others are read-only)
 MODEL_PARAMETERS = {p.name for p in FLOATING_BASE if not p.read_only}
-#: ~/status's note while the capture point is outside the support polygon
-STEP_NEEDED = "; the capture point is outside the support polygon: a step or a fall follows"
 #: the centroidal momentum matrix's first columns: the base twist's, as in nav_msgs/Odometry
 BASE_VELOCITIES = [f"base_{part}_{axis}" for part in ("linear", "angular") for axis in "xyz"]
 
 
-@dataclass
-class Pending:
-    """A joint state waiting for the odometry (and IMU) of its stamp."""
-
-    t: int  # its stamp, ns
-    q: np.ndarray
-    v: np.ndarray
-    effort: np.ndarray
-    arrived: float  # monotonic s
-
-
-class Live:
-    """Everything that depends on the model and the contact set; replaced whole."""
+class Live(Legged):
+    """Everything that depends on the model and the contact set, with the node's parts (the
+    joint-state merger, the outputs' bytes); replaced whole."""
 
     def __init__(self, model: Model, contacts: list[Contact], mu: float, names: NameMap,
                  timeout: float, world: str, estimator: dict[str, float] | None) -> None:
-        check_contacts(model, contacts, mu)
-        #: which contacts touch, from the efforts (None: from the active_contacts topic)
-        self.estimator = None if estimator is None else \
-            ContactEstimator(model, contacts, **estimator)
-        # a contact_threshold proposed from the first second the robot stands (logged once)
-        self.standing = None if self.estimator is None else StandingSecond(self.estimator)
+        super().__init__(model, contacts, mu, timeout, estimator)
         self.proposal: ThresholdProposal | None = None
-        self.model, self.contacts, self.mu = model, contacts, mu
-        self.support = Support(model, contacts)  # ZMP, capture point, support polygon
-        self.timeout, self.max_age, self.world = timeout, int(timeout * 1e9), world
-        self.data = Data(model)
+        self.world = world
         self.merger = JointStateMerger(model, names)
-        self.names = self.merger.joints.names
-        self.v_index = np.array([self.merger.joints.index[n] for n in self.names])
         self.base_link = model.body_names[0]
-        self.active = {c.link for c in contacts}
-        self.qdd = np.zeros(model.nv - 6)  # desired joint accelerations
-        self.odom = Timeline("odometry", interpolate_base)
-        self.imu = Timeline("IMU", lambda a, b, s: a + s * (b - a))  # specific force
-        self.pending: deque[Pending] = deque(maxlen=1000)
         self.torques = JointStateBytes(self.names)  # ~/joint_torques, as bytes
         self._stamped: dict[tuple[str, int], StampedBytes] = {}
-        # the QP's constant part for this model and contact set, built now, not on a joint state
-        solve(model, self.data, model.neutral(), np.zeros(model.nv), np.zeros(model.nv),
-              contacts, mu)
 
     def stamped(self, frame: str, count: int) -> StampedBytes:
         """The stamped output in ``frame`` with ``count`` numbers, as bytes (one per frame and
@@ -165,11 +123,6 @@ class Live:
         if out is None:
             out = self._stamped[(frame, count)] = StampedBytes(frame, count)
         return out
-
-    def without_effort(self, p: Pending) -> list[str]:
-        """The joints whose effort the joint states have not given (NaN) for ``p``."""
-        return [n for n, i in zip(self.names, self.v_index, strict=True)
-                if np.isnan(p.effort[i])]
 
 
 class FloatingBaseNode(NodeBase):
@@ -410,24 +363,14 @@ class FloatingBaseNode(NodeBase):
         live = self.live
         if live is None:
             return
-        imu = bool(live.imu.stamps)  # once an IMU has spoken, its samples are awaited too
-        inputs = [live.odom, live.imu] if imu else [live.odom]
-        while live.pending:
-            p = live.pending[0]
-            waited = now - p.arrived >= live.timeout
-            if not waited and not all(x.covers(p.t) for x in inputs):
-                return
-            live.pending.popleft()
-            x, note = live.odom.at(p.t, live.max_age)
-            f, imu_note = live.imu.at(p.t, live.max_age) if imu else (None, "")
-            if x is None or (imu and f is None):
-                self.warn("stale", f"no answer for a joint state: {note or imu_note}")
-                self.say(note if x is None else imu_note)
+        for paired in live.ready(now):
+            if isinstance(paired, Answer):  # a stale input
+                self._said_of(paired)
                 continue
-            p.q[:7], p.v[:6] = x[:7], x[7:]
-            notes = [n for n in (note, imu_note) if n]
             t0 = time.perf_counter_ns()
-            self._publish(live, p, f, f"; {', '.join(notes)}" if notes else "")
+            # the balance (~10 us) only for a listener
+            self._publish(live, live.answer(*paired, balance=not self.heard.isdisjoint(
+                self.balance_outputs)))
             self.health.answer(time.perf_counter_ns() - t0)
 
     # ------------------------------------------------------------------ outputs
@@ -450,81 +393,44 @@ class FloatingBaseNode(NodeBase):
         bad = DiagnosticStatus.ERROR if said.startswith("stale") else DiagnosticStatus.WARN
         return max(level, bad), said, values
 
-    def _publish(self, live: Live, p: Pending, specific_force: np.ndarray | None,
-                 note: str) -> None:
-        m = live.model
-        if live.estimator is not None and not self._estimate(live, p):
-            return
-        contacts = [c for c in live.contacts if c.link in live.active]
-        if not contacts:  # flight: base and joints move under the measured efforts
-            missing = live.without_effort(p)
-            if missing:
-                self.say(f"flight, but the joint states carry no effort for {missing}")
-                return
-            a_base, qdd = forward_dynamics(m, live.data, p.q, p.v, p.effort[6:])
+    def _said_of(self, a: Answer) -> None:
+        """An answer's warning (throttled) and ``~/status``."""
+        if a.warning is not None:
+            self.warn(*a.warning)
+        self.say(a.status)
+
+    def _publish(self, live: Live, a: Answer) -> None:
+        if a.estimate is not None:
+            self._publish_estimate(live, a.t, a.estimate)
+        if a.proposal is not None and live.estimator is not None:
+            live.proposal = a.proposal
+            self.get_logger().info(f"{a.proposal.summary()}, from the first second the robot "
+                                   f"stood; in use: {live.estimator.threshold:g}")
+        if a.flight is not None:  # flight: base and joints move under the measured efforts
+            a_base, qdd = a.flight
             acc = AccelStamped(accel=accel(a_base))
-            acc.header.stamp, acc.header.frame_id = stamp_msg(p.t), live.base_link
+            acc.header.stamp, acc.header.frame_id = stamp_msg(a.t), live.base_link
             self.pub_flight_base.publish(acc)
             msg = JointTrajectory(joint_names=live.names)
-            msg.header.stamp = stamp_msg(p.t)
+            msg.header.stamp = stamp_msg(a.t)
             msg.points = [JointTrajectoryPoint(accelerations=qdd[live.v_index - 6].tolist())]
             self.pub_flight_joints.publish(msg)
-            self.say("flight" + note)
-            return
-        a_base = np.zeros(6) if specific_force is None else \
-            base_acceleration_from_imu(m, p.q, p.v, specific_force)
-        r = solve(m, live.data, p.q, p.v, np.concatenate((a_base, live.qdd)), contacts, live.mu)
-        if not r.feasible:
-            self.warn("impossible", f"impossible with contacts {[c.link for c in contacts]}: "
-                                    f"{r.reason}")
-            self.say(r.reason)
-            return
-        self._publish_reaction(live, p.t, r)
-        outside = False
-        if not self.heard.isdisjoint(self.balance_outputs):  # ~10 us: only for a listener
-            b = live.support.balance(r)
-            self._publish_balance(live, p.t, b, list(r.wrenches))
-            outside = b.capture_point is not None and b.capture_point_margin < 0
-        self.say("ok" + note + (STEP_NEEDED if outside else ""))
+        if a.reaction is not None:
+            self._publish_reaction(live, a.t, a.reaction)
+        if a.balance is not None:
+            self._publish_balance(live, a.t, a.balance, a.contacts)
+        self._said_of(a)
 
-    def _estimate(self, live: Live, p: Pending) -> bool:
-        """The contacts that touch, from this state's efforts, into ``live.active``; published.
-        False (and ``~/status`` says why) when the state cannot give them."""
-        estimator = live.estimator
-        assert estimator is not None
-        missing = live.without_effort(p)
-        if missing:
-            self.say(f"cannot estimate the contacts: the joint states carry no effort for "
-                     f"{missing}")
-            return False
-        try:
-            est = estimator.update(p.t * 1e-9, p.q, p.v, p.effort[6:])
-        except RbdError as e:
-            self.warn("estimate", f"cannot estimate the contacts: {e}")
-            self.say(f"cannot estimate the contacts: {e}")
-            return False
-        if not est.settled:
-            self.say(f"estimating the contacts: the estimator settles for "
-                     f"{estimator.settling * 1e3:.3g} ms after it starts; no contact decided "
-                     "yet")
-            return False
-        live.active = {link for link, on in est.touching.items() if on}
-        if live.standing is not None:
-            live.proposal = live.standing.add(p.t * 1e-9, est)
-            if live.proposal is not None:
-                live.standing = None
-                self.get_logger().info(f"{live.proposal.summary()}, from the first second the "
-                                       f"robot stood; in use: {estimator.threshold:g}")
+    def _publish_estimate(self, live: Live, stamp: int, est: ContactEstimate) -> None:
         heard = self.heard
         if self.pub_estimated in heard:
             msg = ActiveContacts(links=[c.link for c in live.contacts if c.link in live.active])
-            msg.header.stamp = stamp_msg(p.t)
+            msg.header.stamp = stamp_msg(stamp)
             self.pub_estimated.publish(msg)
         for link, f in est.forces.items():
             pub = self.pub_estimated_force[link]
             if pub in heard:
-                pub.publish(live.stamped(live.world, 6).fill(p.t, np.r_[f, 0.0, 0.0, 0.0]))
-        return True
+                pub.publish(live.stamped(live.world, 6).fill(stamp, np.r_[f, 0.0, 0.0, 0.0]))
 
     def _publish_balance(self, live: Live, stamp: int, b: BalanceOf, links: list[str]) -> None:
         heard, world = self.heard, live.world

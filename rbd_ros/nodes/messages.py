@@ -26,8 +26,8 @@ from geometry_msgs.msg import Accel, Point, Vector3, Wrench
 from ..dynamics.contact.balance import Balance
 from ..dynamics.multibody.model import F64
 from ..wire import cdr
-from .errors import InputError, usable
-from .joint_states import base_state
+from ..wire.errors import InputError, usable
+from ..wire.joint_states import base_state
 
 
 def stamp_ns(stamp: Any) -> int:

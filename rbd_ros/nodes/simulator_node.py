@@ -38,9 +38,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..dynamics import Data, RbdError, aba, integrate, load_urdf_string
+from ..wire.errors import InputError
+from ..wire.joint_states import JointIndex
 from .common import NodeBase, run
-from .errors import InputError
-from .joint_states import JointIndex
 from .messages import float_values, stamp_ns, wrench_array
 from .parameters import SIMULATOR, declare
 

@@ -7,10 +7,10 @@ import pytest
 from urdfs import inertia, joint, limit, link, robot
 
 from rbd_ros.dynamics import load_urdf
-from rbd_ros.nodes.errors import InputError
-from rbd_ros.nodes.joint_states import JointStateMerger, base_state
 from rbd_ros.nodes.trajectory import Trajectory
 from rbd_ros.robots import ARM, QUADRUPED
+from rbd_ros.wire.errors import InputError
+from rbd_ros.wire.joint_states import JointStateMerger, base_state
 
 NAMES = [f"joint{k}" for k in range(1, 8)]
 SEC = 1_000_000_000

@@ -9,7 +9,6 @@ from nav_msgs.msg import Odometry
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import Imu, JointState
 
-from rbd_ros.nodes.errors import InputError
 from rbd_ros.nodes.messages import (
     JointStateReader,
     StampedBytes,
@@ -21,6 +20,7 @@ from rbd_ros.nodes.messages import (
     wrench,
     wrench_array,
 )
+from rbd_ros.wire.errors import InputError
 
 
 def _odometry(rng: np.random.Generator, frame: str, child: str) -> Odometry:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 
-from ..dynamics.multibody.model import F64
+from ..multibody.model import F64
 
 Interpolate = Callable[[F64, F64, float], F64]
 

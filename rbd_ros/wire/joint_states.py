@@ -26,8 +26,8 @@ from numpy.typing import NDArray
 
 from ..dynamics import Model
 from ..dynamics.multibody.model import F64
-from ..wire.joint_names import NameMap, merge
 from .errors import LIMIT, InputError, usable
+from .joint_names import NameMap, merge
 
 #: names seen, the message's rows of known joints, their v and q indices, and whether it sets
 #: every joint that messages set
