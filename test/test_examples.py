@@ -296,10 +296,27 @@ def carrying(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return arm_recording(tmp_path_factory.mktemp("carrying") / "run1", payload_values())
 
 
+@pytest.fixture(scope="module")
+def standing(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled quadruped standing for a second: joint states and odometry at 500 Hz."""
+    from recordings import write_legged
+
+    from rbd_ros.dynamics import load_urdf
+    from rbd_ros.robots import QUADRUPED
+
+    model = load_urdf(QUADRUPED, floating_base=True)
+    names = [j.name for j in model.joints if j.kind == "revolute"]
+    t = np.arange(0.0, 1.0, 0.002)
+    q = np.tile([0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0, *np.tile([0.0, 0.4, -0.8], 4)], (len(t), 1))
+    zero = np.zeros((len(t), model.nv))
+    return write_legged(tmp_path_factory.mktemp("standing") / "run1", QUADRUPED.read_text(),
+                        t, q, zero, zero[:, 6:], names, 10**18)
+
+
 @pytest.mark.parametrize("page,words", offline_commands())
 def test_each_offline_command_runs_on_a_recording(page: str, words: list[str],
                                                   recordings: Path, carrying: Path,
-                                                  tmp_path: Path) -> None:
+                                                  standing: Path, tmp_path: Path) -> None:
     """Run as shown, a recording's or a folder's placeholder standing for the arm's recording
     (or its folder), every output folder in a temporary one: it succeeds and says what it
     did."""
@@ -307,7 +324,8 @@ def test_each_offline_command_runs_on_a_recording(page: str, words: list[str],
 
     places = {"my_recording/": recordings / "run1", "~/bags/run1": recordings / "run1",
               "exciting_bag/": recordings / "run1", "carrying_bag/": carrying,
-              "empty_bag/": recordings / "run1",
+              "empty_bag/": recordings / "run1", "my_quadruped_run/": standing,
+              "config/floating_base.yaml": ROOT / "config" / "floating_base.yaml",
               "~/bags": recordings}
     argv = words[1:]
     for k, w in enumerate(argv):

@@ -78,19 +78,50 @@ def write_joint_states(path: Path, ns: Sequence[int], q: np.ndarray,
 
 def odometry(ns: int, z: float) -> bytes:
     """A nav_msgs/Odometry stamped ``ns``: the base ``z`` above the origin, level, at rest."""
+    return odometry_of(ns, np.array([0.0, 0.0, z, 0.0, 0.0, 0.0, 1.0]), np.zeros(6))
+
+
+def write_legged(path: Path, urdf: str, t: np.ndarray, q: np.ndarray, v: np.ndarray,
+                 effort: np.ndarray, joints: Sequence[str], start_ns: int,
+                 odom_every: int = 1, jitter_ns: int = 0, seed: int = 0,
+                 plugin: StoragePlugin = StoragePlugin.SQLITE3) -> Path:
+    """A legged robot's recording: its robot_description, joint states ``k`` (``q[k, 7:]``,
+    ``v[k, 6:]``, ``effort[k]``) stamped ``start_ns + t[k]`` and recorded then, and odometry
+    (base pose ``q[k, :7]``, twist ``v[k, :6]`` in the base frame) at every ``odom_every``-th
+    state, its stamp jittered by up to ``jitter_ns`` (recorded at the state's time)."""
+    rng = np.random.default_rng(seed)
+    with Writer(path, version=8, storage_plugin=plugin) as w:
+        desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=TS)
+        js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
+        od = w.add_connection("/odom", "nav_msgs/msg/Odometry", typestore=TS)
+        w.write(desc, start_ns - 1, string(urdf))
+        for k, s in enumerate(t):
+            ns = start_ns + round(s * 1e9)
+            if k % odom_every == 0:
+                jitter = int(rng.integers(-jitter_ns, jitter_ns + 1)) if jitter_ns else 0
+                w.write(od, ns, odometry_of(ns + jitter, q[k, :7], v[k, :6]))
+            w.write(js, ns, joint_state(ns, joints, q[k, 7:], v[k, 6:], effort[k]))
+    return path
+
+
+def odometry_of(ns: int, pose: np.ndarray, twist: np.ndarray) -> bytes:
+    """A nav_msgs/Odometry stamped ``ns``: ``pose`` (position, quaternion xyzw) in the world,
+    ``twist`` (linear, angular) in the base frame."""
     t = TS.types
     Time, Header = t["builtin_interfaces/msg/Time"], t["std_msgs/msg/Header"]
     Vec, Point, Quat = (t["geometry_msgs/msg/Vector3"], t["geometry_msgs/msg/Point"],
                         t["geometry_msgs/msg/Quaternion"])
-    zero = Vec(x=0.0, y=0.0, z=0.0)
+    p, o = [float(x) for x in pose[:3]], [float(x) for x in pose[3:7]]
+    lin, ang = [float(x) for x in twist[:3]], [float(x) for x in twist[3:6]]
     msg = t["nav_msgs/msg/Odometry"](
         header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id="odom"),
         child_frame_id="base",
         pose=t["geometry_msgs/msg/PoseWithCovariance"](
-            pose=t["geometry_msgs/msg/Pose"](position=Point(x=0.0, y=0.0, z=z),
-                                             orientation=Quat(x=0.0, y=0.0, z=0.0, w=1.0)),
+            pose=t["geometry_msgs/msg/Pose"](position=Point(x=p[0], y=p[1], z=p[2]),
+                                             orientation=Quat(x=o[0], y=o[1], z=o[2], w=o[3])),
             covariance=np.zeros(36)),
         twist=t["geometry_msgs/msg/TwistWithCovariance"](
-            twist=t["geometry_msgs/msg/Twist"](linear=zero, angular=zero),
+            twist=t["geometry_msgs/msg/Twist"](linear=Vec(x=lin[0], y=lin[1], z=lin[2]),
+                                               angular=Vec(x=ang[0], y=ang[1], z=ang[2])),
             covariance=np.zeros(36)))
     return bytes(TS.serialize_cdr(msg, "nav_msgs/msg/Odometry"))

@@ -84,7 +84,11 @@ def _node_parameters(args: argparse.Namespace) -> dict[str, Any]:
 def _analyze(args: argparse.Namespace) -> int:
     from ..bag.analyze import AnalyzeOptions, analyze
     from ..bag.fleet import analyze_fleet, find_recordings, status_table
+    from ..bag.legged import floating_base_parameters
 
+    legged = floating_base_parameters(args.params) if args.params else None
+    if legged is not None or args.odom_topic:
+        return _analyze_legged(args, legged or {})
     node = _node_parameters(args)
     opts = AnalyzeOptions(urdf=args.urdf, joint_states_topic=args.joint_states_topic,
                    command_topic=args.command_topic, command_joints=node.get("joints"),
@@ -122,6 +126,38 @@ def _analyze(args: argparse.Namespace) -> int:
         print(f"error: {len(failed)} of {len(results)} recordings failed: "
               + ", ".join(r.name for r in failed), file=sys.stderr)
     return 1 if failed else 0
+
+
+def _analyze_legged(args: argparse.Namespace, params: dict[str, Any]) -> int:
+    """A legged robot's recording: the floating-base node's answers, state by state."""
+    from ..bag.fleet import find_recordings
+    from ..bag.legged import LeggedOptions, analyze_legged
+
+    arm_only = [f"--{k.replace('_', '-')}" for k in ("command_topic", "command_joints",
+                                                     "observer_gain", "scheduler")
+                if getattr(args, k)] + ["--collision-thresholds"] * bool(
+                    args.collision_thresholds) + ["--csv"] * args.csv
+    if arm_only:
+        raise BagError(f"{', '.join(arm_only)}: for a fixed-base robot's recording, not a "
+                       "legged one's (--params names the floating-base node)")
+    work = find_recordings([Path(b) for b in args.bags])
+    if len(work) != 1:
+        raise BagError(f"{len(work)} recordings: a legged analysis takes one at a time")
+    try:
+        opts = LeggedOptions.from_parameters(
+            params, urdf=args.urdf, joint_states_topic=args.joint_states_topic,
+            odom_topic=args.odom_topic or "/odom", imu_topic=args.imu_topic,
+            rename=tuple(args.rename),
+            hold=_values(args.hold, "--hold"),
+            effort_scale=_values(args.effort_scale, "--effort-scale"))
+    except TypeError as e:
+        raise BagError(f"--params {args.params}: {e}") from None
+    summary = analyze_legged([work[0][0]], args.out, opts)
+    print(summary.text())
+    if not summary.states:
+        print(f"error: {work[0][0]}: no joint state could be analysed", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _warn_skipped(bag: Path, skipped: list[tuple[int, int]]) -> None:
@@ -318,7 +354,15 @@ def _analyze_options(sub: Any) -> None:
     an.add_argument("--params", type=Path, metavar="FILE",
                     help="the dynamics node's parameters file (as for --params-file; "
                          "analyze writes one, collision_thresholds.yaml): its observer_gain, "
-                         "friction, joints and collision_* for the residual and the flags")
+                         "friction, joints and collision_* for the residual and the flags; "
+                         "or the floating-base node's (config/floating_base.yaml): a legged "
+                         "robot's recording, analysed as that node answers it")
+    an.add_argument("--odom-topic", metavar="TOPIC",
+                    help="a legged robot's recording: its nav_msgs/Odometry (default /odom "
+                         "when --params is the floating-base node's file, which makes the "
+                         "recording a legged one)")
+    an.add_argument("--imu-topic", default="/imu", metavar="TOPIC",
+                    help="a legged robot's sensor_msgs/Imu, used when recorded")
     an.add_argument("--csv", action="store_true",
                     help="also write the table as analysis.csv (text: about 1 KB and 5 us per "
                          "joint state; analysis.parquet holds the same table)")

@@ -75,10 +75,9 @@ NODE_PARAMETERS = ("observer_gain", "friction", "joints", "collision_joints",
                    "collision_release", *THRESHOLD_PARAMETERS)
 
 
-def node_parameters(path: Path) -> dict[str, Any]:
-    """The dynamics node's parameters in a ROS 2 parameters file (``--params-file``: the
-    ``ros__parameters`` of ``rbd_dynamics`` in any namespace, or of the file's only node), those
-    of ``NODE_PARAMETERS`` it sets."""
+def parameters_by_node(path: Path) -> dict[str, dict[str, Any]]:
+    """The ``ros__parameters`` of each node a ROS 2 parameters file (``--params-file``) sets, by
+    the node's name (its namespace left out)."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
@@ -86,19 +85,26 @@ def node_parameters(path: Path) -> dict[str, Any]:
         tree = YAML(typ="safe").load(path.read_text())
     except (OSError, YAMLError) as e:
         raise BagError(f"--params {path}: {e}") from None
-    nodes = {}
+    nodes: dict[str, dict[str, Any]] = {}
     stack = [("", tree)]
     while stack:
         key, x = stack.pop()
         if isinstance(x, dict):
             if isinstance(x.get("ros__parameters"), dict):
-                nodes[key] = x["ros__parameters"]
+                nodes.setdefault(key.rsplit("/", 1)[-1], x["ros__parameters"])
             stack += [(str(k), y) for k, y in x.items() if k != "ros__parameters"]
-    mine = [k for k in nodes if k.rsplit("/", 1)[-1] == "rbd_dynamics"]
-    if not (mine or len(nodes) == 1):
+    return nodes
+
+
+def node_parameters(path: Path) -> dict[str, Any]:
+    """The dynamics node's parameters in a ROS 2 parameters file (the ``ros__parameters`` of
+    ``rbd_dynamics`` in any namespace, or of the file's only node), those of
+    ``NODE_PARAMETERS`` it sets."""
+    nodes = parameters_by_node(path)
+    if not ("rbd_dynamics" in nodes or len(nodes) == 1):
         raise BagError(f"--params {path}: no ros__parameters of rbd_dynamics in it (nodes: "
                        f"{', '.join(nodes) or 'none'})")
-    params = nodes[mine[0] if mine else next(iter(nodes))]
+    params = nodes.get("rbd_dynamics") or next(iter(nodes.values()))
     return {k: params[k] for k in NODE_PARAMETERS if k in params}
 
 

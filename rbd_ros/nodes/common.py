@@ -30,8 +30,8 @@ from std_msgs.msg import String
 
 from ..wire.errors import InputError
 from ..wire.joint_names import NameMap
+from ..wire.stamped import JointStateReader
 from .health import DIAGNOSTICS_S, Health
-from .messages import JointStateReader
 
 #: the level on /diagnostics of each kind of problem (``NodeBase.report``); others: WARN
 PROBLEM_LEVELS = {"stale": DiagnosticStatus.ERROR, "silent": DiagnosticStatus.ERROR,

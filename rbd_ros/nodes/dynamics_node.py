@@ -79,6 +79,7 @@ from ..dynamics.multibody.model import payload_parts
 from ..wire.errors import InputError
 from ..wire.joint_names import NameMap
 from ..wire.joint_states import JointStateMerger, format_stamp
+from ..wire.stamped import JointStateBytes
 from .common import (
     LATCHED,
     NodeBase,
@@ -88,9 +89,8 @@ from .common import (
 from .controllers import Controllers
 from .interfaces import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
 from .messages import (
-    JointStateBytes,
-    JointStateReader,
     float_values,
+    joint_state_reader,
     stamp_msg,
     stamp_ns,
     trajectory_points,
@@ -165,7 +165,7 @@ class DynamicsNode(NodeBase):
 
         qos_in = input_qos(self.param("joint_states_qos"))
         on_live = self.on_live
-        self.reader = JointStateReader(JointState)
+        self.reader = joint_state_reader(JointState)
         self.create_subscription(JointState, "joint_states", on_live(self._on_joint_states),
                                  qos_in, raw=True)
         self.quiet_subscription(String, "robot_description", self._on_description, LATCHED)

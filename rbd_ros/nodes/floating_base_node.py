@@ -72,6 +72,7 @@ from ..dynamics.estimation.legged import Answer, Legged, Pending
 from ..wire.errors import InputError
 from ..wire.joint_names import NameMap
 from ..wire.joint_states import JointStateMerger
+from ..wire.stamped import JointStateBytes, StampedBytes, balance_bytes
 from .common import (
     LATCHED,
     NodeBase,
@@ -80,13 +81,10 @@ from .common import (
 )
 from .interfaces import ActiveContacts, Balance, CentroidalDynamics, FloatingBaseDynamics
 from .messages import (
-    JointStateBytes,
-    JointStateReader,
-    StampedBytes,
     accel,
     accel_array,
-    balance_bytes,
     imu_specific_force,
+    joint_state_reader,
     odometry_state,
     point,
     pose_twist_state,
@@ -138,7 +136,7 @@ class FloatingBaseNode(NodeBase):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         on_live = self.on_live
         qos_in = input_qos(self.param("joint_states_qos"))  # a bad choice stops the node
-        self.reader = JointStateReader(JointState)
+        self.reader = joint_state_reader(JointState)
         # every input as bytes: rclpy's messages cost more than the dynamics (messages)
         self.create_subscription(JointState, "joint_states", on_live(self._on_joint_states),
                                  qos_in, raw=True)

@@ -15,7 +15,6 @@ so their layout is read once and each message's stamp and numbers are viewed in 
 from __future__ import annotations
 
 import itertools
-import struct
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,11 +22,11 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Accel, Point, Vector3, Wrench
 
-from ..dynamics.contact.balance import Balance
 from ..dynamics.multibody.model import F64
 from ..wire import cdr
 from ..wire.errors import InputError, usable
 from ..wire.joint_states import base_state
+from ..wire.stamped import JointStateReader, JointStateValues
 
 
 def stamp_ns(stamp: Any) -> int:
@@ -41,75 +40,15 @@ def stamp_msg(ns: int) -> Time:
     return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
-class JointStateBytes:
-    """A sensor_msgs/JointState with fixed names and efforts only, kept as its CDR bytes: each
-    output writes its stamp and efforts in place and publishes the bytes (rclpy's conversion of
-    a message object, its names included, costs ~8 us an output at 1 kHz)."""
+def joint_state_reader(kind: Any) -> JointStateReader:
+    """A reader of serialised joint states (``kind``: the message class), bytes in another
+    encoding than XCDR1 read by rclpy."""
 
-    def __init__(self, names: Sequence[str]) -> None:
-        self.buf = bytearray(cdr.joint_state(list(names), (0, 0, len(names))))
-        offset, count = cdr.joint_state_layout(bytes(self.buf)).fields[2]
-        self.effort = np.frombuffer(self.buf, dtype="<f8", count=count, offset=offset)
+    def other(raw: bytes) -> JointStateValues:
+        m = _deserialize(raw, kind)
+        return stamp_ns(m.header.stamp), m.name, m.position, m.velocity, m.effort
 
-    def fill(self, stamp: int, effort: F64) -> bytes:
-        """The message stamped ``stamp`` (ns) with these efforts."""
-        struct.pack_into("<iI", self.buf, cdr.STAMP, *divmod(stamp, 1_000_000_000))
-        self.effort[:] = effort
-        return bytes(self.buf)
-
-
-class StampedBytes:
-    """A geometry_msgs/WrenchStamped (6 numbers: force, torque) or PointStamped (3) in
-    ``frame``, kept as its CDR bytes: each state writes its stamp and numbers in place and
-    publishes the bytes (building rclpy's message and converting it costs ~20 us a topic)."""
-
-    def __init__(self, frame: str, count: int) -> None:
-        raw, offset = cdr.stamped(frame, count)
-        self.buf = bytearray(raw)
-        self.values = np.frombuffer(self.buf, dtype="<f8", count=count, offset=offset)
-
-    def fill(self, stamp: int, values: F64) -> bytes:
-        """The message stamped ``stamp`` (ns) with these numbers."""
-        struct.pack_into("<iI", self.buf, cdr.STAMP, *divmod(stamp, 1_000_000_000))
-        self.values[:] = values
-        return bytes(self.buf)
-
-
-class JointStateReader:
-    """Serialised sensor_msgs/JointState messages as (stamp in ns, names, positions,
-    velocities, efforts): numbers viewed in the bytes while messages keep one layout (a
-    driver's do), read afresh when it changes; bytes in another encoding through rclpy."""
-
-    def __init__(self, kind: Any) -> None:
-        self.kind = kind  # the message class, for what rclpy must read
-        self.layout: cdr.JointStateLayout | None = None
-        self.ref = np.empty(0, dtype=np.uint8)  # the message the layout was read from
-        self.runs = np.empty((0, 2), dtype=np.int64)  # the bytes every message of it shares
-        self._at, self._none = np.zeros(1, dtype=np.int64), np.empty((0, 2), dtype=np.int64)
-        self._out = np.empty((1, 0), dtype=np.uint64)
-
-    def _same(self, raw: bytes) -> bool:
-        """Whether ``raw`` has the last layout's shared bytes (one compiled pass)."""
-        data = np.frombuffer(raw, dtype=np.uint8)
-        return bool(cdr.match_layout(data, self._at, self.ref, self.runs, self._none,
-                                     self._out)[0])
-
-    def read(self, raw: bytes) -> tuple[int, Sequence[str], Any, Any, Any]:
-        layout = self.layout
-        if layout is None or len(raw) != layout.length or not self._same(raw):
-            if cdr.byte_order(raw) != "<":
-                m = _deserialize(raw, self.kind)
-                return (stamp_ns(m.header.stamp), m.name, m.position, m.velocity, m.effort)
-            try:
-                layout = cdr.joint_state_layout(raw)
-            except cdr.CdrError as e:
-                raise InputError(str(e)) from e
-            self.layout = layout
-            self.ref = np.frombuffer(bytes(raw), dtype=np.uint8)
-            self.runs = np.array(layout.shared(), dtype=np.int64).reshape(-1, 2)
-        sec, nanosec = struct.unpack_from("<iI", raw, cdr.STAMP)
-        return (sec * 1_000_000_000 + nanosec, layout.names,
-                *(np.frombuffer(raw, "<f8", n, o) for o, n in layout.fields))
+    return JointStateReader(other)
 
 
 def wrench_array(w: Wrench) -> F64:
@@ -135,15 +74,6 @@ def accel(a: F64) -> Accel:
     out.linear.x, out.linear.y, out.linear.z = (float(x) for x in a[:3])
     out.angular.x, out.angular.y, out.angular.z = (float(x) for x in a[3:])
     return out
-
-
-def balance_bytes(frame: str, stamp: int, b: Balance, contacts: Sequence[str]) -> bytes:
-    """An rbd_ros_interfaces/Balance as its CDR bytes (rclpy's message costs ~50 us)."""
-    head = np.concatenate((b.com, b.com_velocity, b.momentum, b.momentum_rate,
-                           [b.ground_height])).tolist()
-    zmp, capture = (None if x is None else x.tolist() for x in (b.zmp, b.capture_point))
-    return cdr.balance(frame, stamp, head, zmp, capture, b.omega, contacts,
-                       b.support_polygon.tolist(), (b.zmp_margin, b.capture_point_margin))
 
 
 def vector3(v: F64) -> Vector3:

@@ -23,6 +23,7 @@ from ..dynamics.estimation.contact_estimation import (
     DEFAULT_RELEASE,
     DEFAULT_THRESHOLD,
 )
+from ..dynamics.estimation.legged import DEFAULT_FRICTION, DEFAULT_TIMEOUT
 from ..dynamics.estimation.observer import (
     COLLISION_RELEASE,
     DEFAULT_GAIN,
@@ -155,11 +156,12 @@ FLOATING_BASE = (
     _urdf("URDF; empty: wait for the robot_description topic"),
     Param("contact_links", STRINGS, "links that can touch the ground; each described by "
           "contacts.<link>.*"),
-    Param("friction_coefficient", 0.7, "Coulomb friction of the ground", span=(0.0, 10.0)),
+    Param("friction_coefficient", DEFAULT_FRICTION, "Coulomb friction of the ground",
+          span=(0.0, 10.0)),
     Param("gravity", [0.0, 0.0, -9.81], "world frame, m/s^2", check=_said(check_gravity)),
     Param("world_frame", "odom", "frame_id of world outputs"),
-    Param("input_timeout", 0.05, "s: how long a joint state waits for the odometry (and IMU) "
-          "of its stamp, and how far from its stamp the nearest one may be when none "
+    Param("input_timeout", DEFAULT_TIMEOUT, "s: how long a joint state waits for the odometry "
+          "(and IMU) of its stamp, and how far from its stamp the nearest one may be when none "
           "brackets it", span=(0.0, 10.0)),
     Param("joint_states_qos", "sensor_data", f"QoS of joint_states, odom and imu: "
           f"{' or '.join(QOS_CHOICES)} (best effort, 20 deep, for a live robot; reliable, "

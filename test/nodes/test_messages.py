@@ -10,17 +10,17 @@ from rclpy.serialization import serialize_message
 from sensor_msgs.msg import Imu, JointState
 
 from rbd_ros.nodes.messages import (
-    JointStateReader,
-    StampedBytes,
     accel,
     accel_array,
     imu_specific_force,
+    joint_state_reader,
     odometry_state,
     trajectory_points,
     wrench,
     wrench_array,
 )
 from rbd_ros.wire.errors import InputError
+from rbd_ros.wire.stamped import StampedBytes
 
 
 def _odometry(rng: np.random.Generator, frame: str, child: str) -> Odometry:
@@ -72,7 +72,7 @@ def test_one_reader_follows_joint_states_whose_layout_changes_from_message_to_me
     """One reader, the messages of two publishers interleaved and a third that changes its
     frame, names, and which arrays it fills: each read as rclpy reads it."""
     rng = np.random.default_rng(3)
-    reader = JointStateReader(JointState)
+    reader = joint_state_reader(JointState)
     shapes = [(["a", "b"], "", (2, 2, 2)), (["gripper"], "base", (1, 0, 1)),
               (["a", "b"], "", (2, 2, 2)), (["a", "bb"], "", (2, 2, 2)),
               (["a", "b"], "x", (2, 0, 0)), (["a", "b"], "", (0, 2, 2)), ([], "", (0, 0, 0))]
@@ -111,7 +111,7 @@ def test_padding_that_differs_from_message_to_message_is_one_layout() -> None:
             garbled[a:b] = rng.integers(1, 256, b - a, dtype=np.uint8).tobytes()
         garbled[cdr.STAMP:cdr.STAMP_END] = np.array([k, 0], dtype="<i4").tobytes()
         messages.append(bytes(garbled))
-    reader = JointStateReader(JointState)
+    reader = joint_state_reader(JointState)
     reader.read(first)
     parsed = reader.layout
     for k, raw in enumerate(messages):
@@ -153,7 +153,7 @@ def test_bytes_cut_short_or_of_an_unknown_encoding_are_refused_with_a_reason() -
         imu_specific_force(serialize_message(Imu())[:100], Imu)
     with pytest.raises(InputError, match="cannot read"):  # rclpy's turn: it cannot either
         odometry_state(b"\x00\x09" + raw[2:20], Odometry)
-    reader = JointStateReader(JointState)
+    reader = joint_state_reader(JointState)
     state = serialize_message(JointState(name=["a"], position=[1.0], velocity=[0.0],
                                          effort=[0.0]))
     assert reader.read(state)[1] == ("a",)

@@ -30,6 +30,11 @@ from ..multibody.model import F64, Data, Model
 from .contact_estimation import ContactEstimate, ContactEstimator, StandingSecond, ThresholdProposal
 from .timeline import Timeline
 
+#: the floating-base node's defaults: the ground's Coulomb friction, and how long a joint state
+#: waits for the odometry (and IMU) of its stamp, s
+DEFAULT_FRICTION = 0.7
+DEFAULT_TIMEOUT = 0.05
+
 
 @dataclass
 class Pending:

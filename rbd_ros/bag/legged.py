@@ -1,0 +1,423 @@
+"""Offline floating-base dynamics of a legged robot's recording (joint states, odometry and, if
+recorded, an IMU), without ROS: per joint state, what the floating-base node answers for it.
+
+The recording's messages go, in the order they were recorded, through the node's own path
+(:class:`rbd_ros.dynamics.estimation.legged.Legged`: each joint state paired with the odometry
+and IMU of its stamp, the contacts estimated from the efforts or all in touch, the split over
+them, the balance), the wait for a late odometry measured on the recording's clock. So a state
+gets the answer the node gives when the recording is replayed into it losslessly (``rbd-ros
+replay --wait-for`` with reliable inputs). The contacts and their settings are the node's
+parameters file's (``--params``, as ``config/floating_base.yaml``).
+
+Written per joint state: a table (``legged.parquet``; the columns' meanings are in its schema's
+field metadata), two pictures (``foot_loads.png``: each contact's normal force over time;
+``balance.png``: the ZMP's and the capture point's margins to the support polygon over time),
+and ``summary.txt``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..dynamics import RbdError, load_urdf_string
+from ..dynamics.contact.contacts import Contact
+from ..dynamics.estimation.contact_estimation import (
+    DEFAULT_GAIN,
+    DEFAULT_MAX_SPEED,
+    DEFAULT_RELEASE,
+    DEFAULT_THRESHOLD,
+)
+from ..dynamics.estimation.legged import (
+    DEFAULT_FRICTION,
+    DEFAULT_TIMEOUT,
+    Answer,
+    Legged,
+    Pending,
+)
+from ..dynamics.multibody.model import F64, Model
+from ..wire import cdr
+from ..wire.errors import InputError, usable
+from ..wire.joint_states import JointStateMerger, base_state
+from ..wire.stamped import JointStateReader
+from .errors import BagError
+from .outputs import output_set
+from .recording import IMU, JOINT_STATE, ODOMETRY, Reading, open_reader, recorded_description
+
+AXES = ("x", "y", "z")
+WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
+ROWS = 10_000  # states written to the table at a time
+
+
+@dataclass
+class LeggedOptions(Reading):
+    """A legged recording's topics and the floating-base node's settings (its parameters)."""
+
+    odom_topic: str = "/odom"
+    imu_topic: str = "/imu"  # used when the recording has it
+    contact_links: tuple[str, ...] = ()
+    contacts: dict[str, dict[str, Any]] = field(default_factory=dict)  # contacts.<link>.*
+    friction_coefficient: float = DEFAULT_FRICTION
+    gravity: tuple[float, ...] = (0.0, 0.0, -9.81)
+    input_timeout: float = DEFAULT_TIMEOUT
+    estimate_contacts: bool = False
+    contact_threshold: float = DEFAULT_THRESHOLD
+    contact_release: float = DEFAULT_RELEASE
+    contact_max_speed: float = DEFAULT_MAX_SPEED
+    contact_observer_gain: float = DEFAULT_GAIN
+    outputs: tuple[str, ...] = ("parquet", "png")
+
+    @classmethod
+    def from_parameters(cls, params: dict[str, Any], **reading: Any) -> LeggedOptions:
+        """From the floating-base node's ``ros__parameters`` (those that matter offline)."""
+        known = {f for f in cls.__dataclass_fields__ if f not in Reading.__dataclass_fields__}
+        kw = {k: params[k] for k in known - {"odom_topic", "imu_topic", "outputs"}
+              if k in params}
+        for k in ("contact_links", "gravity"):
+            if k in kw:
+                kw[k] = tuple(kw[k])
+        return cls(**reading, **kw)
+
+    def contact_list(self) -> list[Contact]:
+        if not self.contact_links:
+            raise BagError("no contact_links: give the floating-base node's parameters file "
+                           "with --params (as config/floating_base.yaml)")
+        out = []
+        for link in self.contact_links:
+            kw = dict(self.contacts.get(link) or {})
+            for key in ("offset", "rpy", "normal"):
+                if key in kw:
+                    kw[key] = tuple(float(x) for x in kw[key])
+            try:
+                out.append(Contact(link, **kw))
+            except TypeError as e:
+                raise BagError(f"contacts.{link}: {e}") from None
+        return out
+
+    def estimator(self) -> dict[str, float] | None:
+        if not self.estimate_contacts:
+            return None
+        return {"gain": self.contact_observer_gain, "threshold": self.contact_threshold,
+                "release": self.contact_release, "max_speed": self.contact_max_speed}
+
+
+@dataclass
+class LeggedSummary:
+    states: int = 0  # joint states read whole
+    answered: int = 0  # with a reaction (in contact) or flight's accelerations
+    statuses: Counter[str] = field(default_factory=Counter)  # what ~/status said, by kind
+    refused: Counter[str] = field(default_factory=Counter)  # messages dropped, by reason
+    outside: int = 0  # states whose capture point is outside the support polygon
+    seconds: float = 0.0
+
+    def text(self) -> str:
+        lines = [f"{self.states} joint states analysed ({self.answered} answered) in "
+                 f"{self.seconds:.1f} s ({self.states / max(self.seconds, 1e-9):,.0f} a second); "
+                 "what the floating-base node's ~/status said:"]
+        lines += [f"  {n:>8d}  {kind}" for kind, n in self.statuses.most_common()]
+        if self.outside:
+            lines.append(f"the capture point was outside the support polygon in {self.outside} "
+                         "states (a step or a fall followed)")
+        lines += [f"warning: {n} messages dropped: {why}" for why, n in self.refused.items()]
+        return "\n".join(lines)
+
+
+def floating_base_parameters(path: Path) -> dict[str, Any] | None:
+    """The floating-base node's ``ros__parameters`` in a parameters file (``rbd_floating_base``
+    in any namespace), each contact's ``contacts.<link>.*`` gathered under ``contacts``; None
+    if the file has none."""
+    from .analyze import parameters_by_node
+
+    params = parameters_by_node(path).get("rbd_floating_base")
+    if params is None:
+        return None
+    out = {k: v for k, v in params.items() if not k.startswith("contacts")}
+    contacts: dict[str, dict[str, Any]] = {}
+    for link, keys in (params.get("contacts") or {}).items():
+        contacts.setdefault(str(link), {}).update(keys or {})
+    for k, v in params.items():  # contacts.<link>.<key> written flat
+        parts = k.split(".")
+        if len(parts) == 3 and parts[0] == "contacts":
+            contacts.setdefault(parts[1], {})[parts[2]] = v
+    out["contacts"] = contacts
+    return out
+
+
+def _kind(status: str) -> str:
+    """A status's kind, for the summary's counts (its text without numbers)."""
+    head = status.split(";")[0].split(":")[0]
+    return head if len(head) < 60 else head[:57] + "..."
+
+
+def analyze_legged(paths: list[Path], out_dir: Path, opts: LeggedOptions) -> LeggedSummary:
+    """The floating-base node's answers for a legged robot's recording, into ``out_dir``."""
+    with output_set(out_dir) as partial:
+        return _analyze(paths, partial, opts)
+
+
+def _open(paths: list[Path], opts: LeggedOptions) -> tuple[Any, Model, dict[str, Any]]:
+    reader, _ = open_reader(paths, paged=False)
+    try:
+        conns = {}
+        for what, topic, kind in (("joint_states", opts.joint_states_topic, JOINT_STATE),
+                                  ("odom", opts.odom_topic, ODOMETRY),
+                                  ("imu", opts.imu_topic, IMU)):
+            found = [c for c in reader.connections if c.topic == topic and c.msgtype == kind]
+            if not found and what != "imu":
+                topics = sorted({(c.topic, c.msgtype) for c in reader.connections})
+                raise BagError(f"no {kind} on topic {topic}; the recording has {topics}")
+            for c in found:
+                conns[c.id] = what
+        text = opts.urdf.read_text() if opts.urdf else recorded_description(reader)
+        try:
+            model = load_urdf_string(text, floating_base=True).with_gravity(list(opts.gravity))
+        except RbdError as e:
+            raise BagError(f"the URDF: {e}") from None
+        return reader, model, conns
+    except BaseException:
+        reader.close()
+        raise
+
+
+def _analyze(paths: list[Path], out_dir: Path, opts: LeggedOptions) -> LeggedSummary:
+    start = time.monotonic()
+    reader, model, conns = _open(paths, opts)
+    try:
+        try:
+            legged = Legged(model, opts.contact_list(), opts.friction_coefficient,
+                            opts.input_timeout, opts.estimator())
+            merger = JointStateMerger(model, opts.names)
+        except (RbdError, InputError) as e:
+            raise BagError(str(e)) from None
+        table = Table(out_dir, model, legged, "parquet" in opts.outputs)
+        summary = LeggedSummary()
+        states, odom = JointStateReader(), {"odom": legged.odom, "imu": legged.imu}
+        wanted = [c for c in reader.connections if c.id in conns]
+        for conn, log_ns, raw in reader.messages(connections=wanted):
+            now = log_ns * 1e-9
+            what = conns[conn.id]
+            try:
+                if what == "joint_states":
+                    stamp = _merge(states, merger, raw)
+                else:
+                    stamp, x = _sample(what, raw)
+                    odom[what].add(stamp, x)
+            except InputError as e:
+                summary.refused[f"{what}: {e}"] += 1
+                continue
+            if what == "joint_states" and merger.ready:
+                summary.states += 1
+                if merger.stale(legged.max_age):
+                    table.add(Answer(stamp, merger.stale_note(legged.max_age)
+                                     + "; no answer until they are fresh"), summary)
+                    continue
+                legged.pending.append(Pending(stamp, merger.q.copy(), merger.v.copy(),
+                                              merger.effort.copy(), now))
+            for paired in legged.ready(now):
+                table.add(paired if isinstance(paired, Answer) else legged.answer(*paired),
+                          summary)
+        for paired in legged.ready(math.inf):  # the recording ends: no more waiting
+            table.add(paired if isinstance(paired, Answer) else legged.answer(*paired), summary)
+        table.close(out_dir if "png" in opts.outputs else None)
+    finally:
+        reader.close()
+    summary.seconds = time.monotonic() - start
+    (out_dir / "summary.txt").write_text(summary.text() + "\n")
+    return summary
+
+
+def _merge(reader: JointStateReader, merger: JointStateMerger, raw: bytes) -> int:
+    stamp, names, position, velocity, effort = reader.read(raw)
+    merger.update(stamp, names, position, velocity, effort)
+    return stamp
+
+
+def _sample(what: str, raw: bytes) -> tuple[int, F64]:
+    """An odometry's (stamp, free-flyer state) or an IMU's (stamp, specific force)."""
+    try:
+        if what == "odom":
+            stamp, pose, twist = cdr.odometry(raw)
+            return stamp, base_state(pose[:3], pose[3:], twist)
+        stamp, acc = cdr.imu_linear_acceleration(raw)
+    except cdr.CdrError as e:
+        raise InputError(str(e)) from None
+    return stamp, usable(np.array(acc), "the linear acceleration")
+
+
+class Table:
+    """legged.parquet, a row per joint state, written ROWS at a time; and what the pictures
+    need."""
+
+    def __init__(self, out_dir: Path, model: Model, legged: Legged, parquet: bool) -> None:
+        self.legged, self.links = legged, [c.link for c in legged.contacts]
+        self.joints = legged.names
+        self.columns = self._columns(legged.estimator is not None)
+        self.rows: list[dict[str, Any]] = []
+        self.writer: Any = None
+        self.path = out_dir / "legged.parquet" if parquet else None
+        self.plot_t: list[float] = []
+        self.plot_load: list[list[float]] = []
+        self.plot_margin: list[tuple[float, float]] = []
+
+    def _columns(self, estimated: bool) -> dict[str, str]:
+        c = {"t": "the joint state's stamp (s)",
+             "status": "what the floating-base node's ~/status says for this state"}
+        c.update({f"base_wrench_{w}": "~/base_wrench: the wrench the base needs, base frame "
+                                      "(N, N m)" for w in WRENCH})
+        c.update({f"com_{a}": "~/center_of_mass, world (m)" for a in AXES})
+        c.update({f"com_wrench_{w}": "~/com_wrench: the contacts' total wrench about the "
+                                     "centre of mass, world axes" for w in WRENCH})
+        for link in self.links:
+            c[f"{link}_in_touch"] = "1 if the contact link is in touch, 0 if not (NaN: no answer)"
+            c.update({f"{link}_wrench_{w}": f"~/contact/{link}/wrench: link frame, about its "
+                                            "origin" for w in WRENCH})
+            c.update({f"{link}_force_{a}": "the same force, world axes (N)" for a in AXES})
+            c.update({f"{link}_cop_{a}": f"~/contact/{link}/center_of_pressure, world (m)"
+                      for a in AXES})
+            if estimated:
+                c.update({f"{link}_estimated_force_{a}": f"~/contact/{link}/estimated_force, "
+                                                         "world (N)" for a in AXES})
+        c.update({f"tau_{n}": "~/joint_torques (N m or N)" for n in self.joints})
+        c.update({f"flight_base_acceleration_{w}": "in flight: ~/flight/base_acceleration, "
+                                                    "base frame" for w in WRENCH})
+        c.update({f"flight_qdd_{n}": "in flight: ~/flight/joint_accelerations"
+                  for n in self.joints})
+        for part, doc in (("com_velocity", "the centre of mass's velocity (m/s)"),
+                          ("linear_momentum", "kg m/s"),
+                          ("angular_momentum", "about the centre of mass, kg m^2/s"),
+                          ("linear_momentum_rate", "N"), ("angular_momentum_rate", "N m"),
+                          ("zmp", "the zero-moment point on the ground plane (NaN: none)"),
+                          ("capture_point", "xi = c + c_dot / omega on the ground plane (NaN: "
+                                            "none)")):
+            c.update({f"{part}_{a}": f"~/balance: {doc}" for a in AXES})
+        c.update({"ground_height": "~/balance: the ground plane's height (m)",
+                  "omega": "~/balance: sqrt(g / z) (1/s)",
+                  "zmp_margin": "~/balance: the ZMP's signed distance to the support "
+                                "polygon's edge, positive inside (m)",
+                  "capture_point_margin": "~/balance: the capture point's, the same way (m)",
+                  "support_polygon": "~/balance: the support polygon's vertices, "
+                                     "counter-clockwise seen from above (x y z each, m)"})
+        return c
+
+    def add(self, a: Answer, summary: LeggedSummary) -> None:
+        row: dict[str, Any] = {"t": a.t * 1e-9, "status": a.status}
+        summary.statuses[_kind(a.status)] += 1
+        if a.estimate is not None:
+            for link, f in a.estimate.forces.items():
+                row.update(_named(f"{link}_estimated_force", AXES, f))
+        r = a.reaction
+        if r is not None or a.flight is not None:
+            summary.answered += 1
+            for link in self.links:
+                row[f"{link}_in_touch"] = float(link in a.contacts)
+        if a.flight is not None:
+            row.update(_named("flight_base_acceleration", WRENCH, a.flight[0]))
+            qdd = a.flight[1][self.legged.v_index - 6]
+            row.update({f"flight_qdd_{n}": float(x) for n, x in zip(self.joints, qdd,
+                                                                     strict=True)})
+        if r is not None:
+            row.update(_named("base_wrench", WRENCH, r.base_wrench))
+            row.update(_named("com", AXES, r.com))
+            row.update(_named("com_wrench", WRENCH, r.com_wrench))
+            for link, w in r.wrenches.items():
+                row.update(_named(f"{link}_wrench", WRENCH, w))
+                row.update(_named(f"{link}_force", AXES, r.forces[link]))
+                row.update(_named(f"{link}_cop", AXES, r.cop[link]))
+            tau = r.tau[self.legged.v_index - 6]
+            row.update({f"tau_{n}": float(x) for n, x in zip(self.joints, tau, strict=True)})
+        b = a.balance
+        if b is not None:
+            for part, x in (("com_velocity", b.com_velocity),
+                            ("linear_momentum", b.momentum[:3]),
+                            ("angular_momentum", b.momentum[3:]),
+                            ("linear_momentum_rate", b.momentum_rate[:3]),
+                            ("angular_momentum_rate", b.momentum_rate[3:]),
+                            ("zmp", b.zmp), ("capture_point", b.capture_point)):
+                if x is not None:
+                    row.update(_named(part, AXES, x))
+            row.update(ground_height=b.ground_height, omega=b.omega, zmp_margin=b.zmp_margin,
+                       capture_point_margin=b.capture_point_margin,
+                       support_polygon=b.support_polygon.tolist())
+            if b.capture_point is not None and b.capture_point_margin < 0:
+                summary.outside += 1
+        if r is not None or a.flight is not None:
+            up = self.legged.support.up
+            forces = r.forces if r is not None else {}
+            self.plot_t.append(a.t * 1e-9)
+            self.plot_load.append([float(forces[x] @ up) if x in forces else 0.0
+                                   for x in self.links])
+            self.plot_margin.append((row.get("zmp_margin", math.nan),
+                                     row.get("capture_point_margin", math.nan)))
+        self.rows.append(row)
+        if len(self.rows) >= ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.path is None or not self.rows:
+            self.rows = []
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            fields = [pa.field("t", pa.float64()), pa.field("status", pa.string())]
+            fields += [pa.field(name, pa.float64()) for name in self.columns
+                       if name not in ("t", "status", "support_polygon")]
+            fields.append(pa.field("support_polygon", pa.list_(pa.list_(pa.float64(), 3))))
+            self.schema = pa.schema([f.with_metadata({"description": self.columns[f.name]})
+                                     for f in fields])
+            self.writer = pq.ParquetWriter(str(self.path), self.schema, use_dictionary=False)
+        arrays = []
+        for f in self.schema:
+            if f.name == "status":
+                arrays.append(pa.array([r["status"] for r in self.rows], pa.string()))
+            elif f.name == "support_polygon":
+                arrays.append(pa.array([r.get(f.name) for r in self.rows], f.type))
+            else:
+                arrays.append(pa.array([r.get(f.name, math.nan) for r in self.rows],
+                                       pa.float64()))
+        self.writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
+        self.rows = []
+
+    def close(self, pictures: Path | None) -> None:
+        self._flush()
+        if self.writer is not None:
+            self.writer.close()
+        if pictures is not None and self.plot_t:
+            self._draw(pictures)
+
+    def _draw(self, out_dir: Path) -> None:
+        from .plotting import pyplot
+
+        plt = pyplot()
+        t = np.array(self.plot_t) - self.plot_t[0]
+        load = np.array(self.plot_load)
+        fig, ax = plt.subplots(figsize=(10, 4))
+        for k, link in enumerate(self.links):
+            ax.plot(t, load[:, k], lw=0.8, label=link)
+        ax.set(xlabel="s since the first answer", ylabel="normal force (N)", title="foot loads")
+        ax.legend(loc="upper right", fontsize="small")
+        fig.tight_layout()
+        fig.savefig(out_dir / "foot_loads.png", dpi=100)
+        plt.close(fig)
+        margin = np.array(self.plot_margin)
+        fig, ax = plt.subplots(figsize=(10, 4))
+        ax.plot(t, 100 * margin[:, 0], lw=0.8, label="ZMP")
+        ax.plot(t, 100 * margin[:, 1], lw=0.8, label="capture point")
+        ax.axhline(0.0, color="k", lw=0.6)
+        ax.set(xlabel="s since the first answer", title="balance: inside above 0, outside below",
+               ylabel="margin to the support polygon's edge (cm)")
+        ax.legend(loc="upper right", fontsize="small")
+        fig.tight_layout()
+        fig.savefig(out_dir / "balance.png", dpi=100)
+        plt.close(fig)
+
+
+def _named(prefix: str, parts: tuple[str, ...], values: F64) -> dict[str, float]:
+    return {f"{prefix}_{p}": float(x) for p, x in zip(parts, values, strict=True)}

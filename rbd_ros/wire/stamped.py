@@ -1,0 +1,104 @@
+"""Messages as their CDR bytes, without a message library: joint states read with their numbers
+viewed in place, and the stamped outputs (joint torques, wrenches, points, the balance)
+written in place. The nodes publish these bytes and the recording tools write them, so a
+recording's analysis holds the very messages the node would have sent."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..dynamics.contact.balance import Balance
+from ..dynamics.multibody.model import F64
+from . import cdr
+from .errors import InputError
+
+#: (stamp in ns, names, positions, velocities, efforts) of a joint state
+JointStateValues = tuple[int, Sequence[str], Any, Any, Any]
+
+
+class JointStateBytes:
+    """A sensor_msgs/JointState with fixed names and efforts only, kept as its CDR bytes: each
+    output writes its stamp and efforts in place and publishes the bytes (rclpy's conversion of
+    a message object, its names included, costs ~8 us an output at 1 kHz)."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.buf = bytearray(cdr.joint_state(list(names), (0, 0, len(names))))
+        offset, count = cdr.joint_state_layout(bytes(self.buf)).fields[2]
+        self.effort = np.frombuffer(self.buf, dtype="<f8", count=count, offset=offset)
+
+    def fill(self, stamp: int, effort: F64) -> bytes:
+        """The message stamped ``stamp`` (ns) with these efforts."""
+        struct.pack_into("<iI", self.buf, cdr.STAMP, *divmod(stamp, 1_000_000_000))
+        self.effort[:] = effort
+        return bytes(self.buf)
+
+
+class StampedBytes:
+    """A geometry_msgs/WrenchStamped (6 numbers: force, torque) or PointStamped (3) in
+    ``frame``, kept as its CDR bytes: each state writes its stamp and numbers in place and
+    publishes the bytes (building rclpy's message and converting it costs ~20 us a topic)."""
+
+    def __init__(self, frame: str, count: int) -> None:
+        raw, offset = cdr.stamped(frame, count)
+        self.buf = bytearray(raw)
+        self.values = np.frombuffer(self.buf, dtype="<f8", count=count, offset=offset)
+
+    def fill(self, stamp: int, values: F64) -> bytes:
+        """The message stamped ``stamp`` (ns) with these numbers."""
+        struct.pack_into("<iI", self.buf, cdr.STAMP, *divmod(stamp, 1_000_000_000))
+        self.values[:] = values
+        return bytes(self.buf)
+
+
+class JointStateReader:
+    """Serialised sensor_msgs/JointState messages as (stamp in ns, names, positions,
+    velocities, efforts): numbers viewed in the bytes while messages keep one layout (a
+    driver's do), read afresh when it changes; bytes in another encoding through ``other``
+    (a node's: rclpy's deserialisation), else refused."""
+
+    def __init__(self, other: Callable[[bytes], JointStateValues] | None = None) -> None:
+        self.other = other
+        self.layout: cdr.JointStateLayout | None = None
+        self.ref = np.empty(0, dtype=np.uint8)  # the message the layout was read from
+        self.runs = np.empty((0, 2), dtype=np.int64)  # the bytes every message of it shares
+        self._at, self._none = np.zeros(1, dtype=np.int64), np.empty((0, 2), dtype=np.int64)
+        self._out = np.empty((1, 0), dtype=np.uint64)
+
+    def _same(self, raw: bytes) -> bool:
+        """Whether ``raw`` has the last layout's shared bytes (one compiled pass)."""
+        data = np.frombuffer(raw, dtype=np.uint8)
+        return bool(cdr.match_layout(data, self._at, self.ref, self.runs, self._none,
+                                     self._out)[0])
+
+    def read(self, raw: bytes) -> JointStateValues:
+        layout = self.layout
+        if layout is None or len(raw) != layout.length or not self._same(raw):
+            if cdr.byte_order(raw) != "<":
+                if self.other is None:
+                    raise InputError("not a little-endian CDR sensor_msgs/JointState")
+                return self.other(raw)
+            try:
+                layout = cdr.joint_state_layout(raw)
+            except cdr.CdrError as e:
+                raise InputError(str(e)) from e
+            self.layout = layout
+            self.ref = np.frombuffer(bytes(raw), dtype=np.uint8)
+            self.runs = np.array(layout.shared(), dtype=np.int64).reshape(-1, 2)
+        sec, nanosec = struct.unpack_from("<iI", raw, cdr.STAMP)
+        return (sec * 1_000_000_000 + nanosec, layout.names,
+                *(np.frombuffer(raw, "<f8", n, o) for o, n in layout.fields))
+
+
+def balance_bytes(frame: str, stamp: int, b: Balance, contacts: Sequence[str]) -> bytes:
+    """An rbd_ros_interfaces/Balance as its CDR bytes (rclpy's message costs ~50 us)."""
+    head = np.concatenate((b.com, b.com_velocity, b.momentum, b.momentum_rate,
+                           [b.ground_height])).tolist()
+    zmp, capture = (None if x is None else x.tolist() for x in (b.zmp, b.capture_point))
+    return cdr.balance(frame, stamp, head, zmp, capture, b.omega, contacts,
+                       b.support_polygon.tolist(), (b.zmp_margin, b.capture_point_margin))
+
+

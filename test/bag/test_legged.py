@@ -1,0 +1,161 @@
+"""``rbd-ros analyze`` of a legged robot's recording: the floating-base node's answers, state
+by state, offline. The bundled quadruped trots in testkit/quadsim.py's Pinocchio simulation;
+its recording carries what a real one does: efforts with 1 N m of noise, odometry at half the
+joint states' rate with stamps that jitter by up to 0.3 ms, so that the node interpolates it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from geometry_msgs.msg import WrenchStamped
+from quadsim import Run, simulate, trot
+from recordings import write_legged
+from rosutil import NodeProcess, Probe, params_file
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from rbd_ros.bag.errors import BagError
+from rbd_ros.bag.legged import LeggedOptions, analyze_legged, floating_base_parameters
+from rbd_ros.robots import QUADRUPED
+from rbd_ros_interfaces.msg import Balance
+
+CONFIG = Path(__file__).resolve().parents[2] / "config" / "floating_base.yaml"
+FEET = [f"{leg}_foot" for leg in ("LF", "RF", "LH", "RH")]
+POSTURE = {f"{x}_{j}": a for x in ("LF", "RF", "LH", "RH") for j, a in (("HFE", 0.6),
+                                                                        ("KFE", -1.2))}
+START = 600 * 10**9  # ns: the recording's first stamp
+NODE = "/rbd_floating_base"
+
+
+@pytest.fixture(scope="module")
+def run() -> Run:
+    return simulate(str(QUADRUPED), FEET, POSTURE, trot(FEET), 0.6)
+
+
+@pytest.fixture(scope="module")
+def recording(run: Run, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = np.random.default_rng(5)
+    effort = run.tau + rng.normal(0.0, 1.0, run.tau.shape)
+    return write_legged(tmp_path_factory.mktemp("legged") / "trot", QUADRUPED.read_text(),
+                        run.t, run.q, run.v, effort, run.joints, START, odom_every=2,
+                        jitter_ns=300_000)
+
+
+@pytest.fixture(scope="module")
+def estimating(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The node's parameters file, contacts estimated from the efforts."""
+    path = tmp_path_factory.mktemp("params") / "floating_base.yaml"
+    path.write_text(CONFIG.read_text().replace("estimate_contacts: false",
+                                               "estimate_contacts: true"))
+    return path
+
+
+def _stamp(msg: object) -> int:
+    s = msg.header.stamp  # type: ignore[attr-defined]
+    return int(s.sec) * 10**9 + int(s.nanosec)
+
+
+def test_the_analysis_is_what_the_node_answers_when_the_recording_is_replayed(
+        recording: Path, estimating: Path, run: Run, tmp_path: Path, probe: Probe) -> None:
+    out = tmp_path / "offline"
+    params = floating_base_parameters(estimating)
+    assert params is not None and params["estimate_contacts"] is True
+    summary = analyze_legged([recording], out, LeggedOptions.from_parameters(params))
+    assert summary.states == len(run.t)
+    table = pq.read_table(out / "legged.parquet").to_pydict()
+    row = {round(t * 1e9): k for k, t in enumerate(table["t"])}
+    assert len(row) == len(run.t)
+
+    base = probe.listen(WrenchStamped, f"{NODE}/base_wrench", 2000)
+    foot = probe.listen(WrenchStamped, f"{NODE}/contact/LH_foot/wrench", 2000)
+    torques = probe.listen(JointState, f"{NODE}/joint_torques", 2000)
+    balance = probe.listen(Balance, f"{NODE}/balance", 2000)
+    status = probe.listen(String, f"{NODE}/status", 2000)
+    reliable = params_file(tmp_path / "p.yaml", "rbd_floating_base", {
+        "robot_description": QUADRUPED.read_text(), "joint_states_qos": "reliable"})
+    node = NodeProcess("rbd_ros.nodes.floating_base_node", "--params-file", str(estimating),
+                       "--params-file", str(reliable))
+    try:
+        assert probe.spin_until(lambda: probe.node.count_publishers(f"{NODE}/base_wrench") > 0,
+                                300.0)
+        probe.spin_for(0.3)
+        player = subprocess.Popen([sys.executable, "-m", "rbd_ros.app.cli", "replay",
+                                   str(recording), "--wait-for", "rbd_floating_base",
+                                   "--wait-timeout", "300"], stderr=subprocess.PIPE, text=True)
+        assert probe.spin_until(lambda: player.poll() is not None, 300.0)
+        probe.spin_until(lambda: len(status) >= len(run.t), 10.0)
+    finally:
+        log = node.stop()
+    assert player.returncode == 0, player.stderr.read() if player.stderr else ""
+    # every state said the same on ~/status, in the same order
+    assert [s.data for s in status] == table["status"], log[-2000:]
+    answered = [k for k, s in enumerate(table["status"]) if s.startswith("ok")]
+    assert len(answered) > 0.9 * len(run.t)
+    assert len(base) == len(torques) == len(balance) == len(answered)
+    for msg in base:
+        k = row[_stamp(msg)]
+        f, t = msg.wrench.force, msg.wrench.torque
+        np.testing.assert_allclose([f.x, f.y, f.z, t.x, t.y, t.z],
+                                   [table[f"base_wrench_{w}"][k] for w in
+                                    ("fx", "fy", "fz", "tx", "ty", "tz")], rtol=0, atol=1e-9)
+    for msg in foot:  # a foot's wrench only while it is in touch
+        k = row[_stamp(msg)]
+        assert table["LH_foot_in_touch"][k] == 1.0
+        assert msg.wrench.force.z == pytest.approx(table["LH_foot_wrench_fz"][k], abs=1e-9)
+    assert 0 < len(foot) < len(base)  # it swings
+    for msg in torques:
+        k = row[_stamp(msg)]
+        np.testing.assert_allclose(msg.effort, [table[f"tau_{n}"][k] for n in msg.name],
+                                   rtol=0, atol=1e-9)
+    for msg in balance:
+        k = row[_stamp(msg)]
+        assert msg.zmp_defined
+        np.testing.assert_allclose([msg.zmp.x, msg.zmp.y, msg.capture_point.x,
+                                    msg.capture_point.y, msg.zmp_margin,
+                                    msg.capture_point_margin],
+                                   [table[c][k] for c in ("zmp_x", "zmp_y", "capture_point_x",
+                                                          "capture_point_y", "zmp_margin",
+                                                          "capture_point_margin")],
+                                   rtol=0, atol=1e-9)
+        np.testing.assert_allclose([[p.x, p.y, p.z] for p in msg.support_polygon],
+                                   table["support_polygon"][k], rtol=0, atol=1e-9)
+
+
+def test_the_command_writes_the_table_pictures_and_summary(recording: Path, estimating: Path,
+                                                          run: Run, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(recording),
+                        "--params", str(estimating), "--out", str(out), "--quiet"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"{len(run.t)} joint states analysed (")
+    assert {p.name for p in out.iterdir()} >= {"legged.parquet", "foot_loads.png",
+                                                "balance.png", "summary.txt"}
+    table = pq.read_table(out / "legged.parquet")
+    assert "the wrench the base needs" in table.schema.field("base_wrench_fz").metadata[
+        b"description"].decode()
+    # the estimated contacts against the simulation's: the estimator's own accuracy
+    t = np.round(np.array(table.column("t").to_pylist()) * 1e9).astype(np.int64)
+    k = np.searchsorted(START + np.round(run.t * 1e9).astype(np.int64), t)
+    touch = np.array([table.column(f"{f}_in_touch").to_pylist() for f in FEET]).T
+    decided = ~np.isnan(touch).any(axis=1)
+    right = (touch[decided] == 1.0) == run.contact[k[decided]]
+    assert right.mean() > 0.95, right.mean()
+
+
+def test_what_a_legged_analysis_needs_is_asked_for(recording: Path, tmp_path: Path) -> None:
+    with pytest.raises(BagError, match="no contact_links: give the floating-base node's"):
+        analyze_legged([recording], tmp_path / "a", LeggedOptions())
+    with pytest.raises(BagError, match=r"no nav_msgs/msg/Odometry on topic /base_odom"):
+        analyze_legged([recording], tmp_path / "b",
+                       LeggedOptions(contact_links=("LF_foot",), odom_topic="/base_odom"))
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(recording),
+                        "--params", str(CONFIG), "--command-topic", "/x", "--out",
+                        str(tmp_path / "c")], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert "--command-topic: for a fixed-base robot's recording, not a legged one's" in r.stderr
