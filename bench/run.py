@@ -33,6 +33,7 @@ from collisions import simulated as simulated_collisions  # noqa: E402
 from contacts import contact_estimation  # noqa: E402
 from excite import excitation_quality  # noqa: E402
 from latency import first_answer, floating_latency, latency, stale_stop  # noqa: E402
+from legged_throughput import legged_throughput  # noqa: E402
 from observer import main as observer_detection  # noqa: E402
 from payload import payload_accuracy  # noqa: E402
 from pinref import PinRef, random_state, robot_path  # noqa: E402
@@ -354,6 +355,7 @@ def main() -> int:
     floating_latency(1500 if args.quick else 2500)
     stale_stop(trials=3 if args.quick else 10)
     bag_throughput(6.0 if args.quick else 60.0)
+    legged_throughput(4.0 if args.quick else 20.0)
     print("\n# Collision detection (bench/observer.py)")
     sys.argv = [sys.argv[0], "--seconds", "20" if args.quick else "60"]
     observer_detection()

@@ -9,10 +9,12 @@ gets the answer the node gives when the recording is replayed into it losslessly
 replay --wait-for`` with reliable inputs). The contacts and their settings are the node's
 parameters file's (``--params``, as ``config/floating_base.yaml``).
 
-Written per joint state: a table (``legged.parquet``; the columns' meanings are in its schema's
-field metadata), two pictures (``foot_loads.png``: each contact's normal force over time;
-``balance.png``: the ZMP's and the capture point's margins to the support polygon over time),
-and ``summary.txt``.
+Written per joint state: the node's topics as it publishes them (``legged.mcap``: the status,
+the base and contact wrenches, centres of pressure, joint torques, estimated forces and the
+balance; not flight's accelerations), a table (``legged.parquet``; the columns' meanings are
+in its schema's field metadata), two pictures (``foot_loads.png``: each contact's normal force
+over time; ``balance.png``: the ZMP's and the capture point's margins to the support polygon
+over time), and ``summary.txt``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from ..dynamics.estimation.contact_estimation import (
 from ..dynamics.estimation.legged import (
     DEFAULT_FRICTION,
     DEFAULT_TIMEOUT,
+    WORLD_FRAME,
     Answer,
     Legged,
     Pending,
@@ -47,6 +50,7 @@ from ..wire.errors import InputError, usable
 from ..wire.joint_states import JointStateMerger, base_state
 from ..wire.stamped import JointStateReader
 from .errors import BagError
+from .legged_bag import LeggedBag
 from .outputs import output_set
 from .recording import IMU, JOINT_STATE, ODOMETRY, Reading, open_reader, recorded_description
 
@@ -71,7 +75,8 @@ class LeggedOptions(Reading):
     contact_release: float = DEFAULT_RELEASE
     contact_max_speed: float = DEFAULT_MAX_SPEED
     contact_observer_gain: float = DEFAULT_GAIN
-    outputs: tuple[str, ...] = ("parquet", "png")
+    world_frame: str = WORLD_FRAME
+    outputs: tuple[str, ...] = ("mcap", "parquet", "png")
 
     @classmethod
     def from_parameters(cls, params: dict[str, Any], **reading: Any) -> LeggedOptions:
@@ -195,41 +200,64 @@ def _analyze(paths: list[Path], out_dir: Path, opts: LeggedOptions) -> LeggedSum
             merger = JointStateMerger(model, opts.names)
         except (RbdError, InputError) as e:
             raise BagError(str(e)) from None
-        table = Table(out_dir, model, legged, "parquet" in opts.outputs)
-        summary = LeggedSummary()
-        states, odom = JointStateReader(), {"odom": legged.odom, "imu": legged.imu}
+        out = Outputs(out_dir, legged, opts)
+        states, inputs = JointStateReader(), {"odom": legged.odom, "imu": legged.imu}
         wanted = [c for c in reader.connections if c.id in conns]
         for conn, log_ns, raw in reader.messages(connections=wanted):
-            now = log_ns * 1e-9
-            what = conns[conn.id]
+            now, what = log_ns * 1e-9, conns[conn.id]
             try:
                 if what == "joint_states":
                     stamp = _merge(states, merger, raw)
                 else:
                     stamp, x = _sample(what, raw)
-                    odom[what].add(stamp, x)
+                    inputs[what].add(stamp, x)
             except InputError as e:
-                summary.refused[f"{what}: {e}"] += 1
+                out.summary.refused[f"{what}: {e}"] += 1
                 continue
             if what == "joint_states" and merger.ready:
-                summary.states += 1
+                out.summary.states += 1
                 if merger.stale(legged.max_age):
-                    table.add(Answer(stamp, merger.stale_note(legged.max_age)
-                                     + "; no answer until they are fresh"), summary)
+                    out.add(Answer(stamp, merger.stale_note(legged.max_age)
+                                   + "; no answer until they are fresh"))
                     continue
                 legged.pending.append(Pending(stamp, merger.q.copy(), merger.v.copy(),
                                               merger.effort.copy(), now))
-            for paired in legged.ready(now):
-                table.add(paired if isinstance(paired, Answer) else legged.answer(*paired),
-                          summary)
-        for paired in legged.ready(math.inf):  # the recording ends: no more waiting
-            table.add(paired if isinstance(paired, Answer) else legged.answer(*paired), summary)
-        table.close(out_dir if "png" in opts.outputs else None)
+            out.answer(legged, now)
+        out.answer(legged, math.inf)  # the recording ends: no more waiting
+        out.close()
     finally:
         reader.close()
-    summary.seconds = time.monotonic() - start
-    (out_dir / "summary.txt").write_text(summary.text() + "\n")
-    return summary
+    out.summary.seconds = time.monotonic() - start
+    (out_dir / "summary.txt").write_text(out.summary.text() + "\n")
+    return out.summary
+
+
+class Outputs:
+    """Where each answer goes: the table, the bag, the summary."""
+
+    def __init__(self, out_dir: Path, legged: Legged, opts: LeggedOptions) -> None:
+        self.summary = LeggedSummary()
+        self.table = Table(legged, out_dir / "legged.parquet" if "parquet" in opts.outputs
+                           else None)
+        self.bag = LeggedBag(out_dir / "legged.mcap", legged, opts.world_frame) \
+            if "mcap" in opts.outputs else None
+        self.pictures = out_dir if "png" in opts.outputs else None
+
+    def answer(self, legged: Legged, now: float) -> None:
+        """The joint states ready at ``now``, answered."""
+        for paired in legged.ready(now):
+            self.add(paired if isinstance(paired, Answer) else legged.answer(*paired))
+
+    def add(self, a: Answer) -> None:
+        if self.table.add(a, self.summary) and self.bag is not None:
+            self.bag.flush()
+        if self.bag is not None:
+            self.bag.add(a)
+
+    def close(self) -> None:
+        self.table.close(self.pictures)
+        if self.bag is not None:
+            self.bag.close()
 
 
 def _merge(reader: JointStateReader, merger: JointStateMerger, raw: bytes) -> int:
@@ -251,19 +279,27 @@ def _sample(what: str, raw: bytes) -> tuple[int, F64]:
 
 
 class Table:
-    """legged.parquet, a row per joint state, written ROWS at a time; and what the pictures
-    need."""
+    """legged.parquet, a row per joint state, written ROWS at a time (the numbers into one
+    preallocated block, NaN where a state has none); and what the pictures need."""
 
-    def __init__(self, out_dir: Path, model: Model, legged: Legged, parquet: bool) -> None:
+    def __init__(self, legged: Legged, path: Path | None) -> None:
         self.legged, self.links = legged, [c.link for c in legged.contacts]
         self.joints = legged.names
         self.columns = self._columns(legged.estimator is not None)
-        self.rows: list[dict[str, Any]] = []
+        self.numbers = [c for c in self.columns if c not in ("status", "support_polygon")]
+        self.col = {c: k for k, c in enumerate(self.numbers)}  # a group's first column
+        self.block = np.full((ROWS, len(self.numbers)), np.nan)
+        self.status: list[str] = []
+        self.polygons: list[Any] = []
         self.writer: Any = None
-        self.path = out_dir / "legged.parquet" if parquet else None
+        self.path = path
         self.plot_t: list[float] = []
         self.plot_load: list[list[float]] = []
         self.plot_margin: list[tuple[float, float]] = []
+
+    def _put(self, row: F64, first: str, values: Any) -> None:
+        k = self.col[first]
+        row[k : k + len(values)] = values
 
     def _columns(self, estimated: bool) -> dict[str, str]:
         c = {"t": "the joint state's stamp (s)",
@@ -296,8 +332,8 @@ class Table:
                           ("capture_point", "xi = c + c_dot / omega on the ground plane (NaN: "
                                             "none)")):
             c.update({f"{part}_{a}": f"~/balance: {doc}" for a in AXES})
-        c.update({"ground_height": "~/balance: the ground plane's height (m)",
-                  "omega": "~/balance: sqrt(g / z) (1/s)",
+        c.update({"ground_height": "~/balance: the ground plane's height (m)",  # these four
+                  "omega": "~/balance: sqrt(g / z) (1/s)",  # in this order (Table.add)
                   "zmp_margin": "~/balance: the ZMP's signed distance to the support "
                                 "polygon's edge, positive inside (m)",
                   "capture_point_margin": "~/balance: the capture point's, the same way (m)",
@@ -305,45 +341,43 @@ class Table:
                                      "counter-clockwise seen from above (x y z each, m)"})
         return c
 
-    def add(self, a: Answer, summary: LeggedSummary) -> None:
-        row: dict[str, Any] = {"t": a.t * 1e-9, "status": a.status}
+    def add(self, a: Answer, summary: LeggedSummary) -> bool:
+        """The answer's row; True when the rows so far were written (a chunk's end)."""
+        row, put = self.block[len(self.status)], self._put
+        row[0] = a.t * 1e-9
+        self.status.append(a.status)
         summary.statuses[_kind(a.status)] += 1
         if a.estimate is not None:
             for link, f in a.estimate.forces.items():
-                row.update(_named(f"{link}_estimated_force", AXES, f))
-        r = a.reaction
+                put(row, f"{link}_estimated_force_x", f)
+        r, b = a.reaction, a.balance
         if r is not None or a.flight is not None:
             summary.answered += 1
             for link in self.links:
-                row[f"{link}_in_touch"] = float(link in a.contacts)
+                row[self.col[f"{link}_in_touch"]] = float(link in a.contacts)
         if a.flight is not None:
-            row.update(_named("flight_base_acceleration", WRENCH, a.flight[0]))
-            qdd = a.flight[1][self.legged.v_index - 6]
-            row.update({f"flight_qdd_{n}": float(x) for n, x in zip(self.joints, qdd,
-                                                                     strict=True)})
+            put(row, "flight_base_acceleration_fx", a.flight[0])
+            put(row, f"flight_qdd_{self.joints[0]}", a.flight[1][self.legged.v_index - 6])
         if r is not None:
-            row.update(_named("base_wrench", WRENCH, r.base_wrench))
-            row.update(_named("com", AXES, r.com))
-            row.update(_named("com_wrench", WRENCH, r.com_wrench))
+            put(row, "base_wrench_fx", r.base_wrench)
+            put(row, "com_x", r.com)
+            put(row, "com_wrench_fx", r.com_wrench)
             for link, w in r.wrenches.items():
-                row.update(_named(f"{link}_wrench", WRENCH, w))
-                row.update(_named(f"{link}_force", AXES, r.forces[link]))
-                row.update(_named(f"{link}_cop", AXES, r.cop[link]))
-            tau = r.tau[self.legged.v_index - 6]
-            row.update({f"tau_{n}": float(x) for n, x in zip(self.joints, tau, strict=True)})
-        b = a.balance
+                put(row, f"{link}_wrench_fx", w)
+                put(row, f"{link}_force_x", r.forces[link])
+                put(row, f"{link}_cop_x", r.cop[link])
+            put(row, f"tau_{self.joints[0]}", r.tau[self.legged.v_index - 6])
+        self.polygons.append(None if b is None else b.support_polygon.tolist())
         if b is not None:
-            for part, x in (("com_velocity", b.com_velocity),
-                            ("linear_momentum", b.momentum[:3]),
-                            ("angular_momentum", b.momentum[3:]),
-                            ("linear_momentum_rate", b.momentum_rate[:3]),
-                            ("angular_momentum_rate", b.momentum_rate[3:]),
-                            ("zmp", b.zmp), ("capture_point", b.capture_point)):
+            put(row, "com_velocity_x", b.com_velocity)
+            put(row, "linear_momentum_x", b.momentum)  # linear then angular, as the columns
+            put(row, "linear_momentum_rate_x", b.momentum_rate[:3])
+            put(row, "angular_momentum_rate_x", b.momentum_rate[3:])
+            for part, x in (("zmp", b.zmp), ("capture_point", b.capture_point)):
                 if x is not None:
-                    row.update(_named(part, AXES, x))
-            row.update(ground_height=b.ground_height, omega=b.omega, zmp_margin=b.zmp_margin,
-                       capture_point_margin=b.capture_point_margin,
-                       support_polygon=b.support_polygon.tolist())
+                    put(row, f"{part}_x", x)
+            put(row, "ground_height", (b.ground_height, b.omega, b.zmp_margin,
+                                       b.capture_point_margin))
             if b.capture_point is not None and b.capture_point_margin < 0:
                 summary.outside += 1
         if r is not None or a.flight is not None:
@@ -352,38 +386,35 @@ class Table:
             self.plot_t.append(a.t * 1e-9)
             self.plot_load.append([float(forces[x] @ up) if x in forces else 0.0
                                    for x in self.links])
-            self.plot_margin.append((row.get("zmp_margin", math.nan),
-                                     row.get("capture_point_margin", math.nan)))
-        self.rows.append(row)
-        if len(self.rows) >= ROWS:
-            self._flush()
+            self.plot_margin.append((row[self.col["zmp_margin"]],
+                                     row[self.col["capture_point_margin"]]))
+        if len(self.status) < ROWS:
+            return False
+        self._flush()
+        return True
 
     def _flush(self) -> None:
-        if self.path is None or not self.rows:
-            self.rows = []
-            return
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        n = len(self.status)
+        if self.path is not None and n:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
 
-        if self.writer is None:
-            fields = [pa.field("t", pa.float64()), pa.field("status", pa.string())]
-            fields += [pa.field(name, pa.float64()) for name in self.columns
-                       if name not in ("t", "status", "support_polygon")]
-            fields.append(pa.field("support_polygon", pa.list_(pa.list_(pa.float64(), 3))))
-            self.schema = pa.schema([f.with_metadata({"description": self.columns[f.name]})
-                                     for f in fields])
-            self.writer = pq.ParquetWriter(str(self.path), self.schema, use_dictionary=False)
-        arrays = []
-        for f in self.schema:
-            if f.name == "status":
-                arrays.append(pa.array([r["status"] for r in self.rows], pa.string()))
-            elif f.name == "support_polygon":
-                arrays.append(pa.array([r.get(f.name) for r in self.rows], f.type))
-            else:
-                arrays.append(pa.array([r.get(f.name, math.nan) for r in self.rows],
-                                       pa.float64()))
-        self.writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
-        self.rows = []
+            if self.writer is None:
+                fields = [pa.field("t", pa.float64()), pa.field("status", pa.string())]
+                fields += [pa.field(name, pa.float64()) for name in self.numbers[1:]]
+                fields.append(pa.field("support_polygon",
+                                       pa.list_(pa.list_(pa.float64(), 3))))
+                self.schema = pa.schema([f.with_metadata({"description": self.columns[f.name]})
+                                         for f in fields])
+                self.writer = pq.ParquetWriter(str(self.path), self.schema,
+                                               use_dictionary=False)
+            block = self.block[:n]
+            arrays = [pa.array(block[:, 0]), pa.array(self.status, pa.string())]
+            arrays += [pa.array(block[:, k]) for k in range(1, len(self.numbers))]
+            arrays.append(pa.array(self.polygons, self.schema.field("support_polygon").type))
+            self.writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
+        self.block[:n] = np.nan
+        self.status, self.polygons = [], []
 
     def close(self, pictures: Path | None) -> None:
         self._flush()
@@ -417,7 +448,3 @@ class Table:
         fig.tight_layout()
         fig.savefig(out_dir / "balance.png", dpi=100)
         plt.close(fig)
-
-
-def _named(prefix: str, parts: tuple[str, ...], values: F64) -> dict[str, float]:
-    return {f"{prefix}_{p}": float(x) for p, x in zip(parts, values, strict=True)}

@@ -1,7 +1,7 @@
-"""An MCAP file writer for many messages of one size at a time (the analysis' outputs).
+"""An MCAP file writer for many messages at a time (the analyses' outputs).
 
 Each call to :meth:`McapWriter.write_records` writes one chunk holding one channel's messages,
-records of one size that the caller builds in one buffer. The
+records (of one size, or each at its offset) that the caller builds in one buffer. The
 file follows the MCAP specification (https://mcap.dev/spec): header, schemas and channels,
 chunks with message indexes, then a summary (schemas, channels, statistics, chunk indexes)
 and the footer, so indexed readers (rosbags, Foxglove, PlotJuggler, ros2 bag) open it."""
@@ -74,9 +74,10 @@ class McapWriter:
         return np.frombuffer(head + data, dtype=np.uint8)
 
     def write_records(self, channel_id: int, log_time: NDArray[np.int64], records: Any,
-                      width: int) -> None:
-        """One chunk of a channel's message records (built by the caller, each ``width``
-        bytes, in time order): compressed, then its message index and chunk index."""
+                      width: int = 0, starts: NDArray[np.uint64] | None = None) -> None:
+        """One chunk of a channel's message records (built by the caller, in time order; each
+        ``width`` bytes, or each at its offset in ``starts``): compressed, then its message
+        index and chunk index."""
         n = len(log_time)
         if n == 0:
             return
@@ -91,7 +92,7 @@ class McapWriter:
         # the message index: (log time, offset in the uncompressed records) per message
         pairs = np.empty((n, 2), dtype="<u8")
         pairs[:, 0] = log_time
-        pairs[:, 1] = np.arange(n, dtype=np.uint64) * width
+        pairs[:, 1] = np.arange(n, dtype=np.uint64) * width if starts is None else starts
         entries = pairs.tobytes()
         index_start = self.f.tell()
         self.f.write(_record(OP_MESSAGE_INDEX, struct.pack("<HI", channel_id, len(entries))

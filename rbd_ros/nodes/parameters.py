@@ -23,7 +23,11 @@ from ..dynamics.estimation.contact_estimation import (
     DEFAULT_RELEASE,
     DEFAULT_THRESHOLD,
 )
-from ..dynamics.estimation.legged import DEFAULT_FRICTION, DEFAULT_TIMEOUT
+from ..dynamics.estimation.legged import (
+    DEFAULT_FRICTION,
+    DEFAULT_TIMEOUT,
+    WORLD_FRAME,
+)
 from ..dynamics.estimation.observer import (
     COLLISION_RELEASE,
     DEFAULT_GAIN,
@@ -159,7 +163,7 @@ FLOATING_BASE = (
     Param("friction_coefficient", DEFAULT_FRICTION, "Coulomb friction of the ground",
           span=(0.0, 10.0)),
     Param("gravity", [0.0, 0.0, -9.81], "world frame, m/s^2", check=_said(check_gravity)),
-    Param("world_frame", "odom", "frame_id of world outputs"),
+    Param("world_frame", WORLD_FRAME, "frame_id of world outputs"),
     Param("input_timeout", DEFAULT_TIMEOUT, "s: how long a joint state waits for the odometry "
           "(and IMU) of its stamp, and how far from its stamp the nearest one may be when none "
           "brackets it", span=(0.0, 10.0)),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -134,17 +135,55 @@ def test_the_command_writes_the_table_pictures_and_summary(recording: Path, esti
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"{len(run.t)} joint states analysed (")
-    assert {p.name for p in out.iterdir()} >= {"legged.parquet", "foot_loads.png",
-                                                "balance.png", "summary.txt"}
+    assert {p.name for p in out.iterdir()} >= {"legged.mcap", "legged.parquet",
+                                                "foot_loads.png", "balance.png", "summary.txt"}
     table = pq.read_table(out / "legged.parquet")
+    rows = table.to_pydict()
+    row = {round(t * 1e9): k for k, t in enumerate(rows["t"])}
+    # the bag holds the node's topics, stamped and recorded at the joint states' stamps, and
+    # an indexed reader (rosbags, from the bag's own schemas) reads what the table says
+    from rosbags.highlevel import AnyReader
+
+    with AnyReader([out / "legged.mcap"]) as bag:
+        topics = {c.topic: c.msgtype for c in bag.connections}
+        assert topics[f"{NODE}/balance"] == "rbd_ros_interfaces/msg/Balance"
+        assert {f"{NODE}/{x}" for x in ("status", "base_wrench", "com_wrench",
+                                        "center_of_mass", "joint_torques",
+                                        "contact/RF_foot/wrench",
+                                        "contact/RF_foot/center_of_pressure",
+                                        "contact/RF_foot/estimated_force")} <= set(topics)
+        seen: dict[str, int] = {}
+        for c, ns, raw in bag.messages():
+            m: Any = bag.deserialize(raw, c.msgtype)
+            stamp = m.header.stamp.sec * 10**9 + m.header.stamp.nanosec \
+                if hasattr(m, "header") else ns
+            assert ns == stamp
+            k = row[stamp]
+            name = c.topic.removeprefix(f"{NODE}/")
+            seen[name] = seen.get(name, 0) + 1
+            if name == "status":
+                assert m.data == rows["status"][k]
+            elif name == "base_wrench":
+                assert m.header.frame_id == "base"
+                assert m.wrench.torque.y == rows["base_wrench_ty"][k]
+            elif name == "balance":
+                assert m.header.frame_id == "odom"
+                assert (m.zmp.x, m.capture_point_margin, len(m.support_polygon)) == (
+                    rows["zmp_x"][k], rows["capture_point_margin"][k],
+                    len(rows["support_polygon"][k]))
+            elif name == "joint_torques":
+                assert list(m.effort) == [rows[f"tau_{n}"][k] for n in m.name]
+    answered = sum(s.startswith("ok") for s in rows["status"])
+    assert seen["status"] == len(run.t)
+    assert seen["base_wrench"] == seen["balance"] == seen["joint_torques"] == answered
     assert "the wrench the base needs" in table.schema.field("base_wrench_fz").metadata[
         b"description"].decode()
     # the estimated contacts against the simulation's: the estimator's own accuracy
     t = np.round(np.array(table.column("t").to_pylist()) * 1e9).astype(np.int64)
-    k = np.searchsorted(START + np.round(run.t * 1e9).astype(np.int64), t)
+    at = np.searchsorted(START + np.round(run.t * 1e9).astype(np.int64), t)
     touch = np.array([table.column(f"{f}_in_touch").to_pylist() for f in FEET]).T
     decided = ~np.isnan(touch).any(axis=1)
-    right = (touch[decided] == 1.0) == run.contact[k[decided]]
+    right = (touch[decided] == 1.0) == run.contact[at[decided]]
     assert right.mean() > 0.95, right.mean()
 
 

@@ -30,10 +30,12 @@ from ..multibody.model import F64, Data, Model
 from .contact_estimation import ContactEstimate, ContactEstimator, StandingSecond, ThresholdProposal
 from .timeline import Timeline
 
-#: the floating-base node's defaults: the ground's Coulomb friction, and how long a joint state
-#: waits for the odometry (and IMU) of its stamp, s
+#: the floating-base node's defaults: the ground's Coulomb friction, how long a joint state
+#: waits for the odometry (and IMU) of its stamp (s)
 DEFAULT_FRICTION = 0.7
 DEFAULT_TIMEOUT = 0.05
+#: and the frame of its world outputs
+WORLD_FRAME = "odom"
 
 
 @dataclass
