@@ -198,3 +198,56 @@ def test_what_a_legged_analysis_needs_is_asked_for(recording: Path, tmp_path: Pa
                         str(tmp_path / "c")], capture_output=True, text=True, timeout=120)
     assert r.returncode != 0
     assert "--command-topic: for a fixed-base robot's recording, not a legged one's" in r.stderr
+
+
+def test_a_humanoid_walking_its_base_forward_on_two_soles(tmp_path: Path) -> None:
+    """Talos (a robot the analysis was not tuned on: flat soles, mimic joints), standing with its
+    base moving forward at a steady 0.2 m/s, odometry at half the joint states' rate (every
+    other state's pose interpolated; stamps exact here, where Pinocchio is given the true pose):
+    no acceleration, so the ZMP is under the centre of mass, the capture point
+    is ahead of it by c_dot / omega, the soles carry the weight, and the support polygon is the
+    soles' outer corners; every number against Pinocchio's centre of mass."""
+    import pinocchio as pin
+    from pinref import robot_path
+
+    from rbd_ros.dynamics import load_urdf
+
+    urdf = robot_path("talos")
+    model = load_urdf(urdf, floating_base=True)
+    names = list(model.state_joint_names)
+    n = 300
+    t = np.arange(n) * 1e-3
+    q = np.zeros((n, 7 + len(names)))
+    q[:, 0] = 0.2 * t  # forward, level, at the neutral posture
+    q[:, 2], q[:, 6] = 1.0, 1.0
+    v = np.zeros((n, 6 + len(names)))
+    v[:, 0] = 0.2
+    bag = write_legged(tmp_path / "talos", Path(urdf).read_text(), t, q, v,
+                       np.zeros((n, len(names))), names, START, odom_every=2)
+    params = tmp_path / "talos.yaml"
+    params.write_text("rbd_floating_base:\n  ros__parameters:\n"
+                      "    contact_links: [left_sole_link, right_sole_link]\n    contacts:\n"
+                      + "".join(f"      {s}_sole_link: {{half_length: 0.1, half_width: 0.05}}\n"
+                                for s in ("left", "right")))
+    opts = LeggedOptions.from_parameters(floating_base_parameters(params) or {})
+    summary = analyze_legged([bag], tmp_path / "out", opts)
+    assert (summary.states, summary.answered) == (n, n), summary.text()
+    rows = pq.read_table(tmp_path / "out" / "legged.parquet").to_pydict()
+    pm = pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer())
+    pd = pm.createData()
+    mass = pin.computeTotalMass(pm)
+    k = n // 2 + 1  # a state between two odometry samples
+    x = np.r_[q[k, :7], np.zeros(pm.nq - 7)]  # the neutral posture (Talos' joints at zero)
+    c = pin.centerOfMass(pm, pd, x)
+    ground = rows["ground_height"][k]
+    omega = np.sqrt(9.81 / (c[2] - ground))
+    assert rows["omega"][k] == pytest.approx(omega, rel=1e-12)
+    np.testing.assert_allclose([rows["zmp_x"][k], rows["zmp_y"][k]], c[:2], atol=1e-9)
+    np.testing.assert_allclose([rows["capture_point_x"][k], rows["capture_point_y"][k]],
+                               [c[0] + 0.2 / omega, c[1]], atol=1e-9)
+    np.testing.assert_allclose(rows["linear_momentum_x"][k], mass * 0.2, rtol=1e-12)
+    load = rows["left_sole_link_force_z"][k] + rows["right_sole_link_force_z"][k]
+    assert load == pytest.approx(mass * 9.81, rel=1e-9)
+    assert rows["base_wrench_fz"][k] == pytest.approx(mass * 9.81, rel=1e-9)
+    polygon = np.array(rows["support_polygon"][k])
+    assert polygon.shape == (4, 3) and rows["zmp_margin"][k] > 0.05
