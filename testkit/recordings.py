@@ -8,11 +8,16 @@ from pathlib import Path
 
 import numpy as np
 from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from rbd_ros.robots import ARM
 
 TS = get_typestore(Stores.ROS2_HUMBLE)
+#: the interface package's message, as its .msg says
+ACTIVE_CONTACTS = "rbd_ros_interfaces/msg/ActiveContacts"
+TS.register(get_types_from_msg(
+    (Path(__file__).resolve().parents[1] / "rbd_ros_interfaces" / "msg" /
+     "ActiveContacts.msg").read_text(), ACTIVE_CONTACTS))
 NAMES = [f"joint{k}" for k in range(1, 8)]
 EMPTY = np.empty(0)
 
@@ -84,22 +89,34 @@ def odometry(ns: int, z: float) -> bytes:
 def write_legged(path: Path, urdf: str, t: np.ndarray, q: np.ndarray, v: np.ndarray,
                  effort: np.ndarray, joints: Sequence[str], start_ns: int,
                  odom_every: int = 1, jitter_ns: int = 0, seed: int = 0,
+                 active: dict[int, list[str]] | None = None,
                  plugin: StoragePlugin = StoragePlugin.SQLITE3) -> Path:
     """A legged robot's recording: its robot_description, joint states ``k`` (``q[k, 7:]``,
     ``v[k, 6:]``, ``effort[k]``) stamped ``start_ns + t[k]`` and recorded then, and odometry
     (base pose ``q[k, :7]``, twist ``v[k, :6]`` in the base frame) at every ``odom_every``-th
-    state, its stamp jittered by up to ``jitter_ns`` (recorded at the state's time)."""
+    state, its stamp jittered by up to ``jitter_ns`` (recorded at the state's time); and
+    ``active[k]``, the contact links in touch from state ``k`` on, as ActiveContacts recorded
+    just before it."""
     rng = np.random.default_rng(seed)
     with Writer(path, version=8, storage_plugin=plugin) as w:
         desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=TS)
         js = w.add_connection("/joint_states", "sensor_msgs/msg/JointState", typestore=TS)
         od = w.add_connection("/odom", "nav_msgs/msg/Odometry", typestore=TS)
+        ac = w.add_connection("/active_contacts", ACTIVE_CONTACTS, typestore=TS) \
+            if active else None
         w.write(desc, start_ns - 1, string(urdf))
         for k, s in enumerate(t):
             ns = start_ns + round(s * 1e9)
             if k % odom_every == 0:
                 jitter = int(rng.integers(-jitter_ns, jitter_ns + 1)) if jitter_ns else 0
                 w.write(od, ns, odometry_of(ns + jitter, q[k, :7], v[k, :6]))
+            if ac is not None and active and k in active:
+                Time = TS.types["builtin_interfaces/msg/Time"]
+                Header = TS.types["std_msgs/msg/Header"]
+                msg = TS.types[ACTIVE_CONTACTS](
+                    header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
+                    links=list(active[k]))
+                w.write(ac, ns - 1, bytes(TS.serialize_cdr(msg, ACTIVE_CONTACTS)))
             w.write(js, ns, joint_state(ns, joints, q[k, 7:], v[k, 6:], effort[k]))
     return path
 

@@ -147,6 +147,7 @@ def _analyze_legged(args: argparse.Namespace, params: dict[str, Any]) -> int:
         opts = LeggedOptions.from_parameters(
             params, urdf=args.urdf, joint_states_topic=args.joint_states_topic,
             odom_topic=args.odom_topic or "/odom", imu_topic=args.imu_topic,
+            active_contacts_topic=args.active_contacts_topic,
             rename=tuple(args.rename),
             hold=_values(args.hold, "--hold"),
             effort_scale=_values(args.effort_scale, "--effort-scale"))
@@ -363,6 +364,9 @@ def _analyze_options(sub: Any) -> None:
                          "recording a legged one)")
     an.add_argument("--imu-topic", default="/imu", metavar="TOPIC",
                     help="a legged robot's sensor_msgs/Imu, used when recorded")
+    an.add_argument("--active-contacts-topic", default="/active_contacts", metavar="TOPIC",
+                    help="a legged robot's rbd_ros_interfaces/ActiveContacts (its foot "
+                         "sensors), used when recorded and estimate_contacts is false")
     an.add_argument("--csv", action="store_true",
                     help="also write the table as analysis.csv (text: about 1 KB and 5 us per "
                          "joint state; analysis.parquet holds the same table)")

@@ -1,13 +1,14 @@
 """Offline floating-base dynamics of a legged robot's recording (joint states, odometry and, if
-recorded, an IMU), without ROS: per joint state, what the floating-base node answers for it.
+recorded, an IMU and foot sensors' ActiveContacts), without ROS: per joint state, what the
+floating-base node answers for it.
 
 The recording's messages go, in the order they were recorded, through the node's own path
 (:class:`rbd_ros.dynamics.estimation.legged.Legged`: each joint state paired with the odometry
-and IMU of its stamp, the contacts estimated from the efforts or all in touch, the split over
-them, the balance), the wait for a late odometry measured on the recording's clock. So a state
-gets the answer the node gives when the recording is replayed into it losslessly (``rbd-ros
-replay --wait-for`` with reliable inputs). The contacts and their settings are the node's
-parameters file's (``--params``, as ``config/floating_base.yaml``).
+and IMU of its stamp, the contacts estimated from the efforts or the last ActiveContacts', the
+split over them, the balance), the wait for a late odometry measured on the recording's clock.
+So a state gets the answer the node gives when the recording is replayed into it losslessly
+(``rbd-ros replay --wait-for`` with reliable inputs). The contacts and their settings are the
+node's parameters file's (``--params``, as ``config/floating_base.yaml``).
 
 Written per joint state: the node's topics as it publishes them (``legged.mcap``: the status,
 the base and contact wrenches, centres of pressure, joint torques, estimated forces and the
@@ -54,6 +55,8 @@ from .legged_bag import LeggedBag
 from .outputs import output_set
 from .recording import IMU, JOINT_STATE, ODOMETRY, Reading, open_reader, recorded_description
 
+ACTIVE_CONTACTS = "rbd_ros_interfaces/msg/ActiveContacts"
+
 AXES = ("x", "y", "z")
 WRENCH = ("fx", "fy", "fz", "tx", "ty", "tz")
 ROWS = 10_000  # states written to the table at a time
@@ -65,6 +68,7 @@ class LeggedOptions(Reading):
 
     odom_topic: str = "/odom"
     imu_topic: str = "/imu"  # used when the recording has it
+    active_contacts_topic: str = "/active_contacts"  # the same
     contact_links: tuple[str, ...] = ()
     contacts: dict[str, dict[str, Any]] = field(default_factory=dict)  # contacts.<link>.*
     friction_coefficient: float = DEFAULT_FRICTION
@@ -82,7 +86,8 @@ class LeggedOptions(Reading):
     def from_parameters(cls, params: dict[str, Any], **reading: Any) -> LeggedOptions:
         """From the floating-base node's ``ros__parameters`` (those that matter offline)."""
         known = {f for f in cls.__dataclass_fields__ if f not in Reading.__dataclass_fields__}
-        kw = {k: params[k] for k in known - {"odom_topic", "imu_topic", "outputs"}
+        kw = {k: params[k] for k in known - {"odom_topic", "imu_topic",
+                                             "active_contacts_topic", "outputs"}
               if k in params}
         for k in ("contact_links", "gravity"):
             if k in kw:
@@ -172,9 +177,10 @@ def _open(paths: list[Path], opts: LeggedOptions) -> tuple[Any, Model, dict[str,
         conns = {}
         for what, topic, kind in (("joint_states", opts.joint_states_topic, JOINT_STATE),
                                   ("odom", opts.odom_topic, ODOMETRY),
-                                  ("imu", opts.imu_topic, IMU)):
+                                  ("imu", opts.imu_topic, IMU),
+                                  ("active", opts.active_contacts_topic, ACTIVE_CONTACTS)):
             found = [c for c in reader.connections if c.topic == topic and c.msgtype == kind]
-            if not found and what != "imu":
+            if not found and what in ("joint_states", "odom"):
                 topics = sorted({(c.topic, c.msgtype) for c in reader.connections})
                 raise BagError(f"no {kind} on topic {topic}; the recording has {topics}")
             for c in found:
@@ -206,12 +212,18 @@ def _analyze(paths: list[Path], out_dir: Path, opts: LeggedOptions) -> LeggedSum
         for conn, log_ns, raw in reader.messages(connections=wanted):
             now, what = log_ns * 1e-9, conns[conn.id]
             try:
+                if what == "active":
+                    _, links = cdr.active_contacts(raw)
+                    refused = legged.touching(links)
+                    if refused is not None:
+                        out.summary.refused[refused[1]] += 1
+                    continue
                 if what == "joint_states":
                     stamp = _merge(states, merger, raw)
                 else:
                     stamp, x = _sample(what, raw)
                     inputs[what].add(stamp, x)
-            except InputError as e:
+            except (InputError, cdr.CdrError) as e:
                 out.summary.refused[f"{what}: {e}"] += 1
                 continue
             if what == "joint_states" and merger.ready:

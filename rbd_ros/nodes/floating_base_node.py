@@ -329,17 +329,9 @@ class FloatingBaseNode(NodeBase):
         live.qdd[np.array(idx, dtype=np.int64) - 6] = acc
 
     def _on_active(self, live: Live, msg: ActiveContacts) -> None:
-        if live.estimator is not None:
-            self.warn("active_ignored", "ignored active_contacts: estimate_contacts is true, "
-                                        "so the node finds the contacts from the efforts")
-            return
-        known = {c.link for c in live.contacts}
-        unknown = [x for x in msg.links if x not in known]
-        if unknown:
-            self.warn("bad_active", f"dropped active_contacts: {unknown} are not contact links "
-                                    f"{sorted(known)}")
-            return
-        live.active = set(msg.links)
+        refused = live.touching(msg.links)
+        if refused is not None:
+            self.warn(*refused)
 
     def _on_joint_states(self, live: Live, raw: bytes) -> None:
         stamp = self.merge(live.merger, self.reader, raw)

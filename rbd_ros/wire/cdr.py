@@ -306,6 +306,19 @@ def odometry(raw: bytes) -> tuple[int, tuple[float, ...], tuple[float, ...]]:
     return stamp, pose, twist
 
 
+def active_contacts(raw: bytes) -> tuple[int, list[str]]:
+    """(stamp in ns, links) of an rbd_ros_interfaces/ActiveContacts in XCDR1."""
+    with _reading("an rbd_ros_interfaces/ActiveContacts"):
+        order, stamp, o = _header(raw)
+        count = _u32(raw, align(o, 4), order)
+        o = align(o, 4) + 4
+        links = []
+        for _ in range(count):
+            name, o = _string(raw, o, order)
+            links.append(name.decode())
+    return stamp, links
+
+
 def imu_linear_acceleration(raw: bytes) -> tuple[int, tuple[float, ...]]:
     """(stamp in ns, linear acceleration) of an Imu in XCDR1: after the orientation (4) and the
     angular velocity (3), each with its covariance."""

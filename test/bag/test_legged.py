@@ -251,3 +251,26 @@ def test_a_humanoid_walking_its_base_forward_on_two_soles(tmp_path: Path) -> Non
     assert rows["base_wrench_fz"][k] == pytest.approx(mass * 9.81, rel=1e-9)
     polygon = np.array(rows["support_polygon"][k])
     assert polygon.shape == (4, 3) and rows["zmp_margin"][k] > 0.05
+
+
+def test_recorded_active_contacts_are_the_contacts_in_touch(run: Run, tmp_path: Path) -> None:
+    """Foot sensors' ActiveContacts recorded beside the states (without estimate_contacts):
+    each state's contacts in touch are the last message's, as the node takes them; a message
+    naming a link that is not a contact link is dropped, said and counted."""
+    changes = {0: ["bogus_foot"]}
+    for k in range(len(run.t)):
+        touching = [f for j, f in enumerate(FEET) if run.contact[k, j]]
+        if k == 0 or list(run.contact[k]) != list(run.contact[k - 1]):
+            changes[k if k else 1] = touching
+    bag = write_legged(tmp_path / "sensed", QUADRUPED.read_text(), run.t, run.q, run.v,
+                       run.tau, run.joints, START, active=changes)
+    params = floating_base_parameters(CONFIG)
+    assert params is not None and params["estimate_contacts"] is False
+    summary = analyze_legged([bag], tmp_path / "out", LeggedOptions.from_parameters(params))
+    rows = pq.read_table(tmp_path / "out" / "legged.parquet").to_pydict()
+    touch = np.array([rows[f"{f}_in_touch"] for f in FEET]).T
+    assert np.isfinite(touch).all()  # every state answered
+    np.testing.assert_array_equal(touch[1:] == 1.0, run.contact[1:])
+    assert touch[0].all()  # until a message is taken, every contact link is in touch
+    (why, count), = summary.refused.items()
+    assert count == 1 and why.startswith("dropped active_contacts: ['bogus_foot'] are not")

@@ -16,7 +16,7 @@ monotonic time, a recording's log time.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -95,6 +95,20 @@ class Legged:
         # the QP's constant part for this model and contact set, built now, not on a state
         solve(model, self.data, model.neutral(), np.zeros(model.nv), np.zeros(model.nv),
               contacts, mu)
+
+    def touching(self, links: Sequence[str]) -> tuple[str, str] | None:
+        """The contact links in touch from now on (an ``active_contacts`` message); None, or
+        (key, warning) why it is not taken."""
+        if self.estimator is not None:
+            return ("active_ignored", "ignored active_contacts: estimate_contacts is true, so "
+                                      "the node finds the contacts from the efforts")
+        known = {c.link for c in self.contacts}
+        unknown = [x for x in links if x not in known]
+        if unknown:
+            return ("bad_active", f"dropped active_contacts: {unknown} are not contact links "
+                                  f"{sorted(known)}")
+        self.active = set(links)
+        return None
 
     def without_effort(self, p: Pending) -> list[str]:
         """The joints whose effort the joint states have not given (NaN) for ``p``."""
