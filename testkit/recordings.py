@@ -90,13 +90,15 @@ def write_legged(path: Path, urdf: str, t: np.ndarray, q: np.ndarray, v: np.ndar
                  effort: np.ndarray, joints: Sequence[str], start_ns: int,
                  odom_every: int = 1, jitter_ns: int = 0, seed: int = 0,
                  active: dict[int, list[str]] | None = None,
+                 imu: tuple[int, np.ndarray] | None = None,
                  plugin: StoragePlugin = StoragePlugin.SQLITE3) -> Path:
     """A legged robot's recording: its robot_description, joint states ``k`` (``q[k, 7:]``,
     ``v[k, 6:]``, ``effort[k]``) stamped ``start_ns + t[k]`` and recorded then, and odometry
     (base pose ``q[k, :7]``, twist ``v[k, :6]`` in the base frame) at every ``odom_every``-th
     state, its stamp jittered by up to ``jitter_ns`` (recorded at the state's time); and
     ``active[k]``, the contact links in touch from state ``k`` on, as ActiveContacts recorded
-    just before it."""
+    just before it; ``imu`` (every, specific forces): an Imu at every ``every``-th state, its
+    linear acceleration the state's row of the forces (base frame), its stamp jittered too."""
     rng = np.random.default_rng(seed)
     with Writer(path, version=8, storage_plugin=plugin) as w:
         desc = w.add_connection("/robot_description", "std_msgs/msg/String", typestore=TS)
@@ -104,12 +106,16 @@ def write_legged(path: Path, urdf: str, t: np.ndarray, q: np.ndarray, v: np.ndar
         od = w.add_connection("/odom", "nav_msgs/msg/Odometry", typestore=TS)
         ac = w.add_connection("/active_contacts", ACTIVE_CONTACTS, typestore=TS) \
             if active else None
+        im = w.add_connection("/imu", "sensor_msgs/msg/Imu", typestore=TS) if imu else None
         w.write(desc, start_ns - 1, string(urdf))
         for k, s in enumerate(t):
             ns = start_ns + round(s * 1e9)
             if k % odom_every == 0:
                 jitter = int(rng.integers(-jitter_ns, jitter_ns + 1)) if jitter_ns else 0
                 w.write(od, ns, odometry_of(ns + jitter, q[k, :7], v[k, :6]))
+            if im is not None and imu and k % imu[0] == 0:
+                jitter = int(rng.integers(-jitter_ns, jitter_ns + 1)) if jitter_ns else 0
+                w.write(im, ns, imu_of(ns + jitter, imu[1][k]))
             if ac is not None and active and k in active:
                 Time = TS.types["builtin_interfaces/msg/Time"]
                 Header = TS.types["std_msgs/msg/Header"]
@@ -142,3 +148,19 @@ def odometry_of(ns: int, pose: np.ndarray, twist: np.ndarray) -> bytes:
                                                angular=Vec(x=ang[0], y=ang[1], z=ang[2])),
             covariance=np.zeros(36)))
     return bytes(TS.serialize_cdr(msg, "nav_msgs/msg/Odometry"))
+
+
+def imu_of(ns: int, specific_force: np.ndarray) -> bytes:
+    """A sensor_msgs/Imu stamped ``ns`` with this linear acceleration (the rest zero)."""
+    t = TS.types
+    Time, Header, Vec = (t["builtin_interfaces/msg/Time"], t["std_msgs/msg/Header"],
+                         t["geometry_msgs/msg/Vector3"])
+    f = [float(x) for x in specific_force]
+    msg = t["sensor_msgs/msg/Imu"](
+        header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id="base"),
+        orientation=t["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0),
+        orientation_covariance=np.zeros(9), angular_velocity=Vec(x=0.0, y=0.0, z=0.0),
+        angular_velocity_covariance=np.zeros(9),
+        linear_acceleration=Vec(x=f[0], y=f[1], z=f[2]),
+        linear_acceleration_covariance=np.zeros(9))
+    return bytes(TS.serialize_cdr(msg, "sensor_msgs/msg/Imu"))
