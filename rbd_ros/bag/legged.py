@@ -11,8 +11,8 @@ So a state gets the answer the node gives when the recording is replayed into it
 node's parameters file's (``--params``, as ``config/floating_base.yaml``).
 
 Written per joint state: the node's topics as it publishes them (``legged.mcap``: the status,
-the base and contact wrenches, centres of pressure, joint torques, estimated forces and the
-balance; not flight's accelerations), a table (``legged.parquet``; the columns' meanings are
+the base and contact wrenches, centres of pressure, joint torques, estimated forces, the
+balance, flight's accelerations), a table (``legged.parquet``; the columns' meanings are
 in its schema's field metadata), two pictures (``foot_loads.png``: each contact's normal force
 over time; ``balance.png``: the ZMP's and the capture point's margins to the support polygon
 over time), and ``summary.txt``.

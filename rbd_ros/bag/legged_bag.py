@@ -1,7 +1,7 @@
 """legged.mcap: what the floating-base node publishes for a legged robot's recording, topic by
-topic, as the very bytes it sends (:mod:`rbd_ros.wire.stamped`), each stamped and recorded at
-its joint state's stamp, under the node's default name: open it next to the recording in
-Foxglove or PlotJuggler."""
+topic, as the bytes it sends (:mod:`rbd_ros.wire.stamped`; flight's joint accelerations as
+rclpy would write them), each stamped and recorded at its joint state's stamp, under the node's
+default name: open it next to the recording in Foxglove or PlotJuggler."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..dynamics.estimation.legged import Answer, Legged
-from ..wire.cdr import CDR_LE
+from ..wire.cdr import CDR_LE, trajectory_accelerations
 from ..wire.stamped import JointStateBytes, StampedBytes, balance_bytes
 from .mcap_writer import MESSAGE_DATA, OP_MESSAGE, McapWriter
 from .writers import JOINT_STATE_DEF
@@ -42,6 +42,17 @@ SCHEMAS = {
         ["std_msgs/Header header", "geometry_msgs/Point point"], _HEADER, _TIME, _POINT),
     "sensor_msgs/msg/JointState": JOINT_STATE_DEF,
     "std_msgs/msg/String": "string data",
+    "geometry_msgs/msg/AccelStamped": _definition(
+        ["std_msgs/Header header", "geometry_msgs/Accel accel"], _HEADER, _TIME,
+        ["MSG: geometry_msgs/Accel", "geometry_msgs/Vector3 linear",
+         "geometry_msgs/Vector3 angular"], _VECTOR3),
+    "trajectory_msgs/msg/JointTrajectory": _definition(
+        ["std_msgs/Header header", "string[] joint_names",
+         "trajectory_msgs/JointTrajectoryPoint[] points"], _HEADER, _TIME,
+        ["MSG: trajectory_msgs/JointTrajectoryPoint", "float64[] positions",
+         "float64[] velocities", "float64[] accelerations", "float64[] effort",
+         "builtin_interfaces/Duration time_from_start"],
+        ["MSG: builtin_interfaces/Duration", "int32 sec", "uint32 nanosec"]),
     "rbd_ros_interfaces/msg/Balance": _definition(
         ["std_msgs/Header header", "geometry_msgs/Point center_of_mass",
          "geometry_msgs/Vector3 center_of_mass_velocity", "geometry_msgs/Vector3 linear_momentum",
@@ -94,6 +105,12 @@ class LeggedBag:
             for link, f in a.estimate.forces.items():
                 self._put(f"contact/{link}/estimated_force", "geometry_msgs/msg/WrenchStamped",
                           t, out[(world, 6)].fill(t, np.r_[f, 0.0, 0.0, 0.0]))
+        if a.flight is not None:
+            self._put("flight/base_acceleration", "geometry_msgs/msg/AccelStamped", t,
+                      out[(self.base, 6)].fill(t, a.flight[0]))
+            self._put("flight/joint_accelerations", "trajectory_msgs/msg/JointTrajectory", t,
+                      trajectory_accelerations(t, self.legged.names,
+                                               a.flight[1][self.legged.v_index - 6].tolist()))
         r = a.reaction
         if r is None:
             return

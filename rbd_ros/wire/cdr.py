@@ -276,6 +276,25 @@ def balance(frame: str, stamp: int, head: Sequence[float], zmp: Sequence[float] 
     return bytes(w.out)
 
 
+def trajectory_accelerations(stamp: int, names: Sequence[str],
+                              accelerations: Sequence[float]) -> bytes:
+    """A little-endian trajectory_msgs/JointTrajectory stamped ``stamp`` (ns): ``names`` and one
+    point with only these accelerations (the floating-base node's flight output)."""
+    w = _Writer(stamp)
+    w.string("")  # header.frame_id
+    w.u32(len(names))
+    for name in names:
+        w.string(name)
+    w.u32(1)  # one point: positions, velocities, accelerations, effort, time_from_start
+    for values in ((), (), tuple(accelerations), ()):
+        w.u32(len(values))
+        if values:
+            w.doubles(values)
+    w.u32(0)
+    w.u32(0)
+    return bytes(w.out)
+
+
 # ------------------------------------------------------------- std_msgs/Float64MultiArray
 
 
