@@ -45,7 +45,7 @@ from ..dynamics.multibody.model import F64, Model
 from .errors import BagError, OutputError
 from .outputs import one_numba_thread, output_set
 from .plotting import preload_pyplot
-from .recording import Reading, open_recording
+from .recording import ODOMETRY, Reading, Recording, open_recording
 from .stream import Observed, Stream, Summary, chunks
 from .writers import WriterProcess, Writers
 
@@ -291,6 +291,17 @@ def _residuals(e, tau, stride, external, sum_sq, count, worst, envelope):
     return at
 
 
+def _legged_hint(rec: Recording) -> list[str]:
+    """A fixed-base analysis of a recording with odometry: say how to analyse it as a legged
+    robot's."""
+    odometry = sorted({c.topic for c in rec.reader.connections if c.msgtype == ODOMETRY})
+    if not odometry or rec.model.has_free_flyer:
+        return []
+    return [f"the recording has {ODOMETRY} on {', '.join(odometry)}: a legged robot's is "
+            "analysed with the floating-base node's parameters file (--params, as "
+            "config/floating_base.yaml), its base from the odometry"]
+
+
 def analyze(paths: list[Path], out_dir: Path, opts: AnalyzeOptions) -> Summary:
     """Analyse one recording (several bag paths are read as one, merged by time).
 
@@ -308,7 +319,7 @@ def _analyze(paths: list[Path], out_dir: Path, opts: AnalyzeOptions) -> Summary:
     try:
         rec = open_recording(paths, opts)
         names = rec.model.state_joint_names
-        summary = Summary.of(names, rec.warnings)
+        summary = Summary.of(names, rec.warnings + _legged_hint(rec))
         emit = Emit(rec.model, summary, rec.states, out_dir, opts, process)
         stream = Stream(rec.model, opts, rec.blocks, summary, emit)
         damage = None

@@ -206,6 +206,17 @@ def test_the_command_writes_the_table_pictures_and_summary(recording: Path, esti
     assert right.mean() > 0.95, right.mean()
 
 
+def test_analysed_as_an_arm_the_recording_says_how_to_analyse_it_as_legged(
+        recording: Path, tmp_path: Path) -> None:
+    from rbd_ros.bag.analyze import AnalyzeOptions, analyze
+
+    summary = analyze([recording], tmp_path / "arm", AnalyzeOptions(progress=False,
+                                                                    outputs=()))
+    assert any(w.startswith("the recording has nav_msgs/msg/Odometry on /odom: a legged "
+                            "robot's is analysed with the floating-base node's parameters "
+                            "file (--params") for w in summary.warnings), summary.warnings
+
+
 def test_what_a_legged_analysis_needs_is_asked_for(recording: Path, tmp_path: Path) -> None:
     with pytest.raises(BagError, match="no contact_links: give the floating-base node's"):
         analyze_legged([recording], tmp_path / "a", LeggedOptions())
