@@ -1,5 +1,7 @@
 """Messages to arrays and arrays to messages: every conversion between a ROS message and the
-numbers the core takes, in one place (joint states by name are :mod:`.joint_states`').
+numbers the core takes, in one place (joint states by name are :mod:`rbd_ros.wire.joint_states`';
+what needs no rclpy, the joint states' bytes read and the outputs' written, is
+:mod:`rbd_ros.wire.stamped`, which the recording tools share).
 
 A wrench is ``[force; torque]`` and an acceleration ``[linear; angular]``, the order of the
 messages and of the core's public functions. The floating base's odometry and IMU are read
