@@ -47,9 +47,9 @@ from ..dynamics.estimation.legged import (
 )
 from ..dynamics.multibody.model import F64, Model
 from ..wire import cdr
-from ..wire.errors import InputError, usable
-from ..wire.joint_states import JointStateMerger, base_state
-from ..wire.stamped import JointStateReader
+from ..wire.errors import InputError
+from ..wire.joint_states import JointStateMerger
+from ..wire.stamped import JointStateReader, imu_sample, odometry_sample
 from .errors import BagError
 from .legged_bag import LeggedBag
 from .outputs import output_set
@@ -221,7 +221,7 @@ def _analyze(paths: list[Path], out_dir: Path, opts: LeggedOptions) -> LeggedSum
                 if what == "joint_states":
                     stamp = _merge(states, merger, raw)
                 else:
-                    stamp, x = _sample(what, raw)
+                    stamp, x = (odometry_sample if what == "odom" else imu_sample)(raw)
                     inputs[what].add(stamp, x)
             except (InputError, cdr.CdrError) as e:
                 out.summary.refused[f"{what}: {e}"] += 1
@@ -276,18 +276,6 @@ def _merge(reader: JointStateReader, merger: JointStateMerger, raw: bytes) -> in
     stamp, names, position, velocity, effort = reader.read(raw)
     merger.update(stamp, names, position, velocity, effort)
     return stamp
-
-
-def _sample(what: str, raw: bytes) -> tuple[int, F64]:
-    """An odometry's (stamp, free-flyer state) or an IMU's (stamp, specific force)."""
-    try:
-        if what == "odom":
-            stamp, pose, twist = cdr.odometry(raw)
-            return stamp, base_state(pose[:3], pose[3:], twist)
-        stamp, acc = cdr.imu_linear_acceleration(raw)
-    except cdr.CdrError as e:
-        raise InputError(str(e)) from None
-    return stamp, usable(np.array(acc), "the linear acceleration")
 
 
 class Table:

@@ -28,7 +28,7 @@ from ..dynamics.multibody.model import F64
 from ..wire import cdr
 from ..wire.errors import InputError, usable
 from ..wire.joint_states import base_state
-from ..wire.stamped import JointStateReader, JointStateValues
+from ..wire.stamped import JointStateReader, JointStateValues, imu_sample, odometry_sample
 
 
 def stamp_ns(stamp: Any) -> int:
@@ -130,30 +130,20 @@ def trajectory_points(points: Sequence[Any], n: int, hold: F64
 def odometry_state(raw: bytes, kind: Any) -> tuple[int, F64]:
     """(stamp in ns, free-flyer state) of a serialised nav_msgs/Odometry: its pose in the
     world and its twist in the base frame (``kind``: its class, for an encoding rclpy reads)."""
-    if cdr.byte_order(raw) is None:
-        m = _deserialize(raw, kind)
-        return stamp_ns(m.header.stamp), pose_twist_state(m.pose.pose, m.twist.twist)
-    try:
-        stamp, pose, twist = cdr.odometry(raw)
-    except cdr.CdrError as e:
-        raise InputError(str(e)) from e
-    return stamp, base_state(pose[:3], pose[3:], twist)
+    if cdr.byte_order(raw) is not None:
+        return odometry_sample(raw)
+    m = _deserialize(raw, kind)
+    return stamp_ns(m.header.stamp), pose_twist_state(m.pose.pose, m.twist.twist)
 
 
 def imu_specific_force(raw: bytes, kind: Any) -> tuple[int, F64]:
     """(stamp in ns, linear acceleration: the specific force, base frame) of a serialised
     sensor_msgs/Imu; InputError unless finite."""
-    if cdr.byte_order(raw) is None:
-        m = _deserialize(raw, kind)
-        a = m.linear_acceleration
-        stamp, f = stamp_ns(m.header.stamp), np.array([a.x, a.y, a.z])
-    else:
-        try:
-            stamp, acc = cdr.imu_linear_acceleration(raw)
-        except cdr.CdrError as e:
-            raise InputError(str(e)) from e
-        f = np.array(acc)
-    return stamp, usable(f, "the linear acceleration")
+    if cdr.byte_order(raw) is not None:
+        return imu_sample(raw)
+    m = _deserialize(raw, kind)
+    a = m.linear_acceleration
+    return stamp_ns(m.header.stamp), usable(np.array([a.x, a.y, a.z]), "the linear acceleration")
 
 
 def _deserialize(raw: bytes, kind: Any) -> Any:

@@ -225,6 +225,18 @@ class _Writer:
         self.pad(8)
         self.out += struct.pack(f"<{len(values)}d", *values)
 
+    def strings(self, texts: Sequence[str]) -> None:
+        """A sequence of strings: its length, then each."""
+        self.u32(len(texts))
+        for text in texts:
+            self.string(text)
+
+    def array(self, values: Sequence[float]) -> None:
+        """A sequence of doubles: its length, then (if any) the doubles, aligned."""
+        self.u32(len(values))
+        if len(values):
+            self.doubles(values)
+
 
 def joint_state(names: list[str], counts: tuple[int, int, int]) -> bytes:
     """A little-endian JointState with these names, a zero stamp, an empty frame id and
@@ -232,13 +244,9 @@ def joint_state(names: list[str], counts: tuple[int, int, int]) -> bytes:
     tools fill in place (see :func:`joint_state_layout`)."""
     w = _Writer()
     w.string("")  # header.frame_id
-    w.u32(len(names))
-    for name in names:
-        w.string(name)
+    w.strings(names)
     for count in counts:
-        w.u32(count)
-        if count:
-            w.doubles([0.0] * count)
+        w.array([0.0] * count)
     return bytes(w.out)
 
 
@@ -266,9 +274,7 @@ def balance(frame: str, stamp: int, head: Sequence[float], zmp: Sequence[float] 
         w.out.append(p is not None)
         w.doubles((0.0, 0.0, 0.0) if p is None else p)
     w.doubles((omega,))
-    w.u32(len(contacts))
-    for name in contacts:
-        w.string(name)
+    w.strings(contacts)
     w.u32(len(polygon))
     for vertex in polygon:
         w.doubles(vertex)
@@ -282,14 +288,10 @@ def trajectory_accelerations(stamp: int, names: Sequence[str],
     point with only these accelerations (the floating-base node's flight output)."""
     w = _Writer(stamp)
     w.string("")  # header.frame_id
-    w.u32(len(names))
-    for name in names:
-        w.string(name)
+    w.strings(names)
     w.u32(1)  # one point: positions, velocities, accelerations, effort, time_from_start
-    for values in ((), (), tuple(accelerations), ()):
-        w.u32(len(values))
-        if values:
-            w.doubles(values)
+    for values in ((), (), accelerations, ()):
+        w.array(values)
     w.u32(0)
     w.u32(0)
     return bytes(w.out)

@@ -14,7 +14,8 @@ import numpy as np
 from ..dynamics.contact.balance import Balance
 from ..dynamics.multibody.model import F64
 from . import cdr
-from .errors import InputError
+from .errors import InputError, usable
+from .joint_states import base_state
 
 #: (stamp in ns, names, positions, velocities, efforts) of a joint state
 JointStateValues = tuple[int, Sequence[str], Any, Any, Any]
@@ -102,3 +103,23 @@ def balance_bytes(frame: str, stamp: int, b: Balance, contacts: Sequence[str]) -
                        b.support_polygon.tolist(), (b.zmp_margin, b.capture_point_margin))
 
 
+
+
+def odometry_sample(raw: bytes) -> tuple[int, F64]:
+    """(stamp in ns, free-flyer state) of a nav_msgs/Odometry's XCDR1 bytes: its pose in the
+    world and its twist in the base frame; InputError if the bytes cannot be read."""
+    try:
+        stamp, pose, twist = cdr.odometry(raw)
+    except cdr.CdrError as e:
+        raise InputError(str(e)) from e
+    return stamp, base_state(pose[:3], pose[3:], twist)
+
+
+def imu_sample(raw: bytes) -> tuple[int, F64]:
+    """(stamp in ns, linear acceleration: the specific force, base frame) of a
+    sensor_msgs/Imu's XCDR1 bytes; InputError unless readable and finite."""
+    try:
+        stamp, acc = cdr.imu_linear_acceleration(raw)
+    except cdr.CdrError as e:
+        raise InputError(str(e)) from e
+    return stamp, usable(np.array(acc), "the linear acceleration")

@@ -112,8 +112,8 @@ class Legged:
 
     def without_effort(self, p: Pending) -> list[str]:
         """The joints whose effort the joint states have not given (NaN) for ``p``."""
-        return [n for n, i in zip(self.names, self.v_index, strict=True)
-                if np.isnan(p.effort[i])]
+        nan = np.isnan(p.effort[self.v_index])
+        return [self.names[k] for k in np.flatnonzero(nan)] if nan.any() else []
 
     def ready(self, now: float) -> Iterator[tuple[Pending, F64 | None, str] | Answer]:
         """The waiting joint states, in order, whose odometry (and IMU) is known or whose wait
