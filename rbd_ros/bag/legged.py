@@ -13,9 +13,10 @@ node's parameters file's (``--params``, as ``config/floating_base.yaml``).
 Written per joint state: the node's topics as it publishes them (``legged.mcap``: the status,
 the base and contact wrenches, centres of pressure, joint torques, estimated forces, the
 balance, flight's accelerations), a table (``legged.parquet``; the columns' meanings are
-in its schema's field metadata), two pictures (``foot_loads.png``: each contact's normal force
+in its schema's field metadata), three pictures (``foot_loads.png``: each contact's normal force
 over time; ``balance.png``: the ZMP's and the capture point's margins to the support polygon
-over time), and ``summary.txt``.
+over time; ``balance_path.png``: seen from above, the support polygons, the centre of mass's
+ground track and the ZMP's and capture point's paths), and ``summary.txt``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..dynamics import RbdError, load_urdf_string
+from ..dynamics.contact.balance import Balance
 from ..dynamics.contact.contacts import Contact
 from ..dynamics.estimation.contact_estimation import (
     DEFAULT_GAIN,
@@ -250,7 +252,7 @@ class Outputs:
     def __init__(self, out_dir: Path, legged: Legged, opts: LeggedOptions) -> None:
         self.summary = LeggedSummary()
         self.table = Table(legged, out_dir / "legged.parquet" if "parquet" in opts.outputs
-                           else None)
+                           else None, opts.world_frame)
         self.bag = LeggedBag(out_dir / "legged.mcap", legged, opts.world_frame) \
             if "mcap" in opts.outputs else None
         self.pictures = out_dir if "png" in opts.outputs else None
@@ -282,8 +284,9 @@ class Table:
     """legged.parquet, a row per joint state, written ROWS at a time (the numbers into one
     preallocated block, NaN where a state has none); and what the pictures need."""
 
-    def __init__(self, legged: Legged, path: Path | None) -> None:
+    def __init__(self, legged: Legged, path: Path | None, world_frame: str) -> None:
         self.legged, self.links = legged, [c.link for c in legged.contacts]
+        self.world_frame = world_frame
         self.joints = legged.names
         self.columns = self._columns(legged.estimator is not None)
         self.numbers = [c for c in self.columns if c not in ("status", "support_polygon")]
@@ -296,6 +299,10 @@ class Table:
         self.plot_t: list[float] = []
         self.plot_load: list[list[float]] = []
         self.plot_margin: list[tuple[float, float]] = []
+        #: t, x and y of the CoM, the ZMP and the capture point, the capture point's margin
+        self.plot_path: list[list[float]] = []
+        self.plot_polygons: list[tuple[float, F64]] = []  # (t, vertices): a change, or 50 ms on
+        self.drawn_links: tuple[str, ...] = ()
 
     def _put(self, row: F64, first: str, values: Any) -> None:
         k = self.col[first]
@@ -380,6 +387,7 @@ class Table:
                                        b.capture_point_margin))
             if b.capture_point is not None and b.capture_point_margin < 0:
                 summary.outside += 1
+            self._keep_path(a, b)
         if r is not None or a.flight is not None:
             up = self.legged.support.up
             forces = r.forces if r is not None else {}
@@ -392,6 +400,20 @@ class Table:
             return False
         self._flush()
         return True
+
+    def _keep_path(self, a: Answer, b: Balance) -> None:
+        """What the top view draws of this state: the points, and its support polygon when the
+        contacts in touch changed or 50 ms after the last one kept."""
+        t = a.t * 1e-9
+        points = [t, *b.com[:2]]
+        for x in (b.zmp, b.capture_point):
+            points += [math.nan, math.nan] if x is None else list(x[:2])
+        self.plot_path.append([*points, b.capture_point_margin])
+        links = tuple(a.contacts)
+        if (not self.plot_polygons or links != self.drawn_links
+                or t - self.plot_polygons[-1][0] >= 0.05):
+            self.plot_polygons.append((t, b.support_polygon))
+            self.drawn_links = links
 
     def _flush(self) -> None:
         n = len(self.status)
@@ -447,4 +469,39 @@ class Table:
         ax.legend(loc="upper right", fontsize="small")
         fig.tight_layout()
         fig.savefig(out_dir / "balance.png", dpi=100)
+        plt.close(fig)
+        if self.plot_path:
+            self._draw_top_view(plt, out_dir)
+
+    def _draw_top_view(self, plt: Any, out_dir: Path) -> None:
+        """balance_path.png: the world's x-y plane seen from above (REP 103: z up), the support
+        polygons (at most 60 of those kept, shaded from the first to the last), the centre of
+        mass's ground track, the ZMP's and the capture point's paths, and where the capture
+        point left the polygon."""
+        path = np.array(self.plot_path)
+        t0, t1 = path[0, 0], path[-1, 0]
+        fig, ax = plt.subplots(figsize=(7, 7))
+        shade = plt.get_cmap("viridis")
+        kept = self.plot_polygons
+        for t, poly in kept[::max(1, math.ceil(len(kept) / 60))]:
+            if len(poly) > 0:
+                closed = np.vstack((poly[:, :2], poly[:1, :2]))  # two feet: a line
+                r, g, b, _ = shade((t - t0) / max(t1 - t0, 1e-9))
+                ax.fill(closed[:, 0], closed[:, 1], fc=(r, g, b, 0.06), ec=(r, g, b, 0.5),
+                        lw=0.6)
+        ax.plot(path[:, 1], path[:, 2], color="k", lw=1.0, label="centre of mass (ground track)")
+        ax.plot(path[:, 3], path[:, 4], lw=0.8, label="ZMP")
+        ax.plot(path[:, 5], path[:, 6], lw=0.8, label="capture point")
+        outside = path[:, 7] < 0
+        if outside.any():
+            ax.plot(path[outside, 5], path[outside, 6], "x", color="red", ms=3,
+                    label="capture point outside the polygon")
+        ax.plot(path[0, 1], path[0, 2], "o", color="k", ms=4)
+        ax.set_aspect("equal", adjustable="datalim")
+        ax.set(xlabel=f"x in {self.world_frame} (m)",
+               ylabel=f"y in {self.world_frame} (m)",
+               title=f"seen from above, {t1 - t0:.3g} s (polygons shaded from first to last)")
+        ax.legend(loc="best", fontsize="small")
+        fig.tight_layout()
+        fig.savefig(out_dir / "balance_path.png", dpi=100)
         plt.close(fig)

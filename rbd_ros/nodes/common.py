@@ -367,13 +367,13 @@ def run(node_class: Callable[[], Node], args: list[str] | None = None) -> int:
     can take a minute) the signal raises KeyboardInterrupt, as usual. Later ones are ignored:
     under `ros2 launch` a terminal's Ctrl-C comes twice, from the terminal and from launch."""
     asked: list[int] = []
-    building = [True]
+    building = True  # read by the handler through the closure
 
     def on_signal(signum: int, frame: Any) -> None:
         asked.append(signum)
         for sig in (signal.SIGINT, signal.SIGTERM):  # as the kernel's: Python's exit resets
             signal.signal(sig, signal.SIG_IGN)     # its own handlers to the default, fatal one
-        if building[0]:
+        if building:
             raise KeyboardInterrupt
 
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -396,7 +396,7 @@ def run(node_class: Callable[[], Node], args: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # a signal while the node was being built: the stop asked for
         rclpy.try_shutdown()
         return 0
-    building[0] = False
+    building = False
     try:
         spin(node, lambda: bool(asked))
     finally:

@@ -155,7 +155,8 @@ def test_the_command_writes_the_table_pictures_and_summary(recording: Path, esti
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"{len(run.t)} joint states analysed (")
     assert {p.name for p in out.iterdir()} >= {"legged.mcap", "legged.parquet",
-                                                "foot_loads.png", "balance.png", "summary.txt"}
+                                                "foot_loads.png", "balance.png", "balance_path.png",
+                                                "summary.txt"}
     table = pq.read_table(out / "legged.parquet")
     rows = table.to_pydict()
     row = {round(t * 1e9): k for k, t in enumerate(rows["t"])}
