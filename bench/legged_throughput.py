@@ -59,8 +59,8 @@ def legged_throughput(seconds: float) -> None:
                 s = analyze_legged([bag], Path(tmp) / "out", opts)
                 dt = time.perf_counter() - t0
                 print(f"| {'estimated' if estimate else 'all in touch'} | {', '.join(outputs)} "
-                      f"| {s.states} | {dt:.2f} | {s.states / dt:,.0f} | "
-                      f"{s.states / dt / 1000:.1f} |")
+                      f"| {s.messages} | {dt:.2f} | {s.messages / dt:,.0f} | "
+                      f"{s.messages / dt / 1000:.1f} |")
 
 
 def main() -> int:

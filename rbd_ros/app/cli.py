@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # BLAS on one thread (before numpy loads OpenBLAS): the offline tools' matrices are small, and
 # a second BLAS thread on a busy 2-core machine made identify's consistent fit 20 times slower
@@ -18,6 +18,10 @@ from ..dynamics import Data, RbdError, gravity, load_urdf
 from ..dynamics.estimation.observer import COLLISION_RELEASE, DEFAULT_GAIN
 from ..identify.excite import TOPIC
 from ..robots import ARM, QUADRUPED
+
+if TYPE_CHECKING:
+    from ..bag.analyze import AnalyzeOptions
+    from ..bag.legged import LeggedOptions
 
 BUNDLED = {"arm": ARM, "quadruped": QUADRUPED}
 #: a bent "ready" pose of the bundled arm, so that gravity loads several joints
@@ -83,7 +87,7 @@ def _node_parameters(args: argparse.Namespace) -> dict[str, Any]:
 
 def _analyze(args: argparse.Namespace) -> int:
     from ..bag.analyze import AnalyzeOptions, analyze
-    from ..bag.fleet import analyze_fleet, find_recordings, status_table
+    from ..bag.fleet import find_recordings
     from ..bag.legged import floating_base_parameters
 
     legged = floating_base_parameters(args.params) if args.params else None
@@ -114,12 +118,22 @@ def _analyze(args: argparse.Namespace) -> int:
             print(f"error: {work[0][0]}: no joint state could be analysed", file=sys.stderr)
             return 1
         return 0
+    return _fleet(work, args, opts)
+
+
+def _fleet(work: list[tuple[Path, str]], args: argparse.Namespace,
+           opts: AnalyzeOptions | LeggedOptions) -> int:
+    """Several recordings, each into a folder of its own: their summaries and a table."""
+    from ..bag.fleet import analyze_fleet, status_table
+    from ..bag.stream import Summary
+
     results = analyze_fleet(work, args.out, opts, args.jobs, args.scheduler,
                             args.scheduler_timeout)
     for r in results:
         if r.summary is not None:
             print(f"{r.bag}:\n{r.summary.text()}\n")
-            _warn_skipped(r.bag, r.summary.skipped)
+            if isinstance(r.summary, Summary):
+                _warn_skipped(r.bag, r.summary.skipped)
     print(status_table(results))
     failed = [r for r in results if not r.ok]
     if failed:
@@ -141,8 +155,6 @@ def _analyze_legged(args: argparse.Namespace, params: dict[str, Any]) -> int:
         raise BagError(f"{', '.join(arm_only)}: for a fixed-base robot's recording, not a "
                        "legged one's (--params names the floating-base node)")
     work = find_recordings([Path(b) for b in args.bags])
-    if len(work) != 1:
-        raise BagError(f"{len(work)} recordings: a legged analysis takes one at a time")
     try:
         opts = LeggedOptions.from_parameters(
             params, urdf=args.urdf, joint_states_topic=args.joint_states_topic,
@@ -153,9 +165,11 @@ def _analyze_legged(args: argparse.Namespace, params: dict[str, Any]) -> int:
             effort_scale=_values(args.effort_scale, "--effort-scale"))
     except TypeError as e:
         raise BagError(f"--params {args.params}: {e}") from None
+    if len(work) > 1:
+        return _fleet(work, args, opts)
     summary = analyze_legged([work[0][0]], args.out, opts)
     print(summary.text())
-    if not summary.states:
+    if not summary.messages:
         print(f"error: {work[0][0]}: no joint state could be analysed", file=sys.stderr)
         return 1
     return 0

@@ -12,13 +12,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
 from .analyze import AnalyzeOptions, analyze
 from .errors import BagError
+from .legged import LeggedOptions, LeggedSummary, analyze_legged
 from .outputs import MANIFEST
 from .parts import Part, analyze_part, parts_for, reduce_parts
 from .stream import Summary
@@ -32,7 +33,7 @@ class Result:
 
     bag: Path
     name: str  # its outputs' folder, relative to the output folder
-    summary: Summary | None = None
+    summary: Summary | LeggedSummary | None = None
     error: str = ""
 
     @property
@@ -83,12 +84,15 @@ def find_recordings(paths: list[Path]) -> list[tuple[Path, str]]:
     return found
 
 
-def _analyse(bag: Path, name: str, out: Path, opts: AnalyzeOptions, *parts: Part) -> Result:
-    """One recording into ``out`` (reduced from its ``parts`` if it was cut), its failure kept
-    as its result (run in a worker)."""
+def _analyse(bag: Path, name: str, out: Path, opts: AnalyzeOptions | LeggedOptions,
+             *parts: Part) -> Result:
+    """One recording into ``out`` (an arm's reduced from its ``parts`` if it was cut), its
+    failure kept as its result (run in a worker)."""
     _started(name, -1)
     try:
         with _big_arrays():
+            if isinstance(opts, LeggedOptions):
+                return Result(bag, name, analyze_legged([bag], out, opts))
             return Result(bag, name, reduce_parts([bag], out, opts, list(parts)) if parts
                           else analyze([bag], out, opts))
     except (KeyboardInterrupt, SystemExit):
@@ -151,7 +155,8 @@ def _started(name: str, part: int) -> None:
     worker.log_event(EVENT, {"name": name, "part": part, "worker": worker.address})
 
 
-def _child(conn: Connection, bag: Path, name: str, out: Path, opts: AnalyzeOptions) -> None:
+def _child(conn: Connection, bag: Path, name: str, out: Path,
+           opts: AnalyzeOptions | LeggedOptions) -> None:
     # SIGTERM (the parent stopping everything) unwinds like Ctrl-C: the half-written outputs
     # are removed on the way out
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -188,8 +193,8 @@ def _died(code: int | None) -> str:
     return f"its worker process ended with status {code} without an answer"
 
 
-def run_local(work: list[tuple[Path, str]], out_dir: Path, opts: AnalyzeOptions, jobs: int,
-              report: Callable[[Result], None]) -> list[Result]:
+def run_local(work: list[tuple[Path, str]], out_dir: Path, opts: AnalyzeOptions | LeggedOptions,
+              jobs: int, report: Callable[[Result], None]) -> list[Result]:
     """Each recording in a process of its own, ``jobs`` at a time. A process that dies (the
     out-of-memory killer) fails its recording, which is tried once more on its own; the
     others go on. Ctrl-C stops every process at once."""
@@ -361,32 +366,29 @@ def _collected(client: Any, work: list[tuple[Path, str]], futures: list[Any],
 
 
 def status_table(results: list[Result]) -> str:
-    """One line per recording: ok with its joint states and worst rms residual, or failed."""
+    """One line per recording: ok with its joint states and its headline (an arm's worst rms
+    residual, a legged robot's answered states), or failed."""
     width = max(12, *(len(r.name) for r in results))
-    lines = [f"{'recording':<{width}}  {'status':<7} {'joint states':>12}  "
-             "worst rms residual (joint)"]
+    lines = [f"{'recording':<{width}}  {'status':<7} {'joint states':>12}  result"]
     for r in results:
         s = r.summary
         if s is not None and s.messages:
-            rms = s.rms()
-            k = int(rms.argmax()) if rms.size else -1
-            worst = f"{rms[k]:.4f} ({s.joints[k]})" if k >= 0 else ""
-            lines.append(f"{r.name:<{width}}  {'ok':<7} {s.messages:12,d}  {worst}")
+            lines.append(f"{r.name:<{width}}  {'ok':<7} {s.messages:12,d}  {s.headline()}")
         else:
             why = r.error or "no joint state could be analysed"
             lines.append(f"{r.name:<{width}}  {'failed':<7} {'':>12}  {why}")
     return "\n".join(lines)
 
 
-def analyze_fleet(work: list[tuple[Path, str]], out_dir: Path, opts: AnalyzeOptions,
-                  jobs: int | None = None, scheduler: str | None = None, timeout: float = 10.0,
+def analyze_fleet(work: list[tuple[Path, str]], out_dir: Path,
+                  opts: AnalyzeOptions | LeggedOptions, jobs: int | None = None,
+                  scheduler: str | None = None, timeout: float = 10.0,
                   log: Callable[[str], None] = lambda s: print(s, file=sys.stderr)
                   ) -> list[Result]:
     """Recordings (``find_recordings``) each into ``out_dir / <its name>``, on this machine's
     cores (``jobs`` processes, default all) or on a Dask cluster; progress through ``log``."""
     log(f"found {len(work)} recording{'s' * (len(work) > 1)}: "
         + ", ".join(str(b) for b, _ in work))
-    quiet = AnalyzeOptions(**{**opts.__dict__, "progress": False})
     start, done = time.monotonic(), [0]
 
     def report(r: Result) -> None:
@@ -395,8 +397,12 @@ def analyze_fleet(work: list[tuple[Path, str]], out_dir: Path, opts: AnalyzeOpti
             f"failed: {r.error or 'no joint state could be analysed'}"
         log(f"[{done[0]}/{len(work)}, {time.monotonic() - start:.0f} s] {r.name}: {what}")
 
-    if scheduler:
-        return run_dask(work, out_dir, quiet, scheduler, timeout, report, log)
+    if isinstance(opts, AnalyzeOptions):
+        opts = replace(opts, progress=False)
+        if scheduler:
+            return run_dask(work, out_dir, opts, scheduler, timeout, report, log)
+    elif scheduler:
+        raise BagError("--scheduler: for fixed-base robots' recordings; legged ones run on "
+                       "this machine's cores (--jobs)")
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(work)))
-    return run_local(work, out_dir, quiet, jobs, report)
-
+    return run_local(work, out_dir, opts, jobs, report)

@@ -121,7 +121,7 @@ class LeggedOptions(Reading):
 
 @dataclass
 class LeggedSummary:
-    states: int = 0  # joint states read whole
+    messages: int = 0  # joint states read whole
     answered: int = 0  # with a reaction (in contact) or flight's accelerations
     statuses: Counter[str] = field(default_factory=Counter)  # what ~/status said, by kind
     refused: Counter[str] = field(default_factory=Counter)  # messages dropped, by reason
@@ -129,8 +129,8 @@ class LeggedSummary:
     seconds: float = 0.0
 
     def text(self) -> str:
-        lines = [f"{self.states} joint states analysed ({self.answered} answered) in "
-                 f"{self.seconds:.1f} s ({self.states / max(self.seconds, 1e-9):,.0f} a second); "
+        lines = [f"{self.messages} joint states analysed ({self.answered} answered) in "
+                 f"{self.seconds:.1f} s ({self.messages / max(self.seconds, 1e-9):,.0f} a second); "
                  "what the floating-base node's ~/status said:"]
         lines += [f"  {n:>8d}  {kind}" for kind, n in self.statuses.most_common()]
         if self.outside:
@@ -138,6 +138,12 @@ class LeggedSummary:
                          "states (a step or a fall followed)")
         lines += [f"warning: {n} messages dropped: {why}" for why, n in self.refused.items()]
         return "\n".join(lines)
+
+    def headline(self) -> str:
+        """The fleet's status table's word on it: the states answered, the capture point's
+        exits."""
+        return (f"{self.answered:,} answered, capture point outside the support polygon in "
+                f"{self.outside:,}")
 
 
 def floating_base_parameters(path: Path) -> dict[str, Any] | None:
@@ -229,7 +235,7 @@ def _analyze(paths: list[Path], out_dir: Path, opts: LeggedOptions) -> LeggedSum
                 out.summary.refused[f"{what}: {e}"] += 1
                 continue
             if what == "joint_states" and merger.ready:
-                out.summary.states += 1
+                out.summary.messages += 1
                 if merger.stale(legged.max_age):
                     out.add(Answer(stamp, merger.stale_note(legged.max_age)
                                    + "; no answer until they are fresh"))

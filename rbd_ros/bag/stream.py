@@ -157,6 +157,14 @@ class Summary:
     def rms(self) -> F64:
         return np.sqrt(self.sum_sq / np.maximum(self.count, 1))
 
+    def headline(self) -> str:
+        """The fleet's status table's word on it: the worst joint's rms residual."""
+        rms = self.rms()
+        if not rms.size:
+            return ""
+        k = int(rms.argmax())
+        return f"worst rms residual {rms[k]:.4f} ({self.joints[k]})"
+
     def text(self) -> str:
         lines = [f"{self.messages} joint states analysed in {self.seconds:.1f} s",
                  f"{'joint':<24} {'rms residual':>13} {'worst':>10} {'at (s from start)':>18} "

@@ -20,6 +20,7 @@ from rosbags.rosbag2 import StoragePlugin
 from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 from rbd_ros.bag.errors import BagError
 from rbd_ros.bag.fleet import analyze_fleet, find_recordings
+from rbd_ros.bag.stream import Summary
 from rbd_ros.robots import ARM
 
 
@@ -182,7 +183,7 @@ def test_on_a_dask_cluster_with_relative_paths_and_its_errors(
                                 scheduler=cluster.scheduler_address, log=said.append)
     assert [r.summary.messages for r in results if r.summary] == [serial.messages] * 3
     third = results[2].summary
-    assert third is not None
+    assert isinstance(third, Summary)
     np.testing.assert_allclose(third.rms(), serial.rms())
     assert (tmp_path / "dask" / "day2" / "rec" / "analysis.parquet").exists()
     assert sum("ok, 600 joint states" in x for x in said) == 3, said

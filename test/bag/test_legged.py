@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from geometry_msgs.msg import WrenchStamped
 from quadsim import Run, simulate, trot
-from recordings import write_legged
+from recordings import write_joint_states, write_legged
 from rosutil import NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -79,7 +79,7 @@ def test_the_analysis_is_what_the_node_answers_when_the_recording_is_replayed(
     params = floating_base_parameters(estimating)
     assert params is not None and params["estimate_contacts"] is True
     summary = analyze_legged([recording], out, LeggedOptions.from_parameters(params))
-    assert summary.states == len(run.t)
+    assert summary.messages == len(run.t)
     table = pq.read_table(out / "legged.parquet").to_pydict()
     row = {round(t * 1e9): k for k, t in enumerate(table["t"])}
     assert len(row) == len(run.t)
@@ -207,6 +207,39 @@ def test_the_command_writes_the_table_pictures_and_summary(recording: Path, esti
     assert right.mean() > 0.95, right.mean()
 
 
+def test_several_legged_recordings_each_into_a_folder_of_its_own(
+        recording: Path, estimating: Path, tmp_path: Path) -> None:
+    """A folder tree of legged recordings analysed at once (a process each): each one's table
+    is, byte for byte, the one its own analysis writes, and one that cannot be analysed (an arm's, without
+    odometry) fails with its name and why, the others kept."""
+    import shutil
+
+    fleet = tmp_path / "fleet"
+    for day in ("day1", "day2"):
+        shutil.copytree(recording, fleet / day / "trot")
+    write_joint_states(fleet / "day2" / "arm", [START + k * 10**6 for k in range(20)],
+                       np.zeros((20, 7)))
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(fleet),
+                        "--params", str(estimating), "--out", str(out), "--jobs", "2"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "error: 1 of 3 recordings failed: day2/arm" in r.stderr, r.stderr
+    table = r.stdout[r.stdout.index("recording  "):].splitlines()
+    rows = {line.split()[0]: line for line in table[1:]}
+    assert rows["day2/arm"].split()[1] == "failed"
+    assert "no nav_msgs/msg/Odometry on topic /odom" in rows["day2/arm"], rows
+    params = floating_base_parameters(estimating)
+    assert params is not None
+    alone = analyze_legged([recording], tmp_path / "alone", LeggedOptions.from_parameters(params))
+    expected = (tmp_path / "alone" / "legged.parquet").read_bytes()
+    for day in ("day1", "day2"):
+        assert rows[f"{day}/trot"].split()[1:3] == ["ok", str(alone.messages)], rows
+        assert f"{alone.answered:,} answered" in rows[f"{day}/trot"], rows
+        assert (out / day / "trot" / "legged.parquet").read_bytes() == expected
+        assert (out / day / "trot" / "balance_path.png").exists()
+
+
 def test_analysed_as_an_arm_the_recording_says_how_to_analyse_it_as_legged(
         recording: Path, tmp_path: Path) -> None:
     from rbd_ros.bag.analyze import AnalyzeOptions, analyze
@@ -261,7 +294,7 @@ def test_a_humanoid_walking_its_base_forward_on_two_soles(tmp_path: Path) -> Non
                                 for s in ("left", "right")))
     opts = LeggedOptions.from_parameters(floating_base_parameters(params) or {})
     summary = analyze_legged([bag], tmp_path / "out", opts)
-    assert (summary.states, summary.answered) == (n, n), summary.text()
+    assert (summary.messages, summary.answered) == (n, n), summary.text()
     rows = pq.read_table(tmp_path / "out" / "legged.parquet").to_pydict()
     pm = pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer())
     pd = pm.createData()
