@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,24 +25,28 @@ import numpy as np
 
 from rbd_ros.runtime.local_ros import BENCH, isolate
 
-ECHO = """
-import sys, rclpy
-from sensor_msgs.msg import JointState
-from rbd_ros.nodes.common import SENSOR, spin
-rclpy.init()
-node = rclpy.create_node("echo")
-pub = node.create_publisher(JointState, "echo", 10)
+
+def _echo(extra: str = "") -> str:
+    """The echo node's script: joint_states back on ``echo``, as fast as rclpy can, spun and
+    stopped as the nodes are (``common.run``); ``extra``: lines run on ``node`` first."""
+    body = textwrap.indent(extra + """pub = node.create_publisher(JointState, "echo", 10)
 node.create_subscription(JointState, "joint_states", pub.publish, SENSOR)
-try:
-    spin(node)
-except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
-    pass
+""", "    ")
+    return f"""import rclpy
+from sensor_msgs.msg import JointState
+from rbd_ros.nodes.common import SENSOR, run
+def build():
+    node = rclpy.create_node("echo")
+{body}    return node
+raise SystemExit(run(build, []))
 """
 
 
+ECHO = _echo()
+
 #: the echo with the dynamics node's other entities, idle: its subscriptions, services and
 #: timers (rclpy's executor pays per entity on each wake where it rebuilds its wait set)
-ECHO_TWIN = ECHO.replace("node.create_subscription(", """from std_msgs.msg import String
+ECHO_TWIN = _echo("""from std_msgs.msg import String
 from rbd_ros_interfaces.srv import ForwardDynamics, GravityTorques, InverseDynamics, MassMatrix
 for k in range(4):
     node.create_subscription(String, f"idle_{k}", lambda m: None, 10)
@@ -49,12 +54,12 @@ for k, srv in enumerate((InverseDynamics, ForwardDynamics, MassMatrix, GravityTo
     node.create_service(srv, f"~/idle_{k}", lambda req, res: res)
 node.create_timer(0.02, lambda: None)
 node.create_timer(1.0, lambda: None)
-node.create_subscription(""", 1)
+""")
 
 
 #: the echo that also takes the floating-base node's odometry (as it does: each state waits
 #: for its odometry) and has its other subscriptions, service and timer, idle
-ECHO_FB_TWIN = ECHO.replace("node.create_subscription(", """from nav_msgs.msg import Odometry
+ECHO_FB_TWIN = _echo("""from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu
 from std_msgs.msg import String
 from rbd_ros_interfaces.srv import FloatingBaseDynamics
@@ -64,7 +69,7 @@ for k in range(3):
     node.create_subscription(String, f"idle_{k}", lambda m: None, 10)
 node.create_service(FloatingBaseDynamics, "~/idle", lambda req, res: res)
 node.create_timer(1.0, lambda: None)
-node.create_subscription(""", 1)
+""")
 
 
 def _start(args: list[str]) -> subprocess.Popen[bytes]:
