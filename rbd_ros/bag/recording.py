@@ -153,6 +153,11 @@ def open_recording(paths: list[Path], opts: Reading, check: bool = True) -> Reco
                                "controller's `joints` parameter), or the node's parameters "
                                "file with `joints` (--params)")
         model = recorded_model(reader, opts.urdf)
+        if model.has_free_flyer:
+            raise BagError("the URDF's root is a floating joint (a free-flying base): this "
+                           "reads a fixed-base robot's recording; a legged robot's is analysed "
+                           "with the floating-base node's parameters file (rbd-ros analyze "
+                           "--params, as config/floating_base.yaml)")
         if check:
             check_names(reader, js, model, opts, warnings)
         total = sum(c.msgcount for c in js)

@@ -264,6 +264,36 @@ def test_what_a_legged_analysis_needs_is_asked_for(recording: Path, tmp_path: Pa
     assert "--command-topic: for a fixed-base robot's recording, not a legged one's" in r.stderr
 
 
+def test_a_urdf_whose_root_is_a_floating_joint_is_a_legged_robots(tmp_path: Path) -> None:
+    """A robot_description whose root is a floating joint from a "world" link (as some exports
+    write it): analysed as an arm's it is refused with what to do, not a shape error; as a legged
+    robot's its answers are, byte for byte, those of the same robot without that joint."""
+    from rbd_ros.bag.analyze import AnalyzeOptions, analyze
+    from rbd_ros.dynamics import load_urdf
+
+    model = load_urdf(QUADRUPED, floating_base=True)
+    names = list(model.state_joint_names)
+    n = 40
+    t = np.arange(n) * 1e-3
+    q = np.tile([0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0, *np.tile([0.0, 0.4, -0.8], 4)], (n, 1))
+    zero = np.zeros((n, model.nv))
+    plain = QUADRUPED.read_text()
+    declared = plain.replace('<robot name="quadruped">', '<robot name="quadruped"><link '
+                             'name="world"/><joint name="float" type="floating"><parent '
+                             'link="world"/><child link="base"/></joint>')
+    assert declared != plain
+    params = LeggedOptions.from_parameters(floating_base_parameters(CONFIG) or {})
+    for name, text in (("plain", plain), ("declared", declared)):
+        bag = write_legged(tmp_path / name, text, t, q, zero, zero[:, 6:], names, START)
+        summary = analyze_legged([bag], tmp_path / f"out_{name}", params)
+        assert summary.statuses == {"ok": n}, summary.text()
+    assert (tmp_path / "out_declared" / "legged.parquet").read_bytes() == \
+        (tmp_path / "out_plain" / "legged.parquet").read_bytes()
+    with pytest.raises(BagError, match=r"the URDF's root is a floating joint .* --params"):
+        analyze([tmp_path / "declared"], tmp_path / "arm", AnalyzeOptions(progress=False,
+                                                                          outputs=()))
+
+
 def test_a_humanoid_walking_its_base_forward_on_two_soles(tmp_path: Path) -> None:
     """Talos (a robot the analysis was not tuned on: flat soles, mimic joints), standing with its
     base moving forward at a steady 0.2 m/s, odometry at half the joint states' rate (every

@@ -242,16 +242,33 @@ def test_planar_joint_equals_a_prismatic_prismatic_revolute_chain() -> None:
         np.testing.assert_allclose(aba(a_m, da, q, v, tau), aba(b_m, db, q, v, tau), atol=1e-12)
 
 
-def test_declared_floating_joint_equals_a_free_flyer_root() -> None:
+def test_declared_floating_joint_is_the_free_flyer_root() -> None:
+    """A URDF whose root is a floating joint from a massless "world" link (as some exports
+    write it): that joint is the model's free-flyer root (the floating-base node's, the
+    analysis'), with or without floating_base, never a second one; its dynamics are
+    floating_base=True's, and with an <origin> on the joint, Pinocchio's."""
+    pytest.importorskip("pinocchio")
+    from pinref import PinRef
+
     text = QUADRUPED.read_text()
     declared = text.replace('<robot name="quadruped">', '<robot name="quadruped"><link name="world"/>'
                             '<joint name="root_joint" type="floating"><parent link="world"/>'
                             '<child link="base"/></joint>')
     a_m, b_m = load_urdf_string(declared), load_urdf(QUADRUPED, floating_base=True)
-    assert a_m.nq == b_m.nq == 19
-    da, db = Data(a_m), Data(b_m)
+    c_m = load_urdf_string(declared, floating_base=True)
+    assert a_m.nq == b_m.nq == c_m.nq == 19 and a_m.has_free_flyer and c_m.has_free_flyer
+    assert a_m.state_joint_names == b_m.state_joint_names
+    da, db, dc = Data(a_m), Data(b_m), Data(c_m)
     q, v, a, _ = random_state(b_m, np.random.default_rng(5))
     np.testing.assert_allclose(rnea(a_m, da, q, v, a), rnea(b_m, db, q, v, a), atol=1e-10)
+    np.testing.assert_allclose(rnea(c_m, dc, q, v, a), rnea(b_m, db, q, v, a), atol=1e-10)
+    shifted = declared.replace('<parent link="world"/>', '<origin xyz="0.1 -0.2 0.3" '
+                               'rpy="0.1 0.2 0.3"/><parent link="world"/>')
+    m = load_urdf_string(shifted)
+    ref = PinRef(m, shifted, floating_base=False)
+    assert ref.pm.names[1] == "root_joint" and ref.pm.joints[1].nq == 7
+    assert not np.allclose(rnea(m, Data(m), q, v, a), rnea(b_m, db, q, v, a))  # it moved
+    np.testing.assert_allclose(rnea(m, Data(m), q, v, a), ref.rnea(q, v, a), atol=1e-9)
 
 
 def test_massless_subtree_gives_a_model_error_naming_the_joint() -> None:

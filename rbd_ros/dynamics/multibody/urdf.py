@@ -191,9 +191,18 @@ class _Builder:
         children: dict[str, list[up.Joint]] = {name: [] for name in self.links}
         for j in self.robot.joints:
             children[j.parent].append(j)
+        R0, p0 = np.eye(3), np.zeros(3)
+        free = children[root][0] if len(children[root]) == 1 else None
+        if free is not None and free.type == "floating" and self._massless(root):
+            # the URDF's own free flyer (a floating joint from a massless "world" link): it is
+            # the model's free-flyer root, with or without floating_base, and the only one
+            self.floating_base = True
+            self.frames[root] = Frame(root, -1, np.eye(3), np.zeros(3))  # the world's
+            R0, p0 = _origin(free)
+            _finite(p0, f"the <origin> of joint '{free.name}'")
+            root = free.child
         if self.floating_base:
-            self._add_body(-1, np.eye(3), np.zeros(3), JOINT_FREE, np.zeros(6),
-                           root, ROOT_JOINT, 7, 6)
+            self._add_body(-1, R0, p0, JOINT_FREE, np.zeros(6), root, ROOT_JOINT, 7, 6)
             self.joint_bodies[ROOT_JOINT] = 0
             body = 0
         else:
@@ -258,6 +267,10 @@ class _Builder:
             E = R.T
             row = self.mf[body]
             row[MF_I : MF_I + INERTIA_SIZE] += inertia_in_parent(inertia, E, p).reshape(-1)
+
+    def _massless(self, link: str) -> bool:
+        inertial = self.links[link].inertial
+        return inertial is None or not inertial.mass
 
     def _inertia(self, link: str) -> F64 | None:
         inertial = self.links[link].inertial
