@@ -111,7 +111,8 @@ JOINT_NAMES = (
 
 DYNAMICS = (
     _urdf("URDF of the robot; empty: wait for the robot_description topic"),
-    Param("floating_base", False, "add a free-flyer root (base at the origin, at rest)",
+    Param("floating_base", False, "add a free-flyer root (base at the origin, at rest); a "
+          "URDF whose root is a floating joint from a massless link has it already",
           read_only=True),
     Param("joints", STRINGS, "order of the Float64MultiArray topics (effort_commands, "
           "*_command) and of collision_thresholds unless collision_joints is set; empty: the "
