@@ -126,7 +126,7 @@ def options(imu: bool) -> LeggedOptions:
     sole = {"offset": (0.03, 0.0, 0.0), "half_length": 0.095, "half_width": 0.045}
     return LeggedOptions(contact_links=SOLES, contacts={s: dict(sole) for s in SOLES},
                          hold=dict.fromkeys(WRISTS, 0.0), outputs=("parquet",),
-                         imu_topic="/imu" if imu else "/no_imu")
+                         imu_topic="/imu" if imu else "/no_imu")  # a topic not recorded
 
 
 def compare(out: Path, force: np.ndarray) -> dict[str, Any]:

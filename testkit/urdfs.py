@@ -87,3 +87,13 @@ def trees(draw: st.DrawFn) -> str:
                                 xyz=f"{draw(finite)} {draw(finite)} 0.1",
                                 rpy=f"0 0 {draw(finite)}", extra=limit(-1, 1, 10, 5) + mimic))
     return robot(*links, *joints, name="random")
+
+
+def with_floating_root(text: str, joint_name: str = "root_joint") -> str:
+    """The bundled quadruped's URDF ``text`` with its free flyer declared, as some exports write
+    it: a massless "world" link and a floating joint from it into the base."""
+    declared = text.replace('<robot name="quadruped">', '<robot name="quadruped"><link '
+                            f'name="world"/><joint name="{joint_name}" type="floating"><parent '
+                            'link="world"/><child link="base"/></joint>')
+    assert declared != text, "not the bundled quadruped's URDF"
+    return declared

@@ -295,7 +295,7 @@ def _legged_hint(rec: Recording) -> list[str]:
     """A fixed-base analysis of a recording with odometry: say how to analyse it as a legged
     robot's."""
     odometry = sorted({c.topic for c in rec.reader.connections if c.msgtype == ODOMETRY})
-    if not odometry or rec.model.has_free_flyer:
+    if not odometry:  # (a model with a free flyer was refused when the recording opened)
         return []
     return [f"the recording has {ODOMETRY} on {', '.join(odometry)}: a legged robot's is "
             "analysed with the floating-base node's parameters file (--params, as "

@@ -103,8 +103,6 @@ def balance_bytes(frame: str, stamp: int, b: Balance, contacts: Sequence[str]) -
                        b.support_polygon.tolist(), (b.zmp_margin, b.capture_point_margin))
 
 
-
-
 def odometry_sample(raw: bytes) -> tuple[int, F64]:
     """(stamp in ns, free-flyer state) of a nav_msgs/Odometry's XCDR1 bytes: its pose in the
     world and its twist in the base frame; InputError if the bytes cannot be read."""

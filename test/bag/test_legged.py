@@ -22,6 +22,7 @@ from recordings import write_joint_states, write_legged
 from rosutil import NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
+from urdfs import with_floating_root
 
 from rbd_ros.bag.errors import BagError
 from rbd_ros.bag.legged import LeggedOptions, analyze_legged, floating_base_parameters
@@ -66,6 +67,16 @@ def estimating(tmp_path_factory: pytest.TempPathFactory) -> Path:
     text = CONFIG.read_text().replace("estimate_contacts: false", "estimate_contacts: true")
     path.write_text(text.replace("input_timeout: 0.05", "input_timeout: 1.0"))
     return path
+
+
+def _at_rest(n: int) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` states 1 ms apart of the bundled quadruped at rest, its base 0.5 m up, legs bent:
+    (joint names, t, q, zeros of the velocities' size)."""
+    from rbd_ros.dynamics import load_urdf
+
+    model = load_urdf(QUADRUPED, floating_base=True)
+    q = np.tile([0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0, *np.tile([0.0, 0.4, -0.8], 4)], (n, 1))
+    return list(model.state_joint_names), np.arange(n) * 1e-3, q, np.zeros((n, model.nv))
 
 
 def _stamp(msg: object) -> int:
@@ -269,19 +280,11 @@ def test_a_urdf_whose_root_is_a_floating_joint_is_a_legged_robots(tmp_path: Path
     write it): analysed as an arm's it is refused with what to do, not a shape error; as a legged
     robot's its answers are, byte for byte, those of the same robot without that joint."""
     from rbd_ros.bag.analyze import AnalyzeOptions, analyze
-    from rbd_ros.dynamics import load_urdf
 
-    model = load_urdf(QUADRUPED, floating_base=True)
-    names = list(model.state_joint_names)
     n = 40
-    t = np.arange(n) * 1e-3
-    q = np.tile([0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0, *np.tile([0.0, 0.4, -0.8], 4)], (n, 1))
-    zero = np.zeros((n, model.nv))
+    names, t, q, zero = _at_rest(n)
     plain = QUADRUPED.read_text()
-    declared = plain.replace('<robot name="quadruped">', '<robot name="quadruped"><link '
-                             'name="world"/><joint name="float" type="floating"><parent '
-                             'link="world"/><child link="base"/></joint>')
-    assert declared != plain
+    declared = with_floating_root(plain, "float")
     params = LeggedOptions.from_parameters(floating_base_parameters(CONFIG) or {})
     for name, text in (("plain", plain), ("declared", declared)):
         bag = write_legged(tmp_path / name, text, t, q, zero, zero[:, 6:], names, START)
@@ -375,14 +378,8 @@ def test_in_flight_the_robot_falls_and_the_bag_says_so(tmp_path: Path) -> None:
     what the table does."""
     from rosbags.highlevel import AnyReader
 
-    from rbd_ros.dynamics import load_urdf
-
-    model = load_urdf(QUADRUPED, floating_base=True)
-    names = list(model.state_joint_names)
     n = 50
-    t = np.arange(n) * 1e-3
-    q = np.tile([0.0, 0.0, 0.5, 0.0, 0.0, 0.0, 1.0, *np.tile([0.0, 0.4, -0.8], 4)], (n, 1))
-    zero = np.zeros((n, model.nv))
+    names, t, q, zero = _at_rest(n)
     bag = write_legged(tmp_path / "falling", QUADRUPED.read_text(), t, q, zero, zero[:, 6:],
                        names, START, active={0: []})
     params = floating_base_parameters(CONFIG) or {}

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 from pinref import random_state
-from urdfs import joint, link, robot
+from urdfs import joint, link, robot, with_floating_root
 
 from rbd_ros.dynamics import (
     Data,
@@ -251,9 +251,7 @@ def test_declared_floating_joint_is_the_free_flyer_root() -> None:
     from pinref import PinRef
 
     text = QUADRUPED.read_text()
-    declared = text.replace('<robot name="quadruped">', '<robot name="quadruped"><link name="world"/>'
-                            '<joint name="root_joint" type="floating"><parent link="world"/>'
-                            '<child link="base"/></joint>')
+    declared = with_floating_root(text)
     a_m, b_m = load_urdf_string(declared), load_urdf(QUADRUPED, floating_base=True)
     c_m = load_urdf_string(declared, floating_base=True)
     assert a_m.nq == b_m.nq == c_m.nq == 19 and a_m.has_free_flyer and c_m.has_free_flyer
