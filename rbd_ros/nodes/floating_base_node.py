@@ -159,7 +159,7 @@ class FloatingBaseNode(NodeBase):
                                 self.pub_polygon}
         self.pub_status = self.quiet_publisher(String, "~/status")
         self.last_status = ""  # what ~/status said last
-        self._said = b""  # and as bytes
+        self._said: tuple[str | None, bytes] = (None, b"")  # the last text sent, as bytes
         self.pub_flight_base = self.quiet_publisher(AccelStamped, "~/flight/base_acceleration")
         self.pub_flight_joints = self.quiet_publisher(JointTrajectory,
                                                       "~/flight/joint_accelerations")
@@ -170,7 +170,7 @@ class FloatingBaseNode(NodeBase):
         self.guarded_service(CentroidalDynamics, "~/centroidal_dynamics", self._srv_centroidal)
         self.outputs = [self.pub_base, self.pub_com_wrench, self.pub_com, self.pub_tau,
                         self.pub_balance, self.pub_zmp, self.pub_capture, self.pub_polygon,
-                        self.pub_estimated]
+                        self.pub_estimated, self.pub_status]
         # and each contact's, once the model names them
         # a joint state whose odometry never comes is answered (or refused) all the same
         self.create_timer(0.02, self._tick)
@@ -365,12 +365,14 @@ class FloatingBaseNode(NodeBase):
 
     # ------------------------------------------------------------------ outputs
     def say(self, text: str) -> None:
-        """``~/status`` for this state ("ok", "flight", or why there is no answer); the same
-        text as the last state's is published as the bytes already made."""
-        if text != self.last_status or not self._said:
-            self._said = serialize_message(String(data=text))
+        """``~/status`` for this state ("ok", "flight", or why there is no answer), sent while
+        someone listens (the text is kept for /diagnostics); the same text as the last
+        state's is published as the bytes already made."""
         self.last_status = text
-        self.pub_status.publish(self._said)
+        if self.pub_status in self.heard:
+            if text != self._said[0]:
+                self._said = (text, serialize_message(String(data=text)))
+            self.pub_status.publish(self._said[1])
 
     def diagnosis(self) -> tuple[bytes, str, list[tuple[str, str]]]:
         level, message, values = super().diagnosis()

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from numpy.typing import NDArray
 
 ENCAPSULATION = 4  # bytes before the data: the representation identifier, then options
 CDR_BE, CDR_LE = b"\x00\x00", b"\x00\x01"  # the identifiers of big- and little-endian CDR
@@ -315,16 +316,18 @@ def float64_array_at(raw: bytes, count: int) -> int:
 # ---------------------------------------------------------- nav_msgs/Odometry, sensor_msgs/Imu
 
 
-def odometry(raw: bytes) -> tuple[int, tuple[float, ...], tuple[float, ...]]:
-    """(stamp in ns, pose: position and quaternion xyzw, twist: linear and angular) of an
-    Odometry in XCDR1."""
+def odometry(raw: bytes) -> tuple[int, NDArray[np.float64]]:
+    """(stamp in ns, the pose's position and quaternion xyzw then the twist's linear and
+    angular parts: 13 numbers) of an Odometry in XCDR1."""
     with _reading("a nav_msgs/Odometry"):
         order, stamp, o = _header(raw)
         o = align(_string(raw, o, order)[1], 8)  # after child_frame_id
-        _doubles(raw, order, o, 2 * (6 + COVARIANCE) + 1)  # the whole message is there
-        pose = _doubles(raw, order, o, 7)
-        twist = _doubles(raw, order, o + 8 * (7 + COVARIANCE), 6)
-    return stamp, pose, twist
+        if len(raw) < o + 8 * (2 * (6 + COVARIANCE) + 1):  # the whole message is there
+            raise CdrError(f"{len(raw)} bytes where it needs {o + 8 * (2 * (6 + COVARIANCE) + 1)}")
+        kind = order + "f8"
+        x = np.concatenate((np.frombuffer(raw, kind, 7, o),
+                            np.frombuffer(raw, kind, 6, o + 8 * (7 + COVARIANCE))))
+    return stamp, x.astype(np.float64, copy=False)
 
 
 def active_contacts(raw: bytes) -> tuple[int, list[str]]:

@@ -284,8 +284,14 @@ def base_state(position: Sequence[float], quaternion_xyzw: Sequence[float],
     x = np.array([*position, *quaternion_xyzw, *twist_body], dtype=np.float64)
     if x.shape != (13,):
         raise InputError(f"the base pose and twist have {x.size} numbers, not 13")
+    return unit_base(x)
+
+
+def unit_base(x: F64) -> F64:
+    """``x``, a free flyer's 13 numbers (as :func:`base_state`), checked, its quaternion
+    normalised in place."""
     usable(x, "the base pose or twist")
-    n = math.sqrt(x[3] ** 2 + x[4] ** 2 + x[5] ** 2 + x[6] ** 2)
+    n = math.sqrt(float(x[3:7] @ x[3:7]))
     if abs(n - 1.0) > QUATERNION_TOLERANCE:
         raise InputError(f"the base orientation quaternion has norm {n:.6g}: it must be "
                          f"a unit quaternion (within {QUATERNION_TOLERANCE:g})")

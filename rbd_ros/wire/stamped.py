@@ -15,7 +15,7 @@ from ..dynamics.contact.balance import Balance
 from ..dynamics.multibody.model import F64
 from . import cdr
 from .errors import InputError, usable
-from .joint_states import base_state
+from .joint_states import unit_base
 
 #: (stamp in ns, names, positions, velocities, efforts) of a joint state
 JointStateValues = tuple[int, Sequence[str], Any, Any, Any]
@@ -107,10 +107,10 @@ def odometry_sample(raw: bytes) -> tuple[int, F64]:
     """(stamp in ns, free-flyer state) of a nav_msgs/Odometry's XCDR1 bytes: its pose in the
     world and its twist in the base frame; InputError if the bytes cannot be read."""
     try:
-        stamp, pose, twist = cdr.odometry(raw)
+        stamp, x = cdr.odometry(raw)
     except cdr.CdrError as e:
         raise InputError(str(e)) from e
-    return stamp, base_state(pose[:3], pose[3:], twist)
+    return stamp, unit_base(x)
 
 
 def imu_sample(raw: bytes) -> tuple[int, F64]:
