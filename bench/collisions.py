@@ -6,6 +6,7 @@ envelope of its peaks at each speed, what analyze gives now), on a model that is
     .venv/bin/python bench/collisions.py [--urdf ROBOT.urdf] [--seconds S]
                                          [--ur10e DIR --ur10e-urdf FILE]
                                          [--gen3 DIR --gen3-urdf FILE]
+                                         [--doosan DIR --doosan-model FILE]
 
 **Simulated, with a real robot's defects.** The arm (bench/observer.py's: the bundled one, or
 ``--urdf``) tracks a sinusoidal motion at 1 kHz with Coulomb and viscous friction its model
@@ -37,6 +38,9 @@ not scored.
 **Real: a Kinova Gen3** (``--gen3 DIR --gen3-urdf FILE`` as bench/identify_real.py takes them:
 1 kHz, joint torque sensors, two optimised trajectories of 4.7 and 2.3 s): thresholds from
 each trajectory, checked on the other (free motion too: every flag is false).
+
+**Real: a DOOSAN M0609 hit while it moves** (``--doosan DIR --doosan-model FILE``): 320
+labelled collisions at 100 Hz, motor currents; bench/doosan.py says what and how.
 """
 
 from __future__ import annotations
@@ -238,12 +242,12 @@ def real_ur10e(folder: Path, urdf: Path) -> None:
             opts = {**vars(base), "outputs": ("parquet",),
                     **{p: tuple(x) for p, x in zip(THRESHOLD_PARAMETERS, thr, strict=True)}}
             analyze([free], Path(tmp) / f"f{name}", AnalyzeOptions(**opts))
-            flagged_free = _flags(Path(tmp) / f"f{name}", UR10E_JOINTS)[1].any(axis=1).sum()
+            flagged_free = analysis_flags(Path(tmp) / f"f{name}", UR10E_JOINTS)[1].any(axis=1).sum()
             delays, links, total = [], [], 0
             for k, b in enumerate(pushed):
                 out = Path(tmp) / f"p{k}{name}"
                 analyze([b], out, AnalyzeOptions(**opts))
-                r, flags, t = _flags(out, UR10E_JOINTS)
+                r, flags, t = analysis_flags(out, UR10E_JOINTS)
                 for start, end in _pushes(r, t):
                     total += 1
                     hit = np.flatnonzero(flags[start:end].any(axis=1))
@@ -282,13 +286,13 @@ def free_motion(label: str, urdf: Path, runs: list[Path], joints: list[str],
                         base, outputs=("parquet",), collision_thresholds=tuple(thr[0]),
                         collision_thresholds_moving=tuple(thr[1]),
                         collision_thresholds_per_speed=tuple(thr[2])))
-                    flagged += int(_flags(out, joints)[1].any(axis=1).sum())
+                    flagged += int(analysis_flags(out, joints)[1].any(axis=1).sum())
                 fast = collision_level(thr[0], thr[1], thr[2], top)
                 print(f"{k + 1:<5} {name:<14} {' '.join(f'{x:5.2f}' for x in thr[0]):<50} "
                       f"{' '.join(f'{x:5.2f}' for x in fast):<50} {flagged}")
 
 
-def _flags(out: Path, joints: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def analysis_flags(out: Path, joints: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """An analysis' residual, flags and stamps (s)."""
     import pyarrow.parquet as pq
 
@@ -336,6 +340,10 @@ def main() -> int:
     parser.add_argument("--ur10e-urdf", type=Path)
     parser.add_argument("--gen3", type=Path, help="as bench/identify_real.py takes it")
     parser.add_argument("--gen3-urdf", type=Path)
+    parser.add_argument("--doosan", type=Path, help="Real_robot/TestingDivide of kdh0429/"
+                                                    "learning_collision_detection_real")
+    parser.add_argument("--doosan-model", type=Path, help="its DoosanMSeries_RoboticsToolBox_"
+                                                          "Simulator.m (bench/doosan.py)")
     args = parser.parse_args()
     logging.getLogger("rbd_ros.dynamics").setLevel(logging.ERROR)  # Gen3's CAD inertias
     simulated(args.urdf, args.seconds)
@@ -347,6 +355,10 @@ def main() -> int:
             free_motion("Kinova Gen3 (real, 1 kHz, joint torque sensors, two fast trajectories "
                         "of 4.7 and 2.3 s)", args.gen3_urdf, [*first, *(second or [])],
                         GEN3_JOINTS)
+    if args.doosan:
+        from doosan import real_doosan
+
+        real_doosan(args.doosan, args.doosan_model)
     return 0
 
 

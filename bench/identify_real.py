@@ -67,8 +67,9 @@ def columns(path: Path) -> dict[str, np.ndarray]:
     return {h: data[:, k] for k, h in enumerate(head)}
 
 
-def write_bag(path: Path, names: list[str], t: np.ndarray, q: np.ndarray, v: np.ndarray,
+def write_bag(path: Path, names: list[str], t: np.ndarray, q: np.ndarray, v: np.ndarray | None,
               e: np.ndarray) -> Path:
+    """A rosbag2 of /joint_states (``v`` None: recorded without velocities)."""
     from rosbags.rosbag2 import Writer
     from rosbags.typesys import Stores, get_typestore
 
@@ -80,7 +81,8 @@ def write_bag(path: Path, names: list[str], t: np.ndarray, q: np.ndarray, v: np.
         for k, tk in enumerate(t):
             ns = 1_700_000_000_000_000_000 + round(tk * 1e9)
             msg = JS(header=Header(stamp=Time(sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
-                     name=names, position=q[k].copy(), velocity=v[k].copy(), effort=e[k].copy())
+                     name=names, position=q[k].copy(),
+                     velocity=np.empty(0) if v is None else v[k].copy(), effort=e[k].copy())
             w.write(js, ns, ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
     return path
 

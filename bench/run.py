@@ -360,7 +360,7 @@ def main() -> int:
     sys.argv = [sys.argv[0], "--seconds", "20" if args.quick else "60"]
     observer_detection()
     print("\n# Collision thresholds from free motion on a wrong model (bench/collisions.py; "
-          "the real arms with --ur10e, --gen3)")
+          "the real arms with --ur10e, --gen3, --doosan)")
     from rbd_ros.robots import ARM
 
     simulated_collisions(ARM, 20.0 if args.quick else 60.0)
