@@ -322,8 +322,9 @@ def odometry(raw: bytes) -> tuple[int, NDArray[np.float64]]:
     with _reading("a nav_msgs/Odometry"):
         order, stamp, o = _header(raw)
         o = align(_string(raw, o, order)[1], 8)  # after child_frame_id
-        if len(raw) < o + 8 * (2 * (6 + COVARIANCE) + 1):  # the whole message is there
-            raise CdrError(f"{len(raw)} bytes where it needs {o + 8 * (2 * (6 + COVARIANCE) + 1)}")
+        need = o + 8 * (2 * (6 + COVARIANCE) + 1)  # the whole message is there
+        if len(raw) < need:
+            raise CdrError(f"{len(raw)} bytes where it needs {need}")
         kind = order + "f8"
         x = np.concatenate((np.frombuffer(raw, kind, 7, o),
                             np.frombuffer(raw, kind, 6, o + 8 * (7 + COVARIANCE))))

@@ -3,6 +3,8 @@ accelerations to arrays and back."""
 
 from __future__ import annotations
 
+import struct
+
 import numpy as np
 import pytest
 from nav_msgs.msg import Odometry
@@ -50,6 +52,34 @@ def test_odometry_fields_at_every_alignment_of_the_frame_names(frame_len: int) -
         np.testing.assert_allclose(x[3:7], [o.x, o.y, o.z, o.w], rtol=0, atol=1e-15)
         assert x[7:].tolist() == [t.linear.x, t.linear.y, t.linear.z,
                                   t.angular.x, t.angular.y, t.angular.z]
+
+
+def _big_endian(m: Odometry) -> bytes:
+    """``m`` in big-endian XCDR1, written field by field (rclpy writes the machine's order)."""
+    out = bytearray(b"\x00\x00\x00\x00")
+
+    def align(size: int) -> None:
+        out.extend(b"\0" * (-(len(out) - 4) % size))
+
+    out += struct.pack(">iI", m.header.stamp.sec, m.header.stamp.nanosec)
+    for name in (m.header.frame_id, m.child_frame_id):
+        align(4)
+        out += struct.pack(">I", len(name) + 1) + name.encode() + b"\0"
+    align(8)
+    p, o, t = m.pose.pose.position, m.pose.pose.orientation, m.twist.twist
+    out += struct.pack(">43d", p.x, p.y, p.z, o.x, o.y, o.z, o.w, *m.pose.covariance)
+    out += struct.pack(">42d", t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y,
+                       t.angular.z, *m.twist.covariance)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("frame_len", range(3))
+def test_big_endian_odometry_reads_as_the_little_endian(frame_len: int) -> None:
+    m = _odometry(np.random.default_rng(frame_len), "f" * frame_len, "base_link")
+    stamp, x = odometry_state(_big_endian(m), Odometry)
+    want_stamp, want = odometry_state(serialize_message(m), Odometry)
+    assert stamp == want_stamp
+    assert x.tolist() == want.tolist()
 
 
 @pytest.mark.parametrize("frame_len", range(9))
