@@ -16,9 +16,10 @@ stamps are rebuilt: :func:`stamps`). No label says which link was hit.
 The model (``--doosan-model``): the same group's Robotics Toolbox parameters (modified
 Denavit-Hartenberg, masses, centres of mass, inertias, motor inertias and gear ratios),
 ``data/DoosanMSeries_RoboticsToolBox_Simulator.m`` of
-github.com/kdh0429/learning_collision_detection_advanced, read here into a URDF; the table
-first gives how far its inverse dynamics is from the controller's model torque. The motors'
-rotor inertias (G^2 Jm: 0.6-2.6 kg m^2 at the joint) have no place in a URDF and are left out.
+github.com/kdh0429/learning_collision_detection_advanced (commit 2719709), read here into a
+URDF; the table first gives how far its inverse dynamics is from the controller's model
+torque. The motors' rotor inertias (G^2 Jm: 0.6-2.6 kg m^2 at the joint) have no place in a
+URDF and are left out.
 
 What a user without the controller's torque constants does: each joint's current scale,
 offset, and Coulomb and viscous friction fitted by least squares against the model's torques
