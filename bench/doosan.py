@@ -129,8 +129,8 @@ def stamps(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     periods = np.ones(len(step))
     known = moving.any(axis=1)
     periods[known] = np.maximum(np.round(np.nanmedian(ratio[known], axis=1)), 1.0)
-    # the run is several logs end to end: where a joint jumps a degree more than the
-    # velocities allow even over the periods found, a log ended; a second between them
+    # the run is several logs end to end: where a joint moved over a degree more than six
+    # periods at its velocity allow, a log ended; a second between them
     jump = (np.abs(step) - 6 * np.abs(expected) > 1.0).any(axis=1)
     periods[jump] = 1.0 / DT
     return np.concatenate(([0.0], np.cumsum(periods))) * DT
