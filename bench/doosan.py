@@ -208,18 +208,18 @@ def real_doosan(folder: Path, model_file: Path) -> None:
                 r, flags, _ = analysis_flags(out, WATCHED)
                 assert len(r) == later.sum(), "the analysis has a row per joint state"
                 rows.append(f"{label:<15} {name:<14} {' '.join(f'{x:5.1f}' for x in thr[0]):<32} "
-                            + _scored(np.nan_to_num(r), flags.any(axis=1), hit[later],
-                                      stopped[later], sd))
+                            + _scored(t[later], np.nan_to_num(r), flags.any(axis=1),
+                                      hit[later], stopped[later], sd))
     print(f"{'':<15} {'thresholds':<14} {'at rest N m (joint 1..5)':<32} {'flagged':>8} "
           f"{'over 15 sd':>11} {'of those flagged':>17} {'within 20 ms':>13} "
           f"{'delay p50/p90 ms':>17} {'false alarms':>13} {'label lead p10/50/90 ms':>18}")
     print("\n".join(rows))
 
 
-def _scored(r: np.ndarray, flagged: np.ndarray, hit: np.ndarray, stopped: np.ndarray,
-            sd: np.ndarray) -> str:
-    """The table's columns for one half's residual and flags against its labels (a flag while
-    the arm is stopped is not counted)."""
+def _scored(t: np.ndarray, r: np.ndarray, flagged: np.ndarray, hit: np.ndarray,
+            stopped: np.ndarray, sd: np.ndarray) -> str:
+    """The table's columns for one half's stamps (s), residual and flags against its labels
+    (a flag while the arm is stopped is not counted)."""
     starts = np.flatnonzero(hit[1:] & ~hit[:-1]) + 1
     ends = np.flatnonzero(~hit[1:] & hit[:-1]) + 1
     rises = np.flatnonzero(flagged[1:] & ~flagged[:-1]) + 1
@@ -235,8 +235,9 @@ def _scored(r: np.ndarray, flagged: np.ndarray, hit: np.ndarray, stopped: np.nda
         big = np.flatnonzero(over[w])
         if big.size:
             strong += 1
-            delays.append((first[0] - big[0]) * DT * 1e3 if first.size else np.inf)
-            leads.append((big[0] - (s - w.start)) * DT * 1e3)
+            rise = t[w.start + big[0]]
+            delays.append((t[w.start + first[0]] - rise) * 1e3 if first.size else np.inf)
+            leads.append((rise - t[s]) * 1e3)
     d = np.array(delays)
     done = d[np.isfinite(d)]
     false = int((~window[rises]).sum())
