@@ -72,9 +72,14 @@ def _header(raw: bytes) -> tuple[str, int, int]:
     return order, sec * 1_000_000_000 + nanosec, _string(raw, FRAME_ID, order)[1]
 
 
+def _require(raw: bytes, end: int) -> None:
+    """The message reaches ``end``: else a CdrError (cut short)."""
+    if len(raw) < end:
+        raise CdrError(f"{len(raw)} bytes where it needs {end}")
+
+
 def _doubles(raw: bytes, order: str, offset: int, count: int) -> tuple[float, ...]:
-    if len(raw) < offset + 8 * count:
-        raise CdrError(f"{len(raw)} bytes where it needs {offset + 8 * count}")
+    _require(raw, offset + 8 * count)
     return struct.unpack_from(f"{order}{count}d", raw, offset)
 
 
@@ -322,9 +327,7 @@ def odometry(raw: bytes) -> tuple[int, NDArray[np.float64]]:
     with _reading("a nav_msgs/Odometry"):
         order, stamp, o = _header(raw)
         o = align(_string(raw, o, order)[1], 8)  # after child_frame_id
-        need = o + 8 * (2 * (6 + COVARIANCE) + 1)  # the whole message is there
-        if len(raw) < need:
-            raise CdrError(f"{len(raw)} bytes where it needs {need}")
+        _require(raw, o + 8 * (2 * (6 + COVARIANCE) + 1))  # the whole message is there
         kind = order + "f8"
         x = np.concatenate((np.frombuffer(raw, kind, 7, o),
                             np.frombuffer(raw, kind, 6, o + 8 * (7 + COVARIANCE))))
@@ -351,5 +354,5 @@ def imu_linear_acceleration(raw: bytes) -> tuple[int, tuple[float, ...]]:
         order, stamp, o = _header(raw)
         o = align(o, 8)
         skip = 4 + IMU_COVARIANCE + 3 + IMU_COVARIANCE
-        _doubles(raw, order, o, skip + 3 + IMU_COVARIANCE)
+        _require(raw, o + 8 * (skip + 3 + IMU_COVARIANCE))  # the whole message is there
         return stamp, _doubles(raw, order, o + 8 * skip, 3)
