@@ -63,9 +63,11 @@ def _number(text: str, names: dict[str, float]) -> float:
     return total
 
 
-def model_urdf(path: Path) -> tuple[str, np.ndarray]:
+def model_urdf(path: Path, viscous: np.ndarray | None = None, coulomb: np.ndarray | None = None
+               ) -> tuple[str, np.ndarray]:
     """The M0609 as a URDF (each modified-DH link a joint ``joint1..6`` whose frame is the DH
-    frame), and each joint's offset (rad: the URDF's angle is the data's plus it)."""
+    frame; with each joint's ``viscous`` and ``coulomb`` friction, if given), and each joint's
+    offset (rad: the URDF's angle is the data's plus it)."""
     src = path.read_text()
     names = {m[1]: float(m[2]) for m in re.finditer(r"^(\w+)\s*=\s*([-0-9.e]+);", src, re.M)}
     dh, inertias = [], []
@@ -90,12 +92,14 @@ def model_urdf(path: Path) -> tuple[str, np.ndarray]:
              for c in re.findall(r"(-?)COM0\((\d),\d\)", found[1])]
         xx, yy, zz, xy, yz, xz = (float(x) for x in inertia)
         parent = "base" if k == 1 else f"link{k - 1}"
+        friction = "" if viscous is None or coulomb is None else \
+            f'<dynamics damping="{viscous[k - 1]:.6g}" friction="{coulomb[k - 1]:.6g}"/>'
         # modified DH: RotX(alpha) TransX(a) RotZ(theta) TransZ(d) = an origin, then the joint
         out.append(
             f'<joint name="joint{k}" type="revolute"><parent link="{parent}"/>'
             f'<child link="link{k}"/><origin xyz="{a:.9g} {-d * np.sin(alpha):.9g} '
             f'{d * np.cos(alpha):.9g}" rpy="{alpha:.12g} 0 0"/><axis xyz="0 0 1"/>'
-            f'<limit lower="-6.3" upper="6.3" effort="1000" velocity="10"/></joint>')
+            f'<limit lower="-6.3" upper="6.3" effort="1000" velocity="10"/>{friction}</joint>')
         out.append(f'<link name="link{k}"><inertial><origin xyz="{r[0]:.9g} {r[1]:.9g} '
                    f'{r[2]:.9g}"/><mass value="{mass}"/><inertia ixx="{xx}" iyy="{yy}" '
                    f'izz="{zz}" ixy="{xy}" iyz="{yz}" ixz="{xz}"/></inertial></link>')
@@ -162,9 +166,7 @@ def real_doosan(folder: Path, model_file: Path) -> None:
         scale[j], off[j] = 1.0 / c[0], c[3]
         coulomb[j], viscous[j] = max(c[1] / c[0], 0.0), max(c[2] / c[0], 0.0)
     scale[5], off[5], coulomb[5], viscous[5] = scale[4], 0.0, 0.0, 0.0
-    joints = urdf.split("</joint>")
-    urdf = "".join(p + (f'<dynamics damping="{viscous[k]:.6g}" friction="{coulomb[k]:.6g}"/>'
-                        "</joint>" if k < 6 else "") for k, p in enumerate(joints))
+    urdf = model_urdf(model_file, viscous, coulomb)[0]
     e = cur - off
     labels = np.flatnonzero(hit[1:] & ~hit[:-1]) + 1
     test = labels[labels >= n // 2]
