@@ -10,8 +10,10 @@ sample labelled "in a collision" or not; per joint the motor current (the contro
 command, in its own unit), the measured position (deg) and velocity (deg/s), the desired ones
 and the controller's model torque. Each file holds 101 rows of the 5 newest samples;
 consecutive files share one row. No stamps: the samples are 10 ms apart, but the logger lost
-a few samples at a time while the arm moved, and the run is several logs end to end (the
-stamps are rebuilt: :func:`stamps`). No label says which link was hit.
+a few samples at a time while the arm moved, wrote about 2,800 extra ones 6 ms after the last
+(4 ms before the next), and the run is several logs end to end (the stamps are rebuilt once,
+from positions and velocities, and both runs below use them: :func:`stamps`). No label says
+which link was hit.
 
 The model (``--doosan-model``): the same group's Robotics Toolbox parameters (modified
 Denavit-Hartenberg, masses, centres of mass, inertias, motor inertias and gear ratios),
@@ -123,16 +125,21 @@ def recording(folder: Path) -> tuple[np.ndarray, ...]:
 
 
 def stamps(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Each sample's time (s): 10 ms apart, but where the logger lost samples (the position
-    moved two to six times what the velocity gives in 10 ms, on the joints that move) that
-    many periods, and a second where one log ends and the next begins."""
+    """Each sample's time (s): 10 ms apart, but where the position moved another fraction of
+    what the velocity gives in 10 ms (the median over the joints that move), that fraction of
+    10 ms, on a 2 ms grid: where the logger lost samples, two to six periods; where it wrote an
+    extra one, 6 ms then 4 (no other steps are found). A second where one log ends and the next
+    begins. (Left 10 ms apart, an extra sample's two differences are 0.6 and 0.4 times the
+    velocity: the thresholds from positions only came out 4-10 times higher.)"""
     step = np.diff(q, axis=0)
     expected = (v[1:] + v[:-1]) / 2 * DT
     moving = np.abs(expected) > 0.05  # deg in a period
     ratio = np.where(moving, step / np.where(moving, expected, 1.0), np.nan)
     periods = np.ones(len(step))
     known = moving.any(axis=1)
-    periods[known] = np.maximum(np.round(np.nanmedian(ratio[known], axis=1)), 1.0)
+    r = np.nanmedian(ratio[known], axis=1)
+    # within 15 % of a period, the period (the ratio's noise at low speed)
+    periods[known] = np.where(np.abs(r - 1.0) < 0.15, 1.0, np.maximum(np.round(r * 5) / 5, 0.2))
     # the run is several logs end to end: where a joint moved over a degree more than six
     # periods at its velocity allow, a log ended; a second between them
     jump = (np.abs(step) - 6 * np.abs(expected) > 1.0).any(axis=1)
