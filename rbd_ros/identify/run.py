@@ -245,6 +245,7 @@ def identify(paths: list[Path], out_dir: Path, opts: IdentifyOptions,
 
     clock = Stopwatch()
     urdf, model, ns, q, v, e = read(paths, opts)
+    _no_rotors(model)
     ns, q, v, e = window(ns, q, v, e, opts)
     clock.lap("reading")
     measured = measured_joints(model, e, opts.ignore_efforts)
@@ -295,6 +296,16 @@ def identify(paths: list[Path], out_dir: Path, opts: IdentifyOptions,
         _plot(tmp / "torques.png", model, test, pred)
     clock.lap("outputs")
     return Report(text, rms, clock.seconds)
+
+
+def _no_rotors(model: Model) -> None:
+    """BagError if the model has rotor inertias, which the fit would take for the links'."""
+    rotors = [j.name for j in model.joints if j.armature]
+    if rotors:
+        raise BagError(f"the URDF gives {', '.join(rotors)} a rotor_inertia (<transmission>): "
+                       "identify fits the links' inertias and friction, not rotor inertias. "
+                       "Take the rotor_inertia tags out to identify (the links' fitted "
+                       "inertias then carry the rotors' part where they can)")
 
 
 def _predict(model: Model, base: BaseParameters, phi_b: F64, s: Samples,

@@ -272,3 +272,17 @@ def test_joints_without_torques_are_left_out_and_the_rest_identified(
     assert np.all(spoiled.rms["identified"][kept] < 2 * NOISE), spoiled.text
     with pytest.raises(BagError, match=r"--ignore-efforts joint9: not joints of the model"):
         identify([bag], tmp_path / "q", IdentifyOptions(urdf=ARM, ignore_efforts=("joint9",)))
+
+
+def test_a_urdf_with_rotor_inertias_is_refused_with_what_to_do(arm: Arm, tmp_path: Path) -> None:
+    """identify fits no rotor inertia: a URDF that has one is refused (its torques would be
+    taken for the links'), naming the joints, and nothing is written."""
+    urdf = tmp_path / "rotors.urdf"
+    urdf.write_text(ARM.read_text().replace(
+        "</robot>", '<transmission name="t"><joint name="joint2"/><actuator name="m">'
+        '<rotor_inertia value="2e-4"/><gear_ratio value="100"/></actuator></transmission>'
+        "</robot>"))
+    with pytest.raises(BagError, match=r"the URDF gives joint2 a rotor_inertia \(<transmission>"
+                                       r"\): identify fits the links' inertias and friction"):
+        identify([arm["bag"]], tmp_path / "o", IdentifyOptions(urdf=urdf))
+    assert not (tmp_path / "o").exists()

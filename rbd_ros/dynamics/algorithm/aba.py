@@ -16,7 +16,7 @@ from numba.np.numpy_support import carray
 from ..errors import ModelError
 from ..multibody import _entry
 from ..multibody.entry import KERNEL, arrays, register, state
-from ..multibody.layout import MF_S, W_A, W_C, W_F, W_U, W_V, W_X
+from ..multibody.layout import MF_ARMATURE, MF_S, W_A, W_C, W_F, W_U, W_V, W_X
 from ..multibody.model import F64, NO_FEXT, Data, Model, group_view, map_views, work_vectors
 from ..multibody.spatial import (
     JOINT_FREE,
@@ -85,8 +85,8 @@ def _velocities(mi, mf, W, M6, qf, vf, tf, fext, fric, grp):
 
 @njit(cache=True, inline="always")
 def _inertias(mi, mf, W, M6, tf, grp, vmul):
-    """Pass 2: articulated inertias IA, U = IA S, D^-1 = (S^T U)^-1, u = tau - S^T pA; -1, or
-    the body whose joint sees a singular articulated inertia."""
+    """Pass 2: articulated inertias IA, U = IA S, D^-1 = (S^T U + the joint's armature)^-1,
+    u = tau - S^T pA; -1, or the body whose joint sees a singular articulated inertia."""
     nb = mi.shape[0]
     Ia, T, Dt = M6[nb, 1], M6[nb, 2], M6[nb, 3]
     for i in range(nb - 1, -1, -1):
@@ -104,7 +104,7 @@ def _inertias(mi, mf, W, M6, tf, grp, vmul):
         if mi[i, 1] != JOINT_FREE:
             S = load6(mf, i, MF_S)
             U = mat_mul6(IA, S)
-            D = dot6(S, U)
+            D = dot6(S, U) + mf[i, MF_ARMATURE]
             if not D > D_MIN:
                 return i
             for k in range(6):

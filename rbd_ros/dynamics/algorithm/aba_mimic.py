@@ -18,7 +18,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..multibody.layout import MF_S, W_A, W_C, W_F, W_GA, W_GD, W_GU, W_GW, W_SA, W_SP, W_SU, W_X
+from ..multibody.layout import (
+    MF_ARMATURE,
+    MF_S,
+    W_A,
+    W_C,
+    W_F,
+    W_GA,
+    W_GD,
+    W_GU,
+    W_GW,
+    W_SA,
+    W_SP,
+    W_SU,
+    W_X,
+)
 from ..multibody.spatial import (
     JOINT_FREE,
     add6,
@@ -68,9 +82,10 @@ def group_up(mi, mf, grp, vmul, tf, W, M6, T, c):
     equation ``U^T a + D theta'' + w = 0`` (``w``: bias forces minus the torques applied,
     projected on the group's coordinate with each joint's multiplier ``k``). Through the
     joint (``a_c = X a + k S theta'' + c``) with ``V = k Ic S + U``: ``Ic' += X^T Ic X``,
-    ``U' += X^T V``, ``p' += X^T (Ic c + p)``, ``D' += k^2 S^T Ic S + 2 k S^T U + D``,
-    ``w' += V^T c + k S^T p + w - k tau``. A member keeps U, D and w in its ``W_GU``, ``W_GD`` and
-    ``W_GW`` slots; its parent, a member or the group's host, receives them there too."""
+    ``U' += X^T V``, ``p' += X^T (Ic c + p)``, ``D' += k^2 (S^T Ic S + the joint's armature)
+    + 2 k S^T U + D``, ``w' += V^T c + k S^T p + w - k tau``. A member keeps U, D and w in its
+    ``W_GU``, ``W_GD`` and ``W_GW`` slots; its parent, a member or the group's host, receives
+    them there too."""
     b = mi[c, 0]
     vi = mi[c, 3]
     k = vmul[vi]
@@ -82,7 +97,7 @@ def group_up(mi, mf, grp, vmul, tf, W, M6, T, c):
     cc = load6(W, c, W_C)
     IS = mat_mul6(Ic, S)
     V = add6(scale6(k, IS), U)
-    W[b, W_GD] += k * k * dot6(S, IS) + 2.0 * k * dot6(S, U) + W[c, W_GD]
+    W[b, W_GD] += k * k * (dot6(S, IS) + mf[c, MF_ARMATURE]) + 2.0 * k * dot6(S, U) + W[c, W_GD]
     W[b, W_GW] += dot6(V, cc) + k * dot6(S, pc) + W[c, W_GW] - k * tf[vi]
     store(W, b, W_GU, add6(load6(W, b, W_GU), xforce_up(X, V)))
     store(W, b, W_F, add6(load6(W, b, W_F), xforce_up(X, add6(mat_mul6(Ic, cc), pc))))

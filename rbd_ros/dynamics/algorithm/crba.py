@@ -8,7 +8,7 @@ from numba.np.numpy_support import carray
 
 from ..multibody import _entry
 from ..multibody.entry import KERNEL, OK, arrays, register
-from ..multibody.layout import MAPS_NQ, MAPS_NV, MF_I, MF_MASS, MF_MC, MF_S, W_O, W_OS
+from ..multibody.layout import MAPS_NQ, MAPS_NV, MF_ARMATURE, MF_I, MF_MASS, MF_MC, MF_S, W_O, W_OS
 from ..multibody.model import F64, Data, Model, map_views, mimic_scratch, vpos_view, work_vectors
 from ..multibody.spatial import (
     JOINT_FREE,
@@ -140,7 +140,8 @@ def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
     its tree's root body (``O``: that frame to the body's, kept in ``W_O``), where composite
     inertias add without a transform and ``H[i, j] = S_j . (I^c_i S_i)`` for each ancestor
     ``j`` is a dot product (as Pinocchio's world-frame CRBA; the root's frame rather than the
-    world keeps a floating base far from the origin exact)."""
+    world keeps a floating base far from the origin exact). Each joint's armature adds to its
+    diagonal entry."""
     qsrc, vsrc, vfull, mimic_rows, mimic_bodies, all_bodies, grav, qmul, qoff, vmul = \
         map_views(maps, lin)
     qf = work_vectors(maps, wv)[0]
@@ -173,9 +174,21 @@ def crba_core(mi, mf, maps, lin, q, W, M6, wv, Hr):
         H = mimic_scratch(maps, wv)
         P = vpos_view(maps)
         _fill(mi, W, M6, H, P)
+        _armature(mi, mf, H, P)
         _reduce(H, vsrc, vmul, mimic_rows, P, Hr)
     else:
         _fill(mi, W, M6, Hr, None)
+        _armature(mi, mf, Hr, None)
+
+
+@njit(cache=True, inline="always")
+def _armature(mi, mf, H, P):
+    """Each 1-DOF joint's armature onto its diagonal entry of ``H`` (at ``P`` as in
+    :func:`_fill`)."""
+    for i in range(mi.shape[0]):
+        if mi[i, 1] != JOINT_FREE:
+            a = _at(P, mi[i, 3])
+            H[a, a] += mf[i, MF_ARMATURE]
 
 
 @njit(cache=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..multibody.layout import MF_S, W_F, W_V, W_X
+from ..multibody.layout import MF_ARMATURE, MF_S, W_F, W_V, W_X
 from ..multibody.model import F64, Data, Direct, Model, map_views, work_vectors
 from ..multibody.spatial import (
     JOINT_FREE,
@@ -35,7 +35,8 @@ from .rnea import expand, friction_torque, gravity_again, joint_motion
 
 @njit(cache=True)
 def momentum_core(mi, mf, maps, lin, q, v, W, wv, p, ctv):
-    """``p = M v`` and ``ctv = C^T v`` (reduced) at ``(q, v)``."""
+    """``p = M v`` and ``ctv = C^T v`` (reduced) at ``(q, v)``; the armature, constant, adds
+    to ``p`` only."""
     qsrc, vsrc, _, _, _, _, _, qmul, qoff, vmul = map_views(maps, lin)
     work = work_vectors(maps, wv)
     qf, vf = work[0], work[1]
@@ -65,7 +66,7 @@ def momentum_core(mi, mf, maps, lin, q, v, W, wv, p, ctv):
         else:
             S = load6(mf, i, MF_S)
             k = vmul[vi]
-            p[vsrc[vi]] += k * dot6(S, H)
+            p[vsrc[vi]] += k * (dot6(S, H) + mf[i, MF_ARMATURE] * vf[vi])
             ctv[vsrc[vi]] += k * dot6(crm(vb, S), H)
         par = mi[i, 0]
         if par >= 0:

@@ -5,7 +5,8 @@ parameters (the base of dynamic identification).
 the joint that moves it, fixed links merged in), in Pinocchio's order (``PARAMETERS``): mass,
 first moment ``m c``, rotational inertia about the frame origin ``[xx, xy, yy, xz, yz, zz]``.
 Rows are the reduced coordinates of :func:`~rbd_ros.dynamics.rnea` (mimic joints onto their
-sources; a free-flyer root's six rows are the base wrench). Friction is not in ``Y``.
+sources; a free-flyer root's six rows are the base wrench). Friction and the rotor inertias'
+``armature * a`` are not in ``Y``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,17 @@ from numba.np.numpy_support import carray
 
 from ..multibody import _entry
 from ..multibody.entry import KERNEL, OK, arrays, register, state
-from ..multibody.layout import LINEAR, MF_COULOMB, MF_DAMPING, MF_S, W_A, W_F, W_V, W_X
+from ..multibody.layout import (
+    LINEAR,
+    MF_ARMATURE,
+    MF_COULOMB,
+    MF_DAMPING,
+    MF_S,
+    W_A,
+    W_F,
+    W_V,
+    W_X,
+)
 from ..multibody.model import F64, NO_FEXT, Data, Model, map_views, work_vectors
 from ..multibody.spatial import (
     JOINT_FREE,
@@ -87,14 +97,15 @@ def rnea_core(mi, mf, maps, lin, q, v, a, fext, fric, W, wv, tau):
         store(W, i, W_V, vb)
         store(W, i, W_A, ab)
         store(W, i, W_F, fb)
-    backward(mi, mf, W, vf, fric, tf, vsrc, vmul, tau)
+    backward(mi, mf, W, vf, af, fric, tf, vsrc, vmul, tau)
 
 
 @njit(cache=True, inline="always")
-def backward(mi, mf, W, vf, fric, tf, vsrc, vmul, out):
+def backward(mi, mf, W, vf, af, fric, tf, vsrc, vmul, out):
     """RNEA's backward pass: joint forces from the body forces in ``W`` (summed into the
-    parents on the way), into ``tf`` (full coordinates), then reduced (mimic joints onto their
-    sources) into ``out``."""
+    parents on the way), with each joint's armature times its acceleration ``af`` (None: not)
+    and friction (``fric``), into ``tf`` (full coordinates), then reduced (mimic joints onto
+    their sources) into ``out``."""
     for i in range(mi.shape[0] - 1, -1, -1):
         vi = mi[i, 3]
         fb = load6(W, i, W_F)
@@ -105,6 +116,8 @@ def backward(mi, mf, W, vf, fric, tf, vsrc, vmul, out):
             s = dot6(load6(mf, i, MF_S), fb)
             if fric:
                 s += friction_torque(mf, vf[vi], i)
+            if af is not None:
+                s += mf[i, MF_ARMATURE] * af[vi]
             tf[vi] = s
         p = mi[i, 0]
         if p >= 0:
@@ -126,7 +139,7 @@ def fext_torques(mi, mf, maps, lin, W, wv, fext, out):
     for i in range(mi.shape[0]):
         store(W, i, W_F, (-fext[i, 3], -fext[i, 4], -fext[i, 5], -fext[i, 0], -fext[i, 1],
                           -fext[i, 2]))
-    backward(mi, mf, W, vf, False, tf, vsrc, vmul, out)
+    backward(mi, mf, W, vf, None, False, tf, vsrc, vmul, out)
 
 
 @njit(cache=True)
@@ -149,7 +162,7 @@ def gravity_again(mi, mf, maps, lin, W, wv, g):
               E[6] * u0 + E[7] * u1 + E[8] * u2)
         store(W, i, W_A, ab)
         store(W, i, W_F, inertia_mul_linear(mf, i, ab))
-    backward(mi, mf, W, vf, False, tf, vsrc, vmul, g)
+    backward(mi, mf, W, vf, None, False, tf, vsrc, vmul, g)
 
 
 @njit(cache=True, parallel=True, nogil=True)

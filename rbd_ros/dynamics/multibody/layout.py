@@ -18,9 +18,10 @@ INERTIA_SIZE = 36  # a 6x6 spatial inertia, row-major
 
 #: one row of ``Model.mf``: the tree transform ``X_T`` (its rotation E_T, row-major, then its
 #: translation r_T), the joint's motion subspace S, the body's spatial inertia, the joint's
-#: viscous damping and Coulomb friction
-MF_E, MF_R, MF_S, MF_I, MF_DAMPING, MF_COULOMB = 0, 9, 12, 18, 54, 55
-MF_WIDTH = 56
+#: viscous damping and Coulomb friction, and its armature (the motor's rotor inertia as the
+#: joint feels it: on the mass matrix's diagonal)
+MF_E, MF_R, MF_S, MF_I, MF_DAMPING, MF_COULOMB, MF_ARMATURE = 0, 9, 12, 18, 54, 55, 56
+MF_WIDTH = 57
 #: entries of the spatial inertia at ``MF_I``: the mass m at (3, 3), and m c (x, y, z) as
 #: they stand in m c^ at (2, 4), (0, 5), (1, 3)
 MF_MASS = MF_I + 6 * 3 + 3

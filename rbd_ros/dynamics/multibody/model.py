@@ -70,6 +70,7 @@ class Joint:
     damping: float = 0.0
     friction: float = 0.0
     mimic: tuple[str, float, float] | None = None  # (source joint, multiplier, offset)
+    armature: float = 0.0  # the motor's rotor inertia times its gear ratio squared
 
 
 @dataclass(frozen=True)

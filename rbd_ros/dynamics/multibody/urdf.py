@@ -5,8 +5,24 @@ link, a non-finite number, a negative mass) is refused as one :class:`URDFError`
 names the element at fault. What real vendor URDFs carry as CAD-export noise -- an inertia
 that is slightly indefinite, principal moments that break the triangle inequality -- is loaded
 as given, as Pinocchio, KDL and Gazebo load it, with one warning that names each link and what
-is odd about it; ``strict=True`` refuses it instead. Only links and joints are read: visuals,
-collisions, materials, transmissions and ``<gazebo>`` tags cannot stop a model from loading.
+is odd about it; ``strict=True`` refuses it instead. Only links and joints are read, and of
+the transmissions each motor's rotor inertia (Drake's tags, below): visuals, collisions,
+materials, the rest of the transmissions and ``<gazebo>`` tags cannot stop a model from
+loading.
+
+A motor's rotor turns ``gear_ratio`` times as fast as its joint: the joint feels its inertia
+times ``gear_ratio^2``, the joint's armature (Pinocchio's ``model.armature``, MuJoCo's
+``armature``), added to the mass matrix's diagonal. A URDF says it as Drake reads it::
+
+    <transmission name="t1">
+      <joint name="joint1"/>
+      <actuator name="motor1">
+        <drake:rotor_inertia value="3.3e-4"/>  <!-- kg m^2 (kg for a prismatic joint) -->
+        <drake:gear_ratio value="100"/>        <!-- 1 if not given -->
+      </actuator>
+    </transmission>
+
+(with ``xmlns:drake="http://drake.mit.edu"`` on ``<robot>``; any namespace is read).
 """
 
 from __future__ import annotations
@@ -25,6 +41,7 @@ from urdf_parser_py.xml_reflection import core as xml_core
 from ..errors import URDFError
 from .layout import (
     INERTIA_SIZE,
+    MF_ARMATURE,
     MF_COULOMB,
     MF_DAMPING,
     MF_E,
@@ -74,7 +91,7 @@ def load_urdf_string(xml: str, floating_base: bool = False, strict: bool = False
             raise URDFError(f"invalid URDF: {e}") from None
     for note in notes:
         log.debug("urdf-parser-py: %s", note)
-    builder = _Builder(robot, floating_base)
+    builder = _Builder(robot, floating_base, _armatures(root))
     model = builder.build()
     if model.nv and model.total_mass == 0.0:
         builder.odd.append("no link has an <inertial>: every torque is zero and forward "
@@ -99,6 +116,40 @@ def _dynamics_only(root: ET.Element) -> ET.Element:
         elif el.tag == "link":
             link = ET.SubElement(out, "link", dict(el.attrib))
             link.extend(c for c in el if c.tag == "inertial")
+    return out
+
+
+def _armatures(root: ET.Element) -> dict[str, float]:
+    """Each joint's armature from its transmission's ``rotor_inertia`` and ``gear_ratio``
+    (Drake's tags, in any namespace): the rotor inertia times the gear ratio squared."""
+    out: dict[str, float] = {}
+    for tr in root.findall("transmission"):
+        name = tr.get("name") or "(unnamed)"
+        tags = {el.tag.rpartition("}")[2]: el for act in tr.findall("actuator") for el in act}
+        if "rotor_inertia" not in tags:
+            continue
+        joints = [j.get("name") or "" for j in tr.findall("joint")]
+        if len(joints) != 1 or len(tr.findall("actuator")) != 1:
+            raise URDFError(f"transmission '{name}' has a rotor_inertia, {len(joints)} joints and "
+                            f"{len(tr.findall('actuator'))} actuators: a rotor inertia is read "
+                            "from a simple transmission, one joint and one actuator")
+        values = []
+        for tag, default in (("rotor_inertia", None), ("gear_ratio", 1.0)):
+            el = tags.get(tag)
+            text = default if el is None else el.get("value")
+            try:
+                values.append(float(text))  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                raise URDFError(f"transmission '{name}': <{tag}> needs a number in its value "
+                                f"attribute, got {text!r}") from None
+        inertia, ratio = values
+        if not (math.isfinite(inertia) and inertia >= 0 and math.isfinite(ratio) and ratio != 0):
+            raise URDFError(f"transmission '{name}' has rotor_inertia {inertia:g} and gear_ratio "
+                            f"{ratio:g}: the inertia must be finite and >= 0, the ratio finite "
+                            "and not 0")
+        if joints[0] in out:
+            raise URDFError(f"joint '{joints[0]}' has a rotor_inertia in two transmissions")
+        out[joints[0]] = inertia * ratio * ratio
     return out
 
 
@@ -161,9 +212,10 @@ def _finite(values: object, what: str) -> None:
 
 
 class _Builder:
-    def __init__(self, robot: up.URDF, floating_base: bool) -> None:
+    def __init__(self, robot: up.URDF, floating_base: bool, armature: dict[str, float]) -> None:
         self.robot = robot
         self.floating_base = floating_base
+        self.armature = armature
         self.links = {link.name: link for link in robot.links}
         self.joints = {j.name: j for j in robot.joints}
         # bodies
@@ -183,6 +235,13 @@ class _Builder:
     # ------------------------------------------------------------------ tree
     def build(self) -> Model:
         root = self._root()
+        for name in self.armature:
+            j = self.joints.get(name)
+            if j is None or j.type not in ONE_DOF:
+                raise URDFError(f"a transmission gives joint '{name}' a rotor_inertia, but "
+                                + ("the URDF declares no such joint" if j is None else
+                                   f"it is {j.type}: only revolute, continuous and prismatic "
+                                   "joints have one"))
         for j in self.robot.joints:
             if j.mimic is not None and j.mimic.joint not in self.joints:
                 self.odd.append(f"joint '{j.name}' mimics joint '{j.mimic.joint}', which is not "
@@ -361,6 +420,7 @@ class _Builder:
                                 "both must be finite and >= 0")
             self.mf[b][MF_DAMPING] = d
             self.mf[b][MF_COULOMB] = f
+        self.mf[b][MF_ARMATURE] = self.armature.get(j.name, 0.0)
         self._place(j.child, b, np.eye(3), np.zeros(3))
 
     # ------------------------------------------------------------------ coordinates
@@ -504,7 +564,8 @@ class _Builder:
             eff = float(lim.effort) if lim.effort is not None else eff
         row = self.mf[self.joint_bodies[name]]  # as _joint validated and stored them
         damping, friction = float(row[MF_DAMPING]), float(row[MF_COULOMB])
-        return Joint(name, kind, rq, rv, nq, nv, lower, upper, vel, eff, damping, friction, mimic)
+        return Joint(name, kind, rq, rv, nq, nv, lower, upper, vel, eff, damping, friction, mimic,
+                     float(row[MF_ARMATURE]))
 
 
 def mimic_groups(mi: np.ndarray, rows: list[tuple[int, int]], body_of_v: dict[int, int]) -> I64:
