@@ -344,6 +344,8 @@ def main() -> int:
                                                     "learning_collision_detection_real")
     parser.add_argument("--doosan-model", type=Path, help="its DoosanMSeries_RoboticsToolBox_"
                                                           "Simulator.m (bench/doosan.py)")
+    parser.add_argument("--doosan-rotors", action="store_true",
+                        help="the motors' rotor inertias in its URDF")
     args = parser.parse_args()
     logging.getLogger("rbd_ros.dynamics").setLevel(logging.ERROR)  # Gen3's CAD inertias
     simulated(args.urdf, args.seconds)
@@ -358,7 +360,7 @@ def main() -> int:
     if args.doosan:
         from doosan import real_doosan
 
-        real_doosan(args.doosan, args.doosan_model)
+        real_doosan(args.doosan, args.doosan_model, args.doosan_rotors)
     return 0
 
 

@@ -20,8 +20,9 @@ Denavit-Hartenberg, masses, centres of mass, inertias, motor inertias and gear r
 ``data/DoosanMSeries_RoboticsToolBox_Simulator.m`` of
 github.com/kdh0429/learning_collision_detection_advanced (commit 2719709), read here into a
 URDF; the table first gives how far its inverse dynamics is from the controller's model
-torque. The motors' rotor inertias (G^2 Jm: 0.6-2.6 kg m^2 at the joint) have no place in a
-URDF and are left out.
+torque. The motors' rotor inertias (G^2 Jm: 0.6-2.6 kg m^2 at the joint) are left out, as
+the controller's model torque leaves them out; ``--doosan-rotors`` puts them in (Drake's
+``rotor_inertia`` and ``gear_ratio`` tags).
 
 What a user without the controller's torque constants does: each joint's current scale,
 offset, and Coulomb and viscous friction fitted by least squares against the model's torques
@@ -65,10 +66,11 @@ def _number(text: str, names: dict[str, float]) -> float:
     return total
 
 
-def model_urdf(path: Path, viscous: np.ndarray | None = None, coulomb: np.ndarray | None = None
-               ) -> tuple[str, np.ndarray]:
+def model_urdf(path: Path, viscous: np.ndarray | None = None, coulomb: np.ndarray | None = None,
+               rotors: bool = False) -> tuple[str, np.ndarray]:
     """The M0609 as a URDF (each modified-DH link a joint ``joint1..6`` whose frame is the DH
-    frame; with each joint's ``viscous`` and ``coulomb`` friction, if given), and each joint's
+    frame; with each joint's ``viscous`` and ``coulomb`` friction, if given; with ``rotors``,
+    each motor's rotor inertia ``Jm`` and gear ratio ``G`` in a transmission), and each joint's
     offset (rad: the URDF's angle is the data's plus it)."""
     src = path.read_text()
     names = {m[1]: float(m[2]) for m in re.finditer(r"^(\w+)\s*=\s*([-0-9.e]+);", src, re.M)}
@@ -76,7 +78,7 @@ def model_urdf(path: Path, viscous: np.ndarray | None = None, coulomb: np.ndarra
     for m in re.finditer(r"Link\('revolute',\s*'modified',(.*?)\);", src):
         args = [x.strip().strip("'") for x in re.split(r",(?![^\[]*\])", m[1])]
         kv = dict(zip(args[::2], args[1::2], strict=True))
-        dh.append([_number(kv[k], names) for k in ("d", "a", "alpha", "offset", "m")])
+        dh.append([_number(kv[k], names) for k in ("d", "a", "alpha", "offset", "m", "Jm", "G")])
         inertias.append(kv["I"].strip("[]").split(","))
     com = np.zeros((3, len(dh)))
     for m in re.finditer(r"CoM\(:,(\d)\)\s*=\s*\[(.*?)\]'", src):
@@ -85,8 +87,9 @@ def model_urdf(path: Path, viscous: np.ndarray | None = None, coulomb: np.ndarra
     assert rows, "no PosO in the model file"
     rel = com - np.array([[_number(x, names) for x in row.split(",")]
                           for row in rows[1].split(";") if row.strip()]).T
-    out = ['<robot name="m0609">', '<link name="base"/>']
-    for k, ((d, a, alpha, _, mass), inertia) in enumerate(zip(dh, inertias, strict=True), 1):
+    out = ['<robot name="m0609" xmlns:drake="http://drake.mit.edu">', '<link name="base"/>']
+    for k, ((d, a, alpha, _, mass, jm, ratio), inertia) in enumerate(zip(dh, inertias,
+                                                                         strict=True), 1):
         # each component of r is +-COM0(axis, k): the base frame's axis it lies along
         found = re.search(rf"L{k}\.r\s*=\s*\[(.*?)\]", src)
         assert found, f"no L{k}.r in the model file"
@@ -105,6 +108,10 @@ def model_urdf(path: Path, viscous: np.ndarray | None = None, coulomb: np.ndarra
         out.append(f'<link name="link{k}"><inertial><origin xyz="{r[0]:.9g} {r[1]:.9g} '
                    f'{r[2]:.9g}"/><mass value="{mass}"/><inertia ixx="{xx}" iyy="{yy}" '
                    f'izz="{zz}" ixy="{xy}" iyz="{yz}" ixz="{xz}"/></inertial></link>')
+        if rotors:
+            out.append(f'<transmission name="t{k}"><joint name="joint{k}"/><actuator name="m{k}">'
+                       f'<drake:rotor_inertia value="{jm}"/><drake:gear_ratio value="{ratio}"/>'
+                       '</actuator></transmission>')
     out.append("</robot>")
     return "\n".join(out), np.array([row[3] for row in dh])
 
@@ -147,14 +154,14 @@ def stamps(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.concatenate(([0.0], np.cumsum(periods))) * DT
 
 
-def real_doosan(folder: Path, model_file: Path) -> None:
+def real_doosan(folder: Path, model_file: Path, rotors: bool = False) -> None:
     from collisions import analysis_flags, rules
     from identify_real import write_bag
 
     from rbd_ros.bag.analyze import AnalyzeOptions, analyze
     from rbd_ros.dynamics import load_urdf_string, rnea_batch
 
-    urdf, offset = model_urdf(model_file)
+    urdf, offset = model_urdf(model_file, rotors=rotors)
     t, cur, q_deg, v_deg, controller, hit = recording(folder)
     n = len(hit)
     q, v = np.radians(q_deg) + offset, np.radians(v_deg)
@@ -173,7 +180,7 @@ def real_doosan(folder: Path, model_file: Path) -> None:
         scale[j], off[j] = 1.0 / c[0], c[3]
         coulomb[j], viscous[j] = max(c[1] / c[0], 0.0), max(c[2] / c[0], 0.0)
     scale[5], off[5], coulomb[5], viscous[5] = scale[4], 0.0, 0.0, 0.0
-    urdf = model_urdf(model_file, viscous, coulomb)[0]
+    urdf = model_urdf(model_file, viscous, coulomb, rotors)[0]
     e = cur - off
     labels = np.flatnonzero(hit[1:] & ~hit[:-1]) + 1
     test = labels[labels >= n // 2]
