@@ -169,6 +169,13 @@ def test_wrong_rotor_tags_are_refused_with_what_to_fix(body: str, says: str) -> 
     assert "transmission 't'" in str(err.value) or "joint '" in str(err.value)
 
 
+def test_an_undeclared_drake_prefix_is_refused_with_the_declaration_to_add() -> None:
+    body = '<joint name="j1"/><actuator name="m"><drake:rotor_inertia value="1"/></actuator>'
+    with pytest.raises(URDFError, match=r"unbound prefix.*declared on <robot>: "
+                                        r'xmlns:drake="http://drake.mit.edu"'):
+        load_urdf_string(_arm(_tr(body)))
+
+
 def test_one_joint_in_two_transmissions_is_refused() -> None:
     body = '<joint name="j1"/><actuator name="m"><rotor_inertia value="1"/></actuator>'
     with pytest.raises(URDFError, match="joint 'j1' has a rotor_inertia in two transmissions"):

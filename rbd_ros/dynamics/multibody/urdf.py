@@ -159,7 +159,10 @@ def _check_xml(xml: str) -> ET.Element:
     try:
         root = ET.fromstring(xml)
     except ET.ParseError as e:
-        raise URDFError(f"the URDF is not well-formed XML: {e}") from None
+        hint = "" if "unbound prefix" not in str(e) else \
+            (" (a tag's prefix, such as drake:, needs its namespace declared on <robot>: "
+             'xmlns:drake="http://drake.mit.edu")')
+        raise URDFError(f"the URDF is not well-formed XML: {e}{hint}") from None
     if root.tag != "robot":
         raise URDFError(f"the URDF's top element is <{root.tag}>, expected <robot>")
     if any((el.tag.startswith("{") and "xacro" in el.tag) or
