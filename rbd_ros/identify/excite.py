@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from ..dynamics import Data, Model, ModelError, rnea, rnea_batch
 from ..dynamics.algorithm.regressor import regressor_batch
 from ..dynamics.multibody.model import F64
-from .fit import BaseParameters, actuated, base_parameters, observed
+from .fit import BaseParameters, actuated, base_parameters, observed, rotors
 
 MARGIN = 0.9  # of each limit, for what a controller's tracking error adds
 
@@ -236,7 +236,8 @@ class Shape:
                ) -> tuple[F64, F64, F64]:
         """<dW_t, M_t> of each joint's position, velocity and acceleration moved at every
         sample (each (samples, joints)): the rigid bodies' columns by differences of one
-        regressor call for all 3n moves, the viscous friction's exactly (Coulomb's is flat)."""
+        regressor call for all 3n moves, the viscous friction's and the armatures' exactly
+        (Coulomb's is flat)."""
         (T, n), h = q.shape, 1e-6
         rigid = 10 * self.model.nb
         inertial = cols < rigid
@@ -254,6 +255,10 @@ class Shape:
         d = (phi[1:] - phi[0]) / np.r_[np.full(2 * n, h), np.ones(n)][:, None]
         for k in np.flatnonzero((cols >= rigid) & (cols < rigid + n)):  # viscous friction's
             d[n + cols[k] - rigid] += M[:, cols[k] - rigid, k]  # d <W_t, M_t> / d v_j: M_tjk
+        rot = rotors(self.model)
+        for k in np.flatnonzero(cols >= rigid + 2 * n):  # an armature's: d / d a_j, M_tjk
+            j = rot[cols[k] - rigid - 2 * n]
+            d[2 * n + j] += M[:, j, k]
         return d[:n].T, d[n : 2 * n].T, d[2 * n :].T
 
     def _dg(self, a: F64, b: F64, sc: Scaled, ds_a: F64, ds_b: F64) -> tuple[F64, F64]:

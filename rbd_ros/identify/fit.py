@@ -2,7 +2,9 @@
 
 The parameters ``phi`` of a model are its ten inertial parameters per body
 (:func:`~rbd_ros.dynamics.inertial_parameters`) followed by a viscous and a Coulomb friction
-coefficient per actuated coordinate, so that each actuated torque is ``tau = Y phi``:
+coefficient per actuated coordinate (then the drive's offsets, below), then the armature of
+each joint whose URDF gives it a rotor inertia (:func:`rotors`), so that each actuated torque
+is ``tau = Y phi``:
 
 * only some combinations of ``phi`` act on the torques: the *base parameters*, found
   numerically by a QR decomposition with column pivoting of the regressor at random states
@@ -41,29 +43,44 @@ def actuated(model: Model) -> I64:
     return np.arange(6 if model.has_free_flyer else 0, model.nv)
 
 
+def rotors(model: Model) -> I64:
+    """Which actuated coordinates (indices into :func:`actuated`) have an armature to identify:
+    those whose joint the URDF gives a rotor inertia (``Joint.armature`` above zero)."""
+    with_rotor = {j.idx_v for j in model.joints if j.armature > 0 and j.idx_v >= 0}
+    return np.flatnonzero([r in with_rotor for r in actuated(model)])
+
+
+def joint_parameters(model: Model, drive: bool = False) -> int:
+    """How many parameters follow the bodies': friction, the drive's offsets, armatures."""
+    return (3 if drive else 2) * actuated(model).size + rotors(model).size
+
+
 def nominal(model: Model, drive: bool = False) -> F64:
-    """The model's own ``phi``: its inertias and its URDF friction (``damping``, ``friction``);
-    with ``drive``, offsets of zero."""
+    """The model's own ``phi``: its inertias, its URDF friction (``damping``, ``friction``)
+    and its joints' armatures; with ``drive``, offsets of zero."""
     act = set(actuated(model).tolist())
     by_v = {j.idx_v: j for j in model.joints if j.idx_v in act}
     rows = actuated(model)
     return np.concatenate([inertial_parameters(model),
                            [by_v[r].damping if r in by_v else 0.0 for r in rows],
                            [by_v[r].friction if r in by_v else 0.0 for r in rows],
-                           np.zeros(rows.size if drive else 0)])
+                           np.zeros(rows.size if drive else 0),
+                           [by_v[rows[k]].armature for k in rotors(model)]])
 
 
 def observation(model: Model, q: F64, v: F64, a: F64, drive: bool = False) -> F64:
-    """``Y`` of B states: (B, n actuated, 10 nb + 2 n actuated), ``tau = Y @ phi``; with
-    ``drive``, each joint's offset column too (n more: ``k e = Y @ phi``)."""
+    """``Y`` of B states: (B, n actuated, 10 nb + :func:`joint_parameters`), ``tau = Y @
+    phi`` (with ``drive``, ``k e = Y @ phi``)."""
     rows = actuated(model)
     Y = regressor_batch(model, q, v, a)[:, rows, :]
-    return np.concatenate([Y, _joint_columns(np.asarray(v, dtype=np.float64)[:, rows], drive)],
-                          axis=2)
+    return np.concatenate([Y, _joint_columns(np.asarray(v, dtype=np.float64)[:, rows],
+                                             np.asarray(a, dtype=np.float64)[:, rows],
+                                             drive, rotors(model))], axis=2)
 
 
-def observed(model: Model, q: F64, v: F64, a: F64, cols: I64) -> F64:
-    """``observation(model, q, v, a)[:, :, cols]`` without building the other columns."""
+def observed(model: Model, q: F64, v: F64, a: F64, cols: I64, drive: bool = False) -> F64:
+    """``observation(model, q, v, a, drive)[:, :, cols]`` without building the other
+    columns."""
     rows, rigid = actuated(model), 10 * model.nb
     out = np.zeros((len(q), rows.size, cols.size))
     inertial = cols < rigid
@@ -72,20 +89,24 @@ def observed(model: Model, q: F64, v: F64, a: F64, cols: I64) -> F64:
     own = cols[~inertial] - rigid
     if own.size:
         V = np.asarray(v, dtype=np.float64)[:, rows]
-        out[:, :, ~inertial] = _joint_columns(V, bool(own.max() >= 2 * rows.size))[:, :, own]
+        A = np.asarray(a, dtype=np.float64)[:, rows]
+        out[:, :, ~inertial] = _joint_columns(V, A, drive, rotors(model))[:, :, own]
     return out
 
 
-def _joint_columns(V: F64, drive: bool) -> F64:
-    """The columns of each joint's own parameters at velocities ``V`` (B, n): viscous and
-    Coulomb friction, with ``drive`` the effort offset (B, n, 2 n or 3 n)."""
+def _joint_columns(V: F64, A: F64, drive: bool, rot: I64) -> F64:
+    """The columns of each joint's own parameters at velocities ``V`` and accelerations ``A``
+    (B, n): viscous and Coulomb friction, with ``drive`` the effort offset, then the armature
+    of the coordinates ``rot`` (B, n, 2 n or 3 n, plus their number)."""
     n = V.shape[1]
-    F = np.zeros((V.shape[0], n, 3 * n if drive else 2 * n))
+    first = 3 * n if drive else 2 * n
+    F = np.zeros((V.shape[0], n, first + rot.size))
     idx = np.arange(n)
     F[:, idx, idx] = V
     F[:, idx, n + idx] = np.sign(V) * (np.abs(V) > STILL)  # noise about zero is no sign
     if drive:
         F[:, idx, 2 * n + idx] = 1.0
+    F[:, rot, first + np.arange(rot.size)] = A[:, rot]
     return F
 
 
@@ -110,7 +131,7 @@ def base_parameters(model: Model, states: int = 0, seed: int = 0,
 
     rng = np.random.default_rng(seed)
     n = actuated(model).size
-    p = 10 * model.nb + (3 if drive else 2) * n
+    p = 10 * model.nb + joint_parameters(model, drive)
     B = states or max(50, 5 * p // max(n, 1))
     q = np.array([random_configuration(model, rng) for _ in range(B)])
     v, a = rng.normal(size=(B, model.nv)), rng.normal(size=(B, model.nv))
@@ -314,7 +335,7 @@ def predict(model: Model, base: BaseParameters, phi_b: F64, q: F64, v: F64, a: F
 def offsets(model: Model, phi: F64, scale: F64) -> F64:
     """Each joint's effort offset ``o`` (``e = tau / k + o``) in full parameters ``phi``."""
     n = actuated(model).size
-    out: F64 = phi[10 * model.nb + 2 * n :] / scale
+    out: F64 = phi[10 * model.nb + 2 * n : 10 * model.nb + 3 * n] / scale
     return out
 
 
@@ -435,16 +456,16 @@ def _dphi_dtheta(theta: F64) -> F64:
 
 def consistent(model: Model, base: BaseParameters, pull: Pull, normal: NormalEquations,
                prior: F64) -> F64:
-    """Full parameters ``phi`` of physical bodies and non-negative friction that fit the data
-    as the pulled least squares do (``pull``: the data's weighted residual plus the pull
-    towards the URDF), as nearly as physics allows, and stay nearest the ``prior`` (the
-    URDF's) where neither says anything, each mass within ``MASS_RANGE`` of the URDF's:
-    each body's pseudo-inertia in log-Cholesky
-    coordinates (Rucker & Wensing 2022), solved by scipy's least squares."""
+    """Full parameters ``phi`` of physical bodies, non-negative friction and armatures that fit
+    the data as the pulled least squares do (``pull``: the data's weighted residual plus the
+    pull towards the URDF), as nearly as physics allows, and stay nearest the ``prior`` (the
+    URDF's) where neither says anything, each mass within ``MASS_RANGE`` of the URDF's: each
+    body's pseudo-inertia in log-Cholesky coordinates (Rucker & Wensing 2022), solved by
+    scipy's least squares."""
     from scipy.optimize import least_squares
 
-    nb, n = model.nb, actuated(model).size
-    nd = prior.size - 10 * nb - 2 * n  # the drive's offsets: free, held by no prior
+    nb, n, m = model.nb, actuated(model).size, rotors(model).size
+    nd = prior.size - 10 * nb - 2 * n - m  # the drive's offsets: free, held by no prior
     Gw = pull.metric / max(normal.count, 1)
     L = np.linalg.cholesky(Gw + 1e-12 * np.trace(Gw) * np.eye(len(Gw))).T
     scale = np.maximum(np.abs(prior), 1e-3 * np.max(np.abs(prior[: 10 * nb]), initial=1.0))
@@ -453,8 +474,9 @@ def consistent(model: Model, base: BaseParameters, pull: Pull, normal: NormalEqu
     x0 = np.concatenate([theta0, np.maximum(prior[10 * nb : 10 * nb + 2 * n], 1e-9),
                          prior[10 * nb + 2 * n :]])
     # what the prior holds: the bodies, not the friction (a URDF's is mostly absent, not
-    # zero: held there it bent the rest, on a real UR10e to 16-34 % behind least squares)
-    held = np.r_[np.ones(10 * nb), np.zeros(2 * n + nd)]
+    # zero: held there it bent the rest, on a real UR10e to 16-34 % behind least squares),
+    # nor the armatures (a datasheet's rotor and gear, often without the gearbox's inertia)
+    held = np.r_[np.ones(10 * nb), np.zeros(2 * n + nd + m)]
 
     def phi_of(x: F64) -> F64:
         bodies = [parameters_of(_J_of(x[10 * i : 10 * i + 10])) for i in range(nb)]
@@ -477,7 +499,8 @@ def consistent(model: Model, base: BaseParameters, pull: Pull, normal: NormalEqu
 
     # each factor's diagonal within [e^-12, e^10] (a body's square-root scale: no body
     # degenerates to a point or a rod, none grows without bound where the data are silent)
-    lower = np.concatenate([np.full(10 * nb, -np.inf), np.zeros(2 * n), np.full(nd, -np.inf)])
+    lower = np.concatenate([np.full(10 * nb, -np.inf), np.zeros(2 * n), np.full(nd, -np.inf),
+                            np.zeros(m)])
     upper = np.full(x0.size, np.inf)
     for i in range(nb):
         lower[10 * i + _DIAG], upper[10 * i + _DIAG] = LOG_DIAG

@@ -42,6 +42,7 @@ from .fit import (
     offsets,
     predict,
     pulled,
+    rotors,
     solve,
 )
 from .urdf_out import identified_urdf
@@ -299,13 +300,23 @@ def identify(paths: list[Path], out_dir: Path, opts: IdentifyOptions,
 
 
 def _no_rotors(model: Model) -> None:
-    """BagError if the model has rotor inertias, which the fit would take for the links'."""
-    rotors = [j.name for j in model.joints if j.armature]
-    if rotors:
-        raise BagError(f"the URDF gives {', '.join(rotors)} a rotor_inertia (<transmission>): "
-                       "identify fits the links' inertias and friction, not rotor inertias. "
-                       "Take the rotor_inertia tags out to identify (the links' fitted "
-                       "inertias then carry the rotors' part where they can)")
+    """BagError if a mimic joint has a rotor inertia: its armature has no parameter."""
+    mimics = [j.name for j in model.joints if j.armature and j.mimic is not None]
+    if mimics:
+        raise BagError(f"the URDF gives mimic joints {', '.join(mimics)} a rotor_inertia "
+                       "(<transmission>): identify fits the armatures of independent joints "
+                       "only. Give the rotor to the joint they mimic, or take the tags out")
+
+
+def _armatures(model: Model, phi: F64, prior: F64) -> list[str]:
+    """The report's table of the identified armatures beside the URDF's (none: no lines)."""
+    rot = rotors(model)
+    if not rot.size:
+        return []
+    names, at = model.state_joint_names, phi.size - rot.size
+    return ["", f"{'joint':<24} {'identified':>10} {'URDF':>10}   (armature: rotor inertia x "
+                "gear ratio^2, kg m^2 or kg)"] + \
+        [f"{names[j]:<24} {phi[at + i]:10.4g} {prior[at + i]:10.4g}" for i, j in enumerate(rot)]
 
 
 def _predict(model: Model, base: BaseParameters, phi_b: F64, s: Samples,
@@ -324,7 +335,8 @@ def _report(model: Model, opts: IdentifyOptions, base: BaseParameters, fit: Fit,
              f"samples: {len(train)} identifying ({_span(train):.1f} s), {len(test)} validating "
              f"({_span(test):.1f} s), filtered at {opts.cutoff:g} Hz",
              f"signals: {train.signals}",
-             f"base parameters: {base.independent.size} of {10 * model.nb + 2 * n}; condition "
+             f"base parameters: {base.independent.size} of "
+             f"{10 * model.nb + 2 * n + rotors(model).size}; condition "
              f"number of the weighted regressor (columns scaled) {fit.condition:.3g}",
              f"pulled towards the URDF with strength {pull.strength:.3g} (chosen by "
              f"{FOLDS}-fold cross-validation over time: each fold predicted by a fit on the "
@@ -347,6 +359,7 @@ def _report(model: Model, opts: IdentifyOptions, base: BaseParameters, fit: Fit,
     fric = phi[10 * model.nb :]
     for j, name in enumerate(names):
         lines.append(f"{name:<24} {fric[j]:10.4g} {fric[n + j]:10.4g}")
+    lines += _armatures(model, phi, prior)
     if opts.drive:
         k, o = fit.scale, offsets(model, phi, fit.scale)
         unit = int(np.argmax(measured))  # the first joint measured sets the unit

@@ -1,5 +1,6 @@
 """The URDF with identified parameters: every body's mass, centre of mass and inertia on the
-link that names it, and each actuated joint's friction; the rest of the document untouched."""
+link that names it, each actuated joint's friction, and the rotor inertia of each joint whose
+transmission has one (its gear ratio kept); the rest of the document untouched."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import numpy as np
 
 from ..dynamics import Model
 from ..dynamics.multibody.model import F64
-from .fit import actuated
+from .fit import actuated, rotors
+
+#: Drake's namespace keeps its prefix in the URDF written (Drake reads the tags by it)
+ET.register_namespace("drake", "http://drake.mit.edu")
 
 
 def _num(x: float) -> str:
@@ -57,4 +61,20 @@ def identified_urdf(urdf: str, model: Model, phi: F64) -> str:
                 dyn = ET.SubElement(joints[j.name], "dynamics")
             dyn.set("damping", "0" if mimic else _num(fv[k]))
             dyn.set("friction", "0" if mimic else _num(fc[k]))
+    _rotor_inertias(root, model, phi)
     return ET.tostring(root, encoding="unicode")
+
+
+def _rotor_inertias(root: ET.Element, model: Model, phi: F64) -> None:
+    """Each identified armature into its transmission's ``rotor_inertia``, as armature / gear
+    ratio^2 (the tags as :mod:`rbd_ros.dynamics.multibody.urdf` reads them)."""
+    rot = rotors(model)
+    names = [model.state_joint_names[k] for k in rot]
+    armature = dict(zip(names, phi[phi.size - rot.size :], strict=True))
+    for tr in root.findall("transmission"):
+        joint = tr.find("joint")
+        tags = {el.tag.rpartition("}")[2]: el for act in tr.findall("actuator") for el in act}
+        name = None if joint is None else joint.get("name")
+        if name in armature and "rotor_inertia" in tags:
+            ratio = float(tags["gear_ratio"].get("value", "1")) if "gear_ratio" in tags else 1.0
+            tags["rotor_inertia"].set("value", _num(armature[name] / ratio**2))

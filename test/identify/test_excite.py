@@ -22,7 +22,7 @@ from rosutil import NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from rbd_ros.dynamics import Data, crba, load_urdf, rnea, rnea_batch
+from rbd_ros.dynamics import Data, crba, load_urdf, load_urdf_string, rnea, rnea_batch
 from rbd_ros.identify.excite import (
     MARGIN,
     Excitation,
@@ -58,14 +58,22 @@ def test_within_the_limits_and_better_conditioned(found: Excitation) -> None:
     assert found.condition < 0.8 * found.multisine_condition, found
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_the_gradient_it_climbs_is_the_cost_functions(seed: int) -> None:
+@pytest.mark.parametrize(("seed", "rotors"), [(0, False), (1, False), (2, False), (0, True)])
+def test_the_gradient_it_climbs_is_the_cost_functions(seed: int, rotors: bool) -> None:
     """The analytic gradient of the log condition number, through the scaling into the limits
-    (the efforts binding in each case), equals central differences of the cost itself."""
-    lim = Limits.of(MODEL, 5.0)
+    (the efforts binding in each case), equals central differences of the cost itself; with
+    rotors in the URDF, their armatures' columns too."""
+    model = MODEL
+    if rotors:  # 0.1 kg m^2 at each joint
+        model = load_urdf_string(ARM.read_text().replace("</robot>", "".join(
+            f'<transmission name="t{j}"><joint name="{j}"/><actuator name="m{j}"><rotor_inertia '
+            'value="1e-5"/><gear_ratio value="100"/></actuator></transmission>' for j in NAMES)
+            + "</robot>"))
+    lim = Limits.of(model, 5.0)
     t = np.linspace(0.0, 10.0, 400, endpoint=False)
-    start = plain(MODEL, lim, 10.0, 5, t, np.random.default_rng(seed))
-    shape, base = Shape(MODEL, lim, 10.0, start.c, t), base_parameters(MODEL)
+    start = plain(model, lim, 10.0, 5, t, np.random.default_rng(seed))
+    shape, base = Shape(model, lim, 10.0, start.c, t), base_parameters(model)
+    assert base.independent.max() >= 10 * model.nb + 2 * len(NAMES) or not rotors
     x = np.r_[start.a.ravel(), start.b.ravel()] * np.random.default_rng(seed + 10).uniform(
         0.5, 1.5, 2 * start.a.size)
     n = start.c.size

@@ -19,6 +19,7 @@ from rosbags.typesys import Stores, get_typestore
 
 from rbd_ros.bag.errors import BagError
 from rbd_ros.dynamics import load_urdf_string
+from rbd_ros.identify.fit import base_parameters
 from rbd_ros.identify.run import IdentifyOptions, identify
 from rbd_ros.robots import ARM
 
@@ -274,15 +275,65 @@ def test_joints_without_torques_are_left_out_and_the_rest_identified(
         identify([bag], tmp_path / "q", IdentifyOptions(urdf=ARM, ignore_efforts=("joint9",)))
 
 
-def test_a_urdf_with_rotor_inertias_is_refused_with_what_to_do(arm: Arm, tmp_path: Path) -> None:
-    """identify fits no rotor inertia: a URDF that has one is refused (its torques would be
-    taken for the links'), naming the joints, and nothing is written."""
-    urdf = tmp_path / "rotors.urdf"
-    urdf.write_text(ARM.read_text().replace(
-        "</robot>", '<transmission name="t"><joint name="joint2"/><actuator name="m">'
-        '<rotor_inertia value="2e-4"/><gear_ratio value="100"/></actuator></transmission>'
-        "</robot>"))
-    with pytest.raises(BagError, match=r"the URDF gives joint2 a rotor_inertia \(<transmission>"
-                                       r"\): identify fits the links' inertias and friction"):
-        identify([arm["bag"]], tmp_path / "o", IdentifyOptions(urdf=urdf))
-    assert not (tmp_path / "o").exists()
+def _rotors(urdf: str, armature: dict[str, float], ratio: float = 50.0) -> str:
+    """``urdf`` with Drake's rotor tags: each joint's armature through a gear ``ratio``."""
+    trs = "".join(f'<transmission name="t_{j}"><joint name="{j}"/><actuator name="m_{j}">'
+                  f'<drake:rotor_inertia value="{a / ratio**2!r}"/><drake:gear_ratio '
+                  f'value="{ratio!r}"/></actuator></transmission>' for j, a in armature.items())
+    return urdf.replace("<robot ", '<robot xmlns:drake="http://drake.mit.edu" ', 1) \
+        .replace("</robot>", trs + "</robot>")
+
+
+def test_identify_fits_the_armatures_of_the_joints_whose_urdf_has_rotors(
+        arm: Arm, tmp_path: Path) -> None:
+    """The arm as built with motors of 0.05-0.3 kg m^2 at the joints; the URDF says they are
+    there, each at half its armature: the armatures are identified, the held-out torques come
+    within the noise, and identified.urdf carries them as rotor inertias through the same gear
+    ratio. Without the rotors in the URDF the links' inertias carry only part of them."""
+    rng = np.random.default_rng(5)
+    truth = dict(zip(NAMES, rng.uniform(0.05, 0.3, len(NAMES)).tolist(), strict=True))
+    t, q, v, a = exciting(40.0, rng)
+    e = efforts(arm["built"], q, v, a, arm["fv"], arm["fc"]) + np.array(list(truth.values())) * a
+    e += rng.normal(scale=NOISE, size=e.shape)
+    bag = write(tmp_path / "rotors", t, q, e)
+    urdf = tmp_path / "half.urdf"
+    urdf.write_text(_rotors(ARM.read_text(), {j: x / 2 for j, x in truth.items()}))
+    report = identify([bag], tmp_path / "o", IdentifyOptions(urdf=urdf))
+    assert np.all(report.rms["identified"] < NOISE), report.text
+    assert np.mean(report.rms["urdf"]) > 3 * NOISE, report.text
+    assert "(armature: rotor inertia x gear ratio^2" in report.text
+    out = (tmp_path / "o" / "identified.urdf").read_text()
+    assert '<drake:gear_ratio value="50.0"' in out  # the prefix Drake reads, as given
+    found = load_urdf_string(out, strict=True)
+    # an armature whose column the base parameters keep alone is identified; the others merge
+    # with a link's inertia about the same axis (here joints 1 and 2: their split stays near
+    # the URDF's, the torques are right)
+    base = base_parameters(found)
+    first = 10 * found.nb + 2 * len(NAMES)
+    alone = [j for j in range(len(NAMES)) if first + j in base.independent and np.all(np.abs(
+        base.beta[list(base.independent).index(first + j)]) < 1e-9)]
+    assert alone == [2, 3, 4, 5, 6]
+    for j in alone:
+        assert found.joint(NAMES[j]).armature == pytest.approx(truth[NAMES[j]], rel=0.1), \
+            report.text
+    plain = identify([bag], tmp_path / "p", IdentifyOptions(urdf=ARM))
+    # (1.7 times the error: the links' own inertias about the joint axes carry part of it)
+    assert np.mean(plain.rms["identified"]) > 1.3 * np.mean(report.rms["identified"]), plain.text
+
+
+def test_a_mimic_joint_with_a_rotor_is_refused_with_what_to_do() -> None:
+    """A mimic joint's armature has no parameter of its own: refused, naming it."""
+    from rbd_ros.identify.run import _no_rotors
+
+    inertial = '<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ' \
+        'ixz="0" iyz="0"/></inertial>'
+    urdf = ('<robot name="g"><link name="base"/>'
+            + "".join(f'<link name="l{k}">{inertial}</link><joint name="j{k}" type="revolute">'
+                      f'<parent link="base"/><child link="l{k}"/><axis xyz="0 0 1"/>'
+                      '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
+                      + ('<mimic joint="j1"/>' if k == 2 else "") + "</joint>" for k in (1, 2))
+            + "</robot>")
+    _no_rotors(load_urdf_string(_rotors(urdf, {"j1": 0.1})))  # its source's rotor is fitted
+    with pytest.raises(BagError, match=r"the URDF gives mimic joints j2 a rotor_inertia .*"
+                                       r"Give the rotor to the joint they mimic"):
+        _no_rotors(load_urdf_string(_rotors(urdf, {"j2": 0.1})))
