@@ -34,7 +34,10 @@ The recordings are public but not ours, so they are not in the repository; give 
   with the authors'.
 
 Each recording is written into a rosbag2 (sqlite3) as sensor_msgs/JointState and identified
-as a user would: ``.venv/bin/python bench/identify_real.py --tiago ... --gen3 ...``.
+as a user would: ``.venv/bin/python bench/identify_real.py --tiago ... --gen3 ...``. With
+``--rotors``, the Gen3 and the UR10e once more with a motor's rotor at each joint in the URDF
+(Drake's tags, 1e-6 kg m^2 through a gear of 100: 0.01 kg m^2), so that each joint's armature
+is fitted too.
 """
 
 from __future__ import annotations
@@ -211,8 +214,10 @@ def loads_and_agrees(urdf: Path) -> float:
     m = load_urdf(urdf, strict=True)
     d = Data(m)
     pm = pin.buildModelFromUrdf(str(urdf))
-    pd = pm.createData()
     ids = [pm.getJointId(n) for n in m.joint_names]
+    for k, j in enumerate(ids):  # Pinocchio reads no rotor inertia from a URDF
+        pm.armature[pm.joints[j].idx_v] = m.joint(m.joint_names[k]).armature
+    pd = pm.createData()
     rng = np.random.default_rng(0)
     worst = 0.0
     for _ in range(20):
@@ -224,6 +229,18 @@ def loads_and_agrees(urdf: Path) -> float:
         ref = pin.rnea(pm, pd, qp, vp, ap)[[pm.joints[j].idx_v for j in ids]]
         worst = max(worst, float(np.abs(rnea(m, d, q, v, a) - ref).max()))
     return worst
+
+
+def with_rotors(urdf: Path, joints: list[str], tmp: Path) -> Path:
+    """A copy of ``urdf`` with a transmission per joint of ``joints`` holding a motor's rotor
+    (1e-6 kg m^2 through a gear of 100)."""
+    text = urdf.read_text().replace("<robot ", '<robot xmlns:drake="http://drake.mit.edu" ', 1)
+    rotors = "".join(f'<transmission name="{j}_rotor"><joint name="{j}"/><actuator name="{j}_m">'
+                     '<drake:rotor_inertia value="1e-6"/><drake:gear_ratio value="100"/>'
+                     "</actuator></transmission>" for j in joints)
+    out = tmp / f"rotors_{urdf.name}"
+    out.write_text(text.replace("</robot>", rotors + "</robot>"))
+    return out
 
 
 def run(label: str, urdf: Path, recording: tuple[list[Path], list[Path] | None,
@@ -297,6 +314,8 @@ def main() -> int:
     parser.add_argument("--gen3-urdf", type=Path)
     parser.add_argument("--ur10e", type=Path)
     parser.add_argument("--ur10e-urdf", type=Path)
+    parser.add_argument("--rotors", action="store_true",
+                        help="the Gen3 and the UR10e again with their joints' armatures fitted")
     args = parser.parse_args()
     if not (args.tiago or args.gen3 or args.ur10e):
         parser.error("give --tiago DIR --tiago-urdf FILE, --gen3 DIR --gen3-urdf FILE and/or "
@@ -309,6 +328,10 @@ def main() -> int:
         if args.gen3:
             run("Kinova Gen3 (joint torque sensors)", args.gen3_urdf, gen3(args.gen3, Path(tmp)),
                 cutoff=10.0)
+            if args.rotors:
+                run("Kinova Gen3 (joint torque sensors), a rotor at each joint",
+                    with_rotors(args.gen3_urdf, GEN3_JOINTS, Path(tmp)),
+                    gen3(args.gen3, Path(tmp)), cutoff=10.0)
             run("Kinova Gen3, stamped as a ROS driver does (0.4-1.6 ms apart, 8 ms pauses)",
                 args.gen3_urdf, gen3(args.gen3, Path(tmp), jitter=True), cutoff=10.0)
             observer_levels(args.gen3, args.gen3_urdf)
@@ -321,6 +344,11 @@ def main() -> int:
             run("Universal Robots UR10e (motor currents x --effort-scale, controller's gains)",
                 args.ur10e_urdf, ([bags["14"]], [bags["15"]], ()), cutoff=10.0,
                 scale=dict(zip(UR10E_JOINTS, gains, strict=True)))
+            if args.rotors:
+                run("Universal Robots UR10e, a rotor at each joint",
+                    with_rotors(args.ur10e_urdf, UR10E_JOINTS, Path(tmp)),
+                    ([bags["14"]], [bags["15"]], ()), cutoff=10.0,
+                    scale=dict(zip(UR10E_JOINTS, gains, strict=True)))
             ur10e_payloads(bags, args.ur10e_urdf, gains)
     return 0
 
