@@ -326,12 +326,11 @@ def main() -> int:
                 torso_and_arm(args.tiago_urdf, Path(tmp)),
                 tiago(args.tiago, Path(tmp)), cutoff=5.0)
         if args.gen3:
-            run("Kinova Gen3 (joint torque sensors)", args.gen3_urdf, gen3(args.gen3, Path(tmp)),
-                cutoff=10.0)
+            logged = gen3(args.gen3, Path(tmp))
+            run("Kinova Gen3 (joint torque sensors)", args.gen3_urdf, logged, cutoff=10.0)
             if args.rotors:
                 run("Kinova Gen3 (joint torque sensors), a rotor at each joint",
-                    with_rotors(args.gen3_urdf, GEN3_JOINTS, Path(tmp)),
-                    gen3(args.gen3, Path(tmp)), cutoff=10.0)
+                    with_rotors(args.gen3_urdf, GEN3_JOINTS, Path(tmp)), logged, cutoff=10.0)
             run("Kinova Gen3, stamped as a ROS driver does (0.4-1.6 ms apart, 8 ms pauses)",
                 args.gen3_urdf, gen3(args.gen3, Path(tmp), jitter=True), cutoff=10.0)
             observer_levels(args.gen3, args.gen3_urdf)
