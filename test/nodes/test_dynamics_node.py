@@ -658,3 +658,44 @@ def test_a_payload_set_at_runtime_is_in_every_torque(node: NodeProcess, probe: P
     assert probe.set_parameter(NODE, "payload", []).successful
     np.testing.assert_allclose(answer(), bare, atol=1e-12)
     assert node.alive()
+
+
+def test_rotor_inertias_in_the_urdf_are_in_the_services_answers(ros: None, probe: Probe,
+                                                                tmp_path: Path) -> None:
+    """A robot_description whose transmissions give each motor a rotor (Drake's tags): the
+    node's inverse dynamics, forward dynamics and mass matrix are Pinocchio's with the same
+    armature (rotor inertia x gear ratio^2, 0.05-0.35 kg m^2 here)."""
+    armature = np.linspace(0.05, 0.35, 7)
+    rotors = "".join(f'<transmission name="t{k}"><joint name="{n}"/><actuator name="m{k}">'
+                     f'<drake:rotor_inertia value="{x / 1e4!r}"/><drake:gear_ratio value="100"/>'
+                     "</actuator></transmission>" for k, (n, x) in enumerate(zip(
+                         NAMES, armature.tolist(), strict=True)))
+    urdf = ARM.read_text().replace("<robot ", '<robot xmlns:drake="http://drake.mit.edu" ', 1) \
+        .replace("</robot>", rotors + "</robot>")
+    pm = pin.buildModelFromXML(ARM.read_text())
+    pm.gravity.linear = MODEL.gravity.copy()
+    assert list(pm.names[1:]) == NAMES
+    pm.armature = armature
+    pd = pm.createData()
+    params = params_file(tmp_path / "p.yaml", "/rotors/rbd_dynamics", {"robot_description": urdf})
+    node = NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/rotors", "--params-file",
+                       str(params))
+    try:
+        a, tau, at = np.linspace(0.5, -0.5, 7), np.linspace(-3, 3, 7), "/rotors/rbd_dynamics"
+        req = InverseDynamics.Request(joint_names=NAMES, positions=list(Q), velocities=list(V),
+                                      accelerations=list(a))
+        assert probe.spin_until(lambda: probe.call(
+            InverseDynamics, f"{at}/inverse_dynamics", req, timeout=60).success, 60)
+        res = probe.call(InverseDynamics, f"{at}/inverse_dynamics", req)
+        np.testing.assert_allclose(res.efforts, pin.rnea(pm, pd, Q, V, a), atol=1e-9)
+        assert np.abs(np.asarray(res.efforts) - rnea(MODEL, DATA, Q, V, a)).max() > 0.1
+        res = probe.call(ForwardDynamics, f"{at}/forward_dynamics", ForwardDynamics.Request(
+            joint_names=NAMES, positions=list(Q), velocities=list(V), efforts=list(tau)))
+        np.testing.assert_allclose(res.accelerations, pin.aba(pm, pd, Q, V, tau), atol=1e-9)
+        res = probe.call(MassMatrix, f"{at}/mass_matrix", MassMatrix.Request(
+            joint_names=NAMES, positions=list(Q)))
+        M = pin.crba(pm, pd, Q)
+        np.testing.assert_allclose(np.reshape(res.mass_matrix, (7, 7)),
+                                   np.triu(M) + np.triu(M, 1).T, atol=1e-12)
+    finally:
+        print(node.stop())
