@@ -246,7 +246,7 @@ def identify(paths: list[Path], out_dir: Path, opts: IdentifyOptions,
 
     clock = Stopwatch()
     urdf, model, ns, q, v, e = read(paths, opts)
-    _no_rotors(model)
+    _no_mimic_rotors(model)
     ns, q, v, e = window(ns, q, v, e, opts)
     clock.lap("reading")
     measured = measured_joints(model, e, opts.ignore_efforts)
@@ -299,7 +299,7 @@ def identify(paths: list[Path], out_dir: Path, opts: IdentifyOptions,
     return Report(text, rms, clock.seconds)
 
 
-def _no_rotors(model: Model) -> None:
+def _no_mimic_rotors(model: Model) -> None:
     """BagError if a mimic joint has a rotor inertia: its armature has no parameter."""
     mimics = [j.name for j in model.joints if j.armature and j.mimic is not None]
     if mimics:

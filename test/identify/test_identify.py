@@ -323,7 +323,7 @@ def test_identify_fits_the_armatures_of_the_joints_whose_urdf_has_rotors(
 
 def test_a_mimic_joint_with_a_rotor_is_refused_with_what_to_do() -> None:
     """A mimic joint's armature has no parameter of its own: refused, naming it."""
-    from rbd_ros.identify.run import _no_rotors
+    from rbd_ros.identify.run import _no_mimic_rotors
 
     inertial = '<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ' \
         'ixz="0" iyz="0"/></inertial>'
@@ -333,7 +333,7 @@ def test_a_mimic_joint_with_a_rotor_is_refused_with_what_to_do() -> None:
                       '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
                       + ('<mimic joint="j1"/>' if k == 2 else "") + "</joint>" for k in (1, 2))
             + "</robot>")
-    _no_rotors(load_urdf_string(_rotors(urdf, {"j1": 0.1})))  # its source's rotor is fitted
+    _no_mimic_rotors(load_urdf_string(_rotors(urdf, {"j1": 0.1})))  # its source's rotor is fitted
     with pytest.raises(BagError, match=r"the URDF gives mimic joints j2 a rotor_inertia .*"
                                        r"Give the rotor to the joint they mimic"):
-        _no_rotors(load_urdf_string(_rotors(urdf, {"j2": 0.1})))
+        _no_mimic_rotors(load_urdf_string(_rotors(urdf, {"j2": 0.1})))
