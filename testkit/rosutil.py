@@ -78,12 +78,20 @@ class Probe:
     def __init__(self, name: str = "probe") -> None:
         self.node: Node = rclpy.create_node(name)
         self.received: dict[str, list[Any]] = {}
+        self.subscriptions: dict[str, Any] = {}
 
     def listen(self, msg_type: type, topic: str, qos: Any = 10) -> list[Any]:
         box: list[Any] = []
         self.received[topic] = box
-        self.node.create_subscription(msg_type, topic, box.append, qos)
+        self.subscriptions[topic] = self.node.create_subscription(msg_type, topic, box.append,
+                                                                  qos)
         return box
+
+    def matched(self) -> bool:
+        """Every topic listened to has a publisher matched to its subscription (DDS's own
+        match, which the ROS graph's ``count_publishers`` can announce before it is made: under
+        load, what a node published in between was lost)."""
+        return all(s.get_publisher_count() > 0 for s in self.subscriptions.values())
 
     def spin_until(self, done: Callable[[], bool], timeout: float = 10.0) -> bool:
         end = time.monotonic() + timeout

@@ -105,8 +105,7 @@ def test_the_analysis_is_what_the_node_answers_when_the_recording_is_replayed(
     node = NodeProcess("rbd_ros.nodes.floating_base_node", "--params-file", str(estimating),
                        "--params-file", str(reliable))
     try:
-        assert probe.spin_until(lambda: probe.node.count_publishers(f"{NODE}/base_wrench") > 0,
-                                300.0)
+        assert probe.spin_until(probe.matched, 300.0)
         probe.spin_for(0.3)
         player = subprocess.Popen([sys.executable, "-m", "rbd_ros.app.cli", "replay",
                                    str(recording), "--wait-for", "rbd_floating_base",
