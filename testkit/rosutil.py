@@ -87,6 +87,27 @@ class Probe:
                                                                   qos)
         return box
 
+    def sent_to_us(self, *topics: str, timeout: float = 300.0) -> bool:
+        """Until a node's ``/diagnostics`` say it sends ``topics`` (its ``outputs sent``: its
+        publishers have matched a subscriber, ours), or ``timeout`` s. What a node publishes
+        before its writer matches our reader is lost, and under load that match can come
+        seconds after ours (:meth:`matched`)."""
+        from diagnostic_msgs.msg import DiagnosticArray
+
+        sent: set[str] = set()
+
+        def take(msg: DiagnosticArray) -> None:
+            for status in msg.status:
+                for kv in status.values:
+                    if kv.key == "outputs sent":
+                        sent.update(kv.value.split(", "))
+
+        sub = self.node.create_subscription(DiagnosticArray, "/diagnostics", take, 100)
+        try:
+            return self.spin_until(lambda: set(topics) <= sent, timeout)
+        finally:
+            self.node.destroy_subscription(sub)
+
     def matched(self) -> bool:
         """Every topic listened to has a publisher matched to its subscription (DDS's own
         match, which the ROS graph's ``count_publishers`` can announce before it is made: under

@@ -287,6 +287,8 @@ class NodeBase(Node):
         live = self.live
         model = [("model", live.model.name), ("joints", ", ".join(live.names))] if live \
             else [("model", "none yet")]
+        # the per-state outputs computed: those with a subscriber matched at the node's last look
+        model.append(("outputs sent", ", ".join(sorted(p.topic_name for p in self.heard))))
         msg = DiagnosticArray(status=[DiagnosticStatus(
             level=level, name=f"{self.get_name()}: health",
             hardware_id=live.model.name if live else "", message=message,

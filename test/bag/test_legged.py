@@ -106,6 +106,7 @@ def test_the_analysis_is_what_the_node_answers_when_the_recording_is_replayed(
                        "--params-file", str(reliable))
     try:
         assert probe.spin_until(probe.matched, 300.0)
+        assert probe.sent_to_us(*(t for t in probe.subscriptions if t.startswith(NODE)))
         probe.spin_for(0.3)
         player = subprocess.Popen([sys.executable, "-m", "rbd_ros.app.cli", "replay",
                                    str(recording), "--wait-for", "rbd_floating_base",

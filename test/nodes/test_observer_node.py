@@ -83,6 +83,7 @@ def feed(probe: Probe, states: list[State], offset: int, velocities: bool,
     pub = probe.node.create_publisher(JointState, "/push/joint_states", RELIABLE)
     assert probe.spin_until(lambda: pub.get_subscription_count() > 0
                             and probe.node.count_publishers(f"{PUSH}/collision") > 0)
+    assert probe.sent_to_us(f"{PUSH}/external_torques")
     probe.spin_for(0.5)
     sent = 0
     while sent < len(states) or len(ext) < len(states):
