@@ -87,9 +87,9 @@ def model_urdf(path: Path, viscous: np.ndarray | None = None, coulomb: np.ndarra
     assert rows, "no PosO in the model file"
     rel = com - np.array([[_number(x, names) for x in row.split(",")]
                           for row in rows[1].split(";") if row.strip()]).T
-    out = ['<robot name="m0609" xmlns:drake="http://drake.mit.edu">', '<link name="base"/>']
-    for k, ((d, a, alpha, _, mass, jm, ratio), inertia) in enumerate(zip(dh, inertias,
-                                                                         strict=True), 1):
+    out = ['<robot name="m0609">', '<link name="base"/>']
+    for k, ((d, a, alpha, _, mass, _, _), inertia) in enumerate(zip(dh, inertias, strict=True),
+                                                                1):
         # each component of r is +-COM0(axis, k): the base frame's axis it lies along
         found = re.search(rf"L{k}\.r\s*=\s*\[(.*?)\]", src)
         assert found, f"no L{k}.r in the model file"
@@ -108,12 +108,13 @@ def model_urdf(path: Path, viscous: np.ndarray | None = None, coulomb: np.ndarra
         out.append(f'<link name="link{k}"><inertial><origin xyz="{r[0]:.9g} {r[1]:.9g} '
                    f'{r[2]:.9g}"/><mass value="{mass}"/><inertia ixx="{xx}" iyy="{yy}" '
                    f'izz="{zz}" ixy="{xy}" iyz="{yz}" ixz="{xz}"/></inertial></link>')
-        if rotors:
-            out.append(f'<transmission name="t{k}"><joint name="joint{k}"/><actuator name="m{k}">'
-                       f'<drake:rotor_inertia value="{jm}"/><drake:gear_ratio value="{ratio}"/>'
-                       '</actuator></transmission>')
     out.append("</robot>")
-    return "\n".join(out), np.array([row[3] for row in dh])
+    urdf = "\n".join(out)
+    if rotors:
+        from urdfs import with_rotors  # testkit's, on the path bench/collisions.py set
+
+        urdf = with_rotors(urdf, {f"joint{k}": (row[5], row[6]) for k, row in enumerate(dh, 1)})
+    return urdf, np.array([row[3] for row in dh])
 
 
 def recording(folder: Path) -> tuple[np.ndarray, ...]:

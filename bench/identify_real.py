@@ -52,6 +52,10 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
+
+from urdfs import with_rotors as _with_rotors
+
 from rbd_ros.dynamics import load_urdf
 from rbd_ros.identify.run import IdentifyOptions, identify
 
@@ -234,12 +238,8 @@ def loads_and_agrees(urdf: Path) -> float:
 def with_rotors(urdf: Path, joints: list[str], tmp: Path) -> Path:
     """A copy of ``urdf`` with a transmission per joint of ``joints`` holding a motor's rotor
     (1e-6 kg m^2 through a gear of 100)."""
-    text = urdf.read_text().replace("<robot ", '<robot xmlns:drake="http://drake.mit.edu" ', 1)
-    rotors = "".join(f'<transmission name="{j}_rotor"><joint name="{j}"/><actuator name="{j}_m">'
-                     '<drake:rotor_inertia value="1e-6"/><drake:gear_ratio value="100"/>'
-                     "</actuator></transmission>" for j in joints)
     out = tmp / f"rotors_{urdf.name}"
-    out.write_text(text.replace("</robot>", rotors + "</robot>"))
+    out.write_text(_with_rotors(urdf.read_text(), {j: (1e-6, 100.0) for j in joints}))
     return out
 
 

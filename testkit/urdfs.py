@@ -36,6 +36,23 @@ def robot(*parts: str, name: str = "t") -> str:
     return f'<robot name="{name}">' + "".join(parts) + "</robot>"
 
 
+DRAKE = "http://drake.mit.edu"
+
+
+def with_rotors(urdf: str, rotors: dict[str, tuple[float, float | None]]) -> str:
+    """``urdf`` with a transmission per joint holding its motor's rotor in Drake's tags: its
+    rotor inertia and gear ratio (None: no ``gear_ratio`` tag), the namespace declared."""
+    if "xmlns:drake" not in urdf:
+        urdf = urdf.replace("<robot ", f'<robot xmlns:drake="{DRAKE}" ', 1)
+    tags = "".join(
+        f'<transmission name="{j}_rotor"><joint name="{j}"/><actuator name="{j}_motor">'
+        f'<drake:rotor_inertia value="{inertia!r}"/>'
+        + ("" if ratio is None else f'<drake:gear_ratio value="{ratio!r}"/>')
+        + "</actuator></transmission>" for j, (inertia, ratio) in rotors.items())
+    head, _, tail = urdf.rpartition("</robot>")
+    return head + tags + "</robot>" + tail
+
+
 finite = st.floats(-1.0, 1.0, allow_nan=False)
 unit = st.floats(0.2, 1.0)
 

@@ -5,14 +5,13 @@ wrong."""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 import pytest
 from pinref import PinRef, random_state, rel_err, robot_path
-from urdfs import joint, limit, link, robot
+from urdfs import joint, limit, link, robot, with_rotors
 
 from rbd_ros.dynamics import (
     Data,
@@ -25,23 +24,6 @@ from rbd_ros.dynamics import (
 from rbd_ros.dynamics.algorithm.momentum import momentum
 from rbd_ros.dynamics.estimation.observer import MomentumObserver
 from rbd_ros.robots import ARM
-
-DRAKE = "http://drake.mit.edu"
-
-
-def with_rotors(urdf: str, rotors: dict[str, tuple[float, float | None]]) -> str:
-    """``urdf`` with a transmission per joint: its rotor inertia and gear ratio (None: no tag)."""
-    root = ET.fromstring(urdf)
-    for name, (inertia, ratio) in rotors.items():
-        tr = ET.SubElement(root, "transmission", {"name": f"{name}_transmission"})
-        ET.SubElement(tr, "type").text = "transmission_interface/SimpleTransmission"
-        ET.SubElement(tr, "joint", {"name": name})
-        act = ET.SubElement(tr, "actuator", {"name": f"{name}_motor"})
-        ET.SubElement(act, "mechanicalReduction").text = "1"
-        ET.SubElement(act, f"{{{DRAKE}}}rotor_inertia", {"value": repr(inertia)})
-        if ratio is not None:
-            ET.SubElement(act, f"{{{DRAKE}}}gear_ratio", {"value": repr(ratio)})
-    return ET.tostring(root, encoding="unicode")
 
 
 @pytest.mark.parametrize(("name", "ff"), [("ur5", False), ("panda", False), ("baxter", False),

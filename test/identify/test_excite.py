@@ -21,6 +21,7 @@ from recordings import write_joint_states
 from rosutil import NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from urdfs import with_rotors
 
 from rbd_ros.dynamics import Data, crba, load_urdf, load_urdf_string, rnea, rnea_batch
 from rbd_ros.identify.excite import (
@@ -65,10 +66,7 @@ def test_the_gradient_it_climbs_is_the_cost_functions(seed: int, rotors: bool) -
     rotors in the URDF, their armatures' columns too."""
     model = MODEL
     if rotors:  # 0.1 kg m^2 at each joint
-        model = load_urdf_string(ARM.read_text().replace("</robot>", "".join(
-            f'<transmission name="t{j}"><joint name="{j}"/><actuator name="m{j}"><rotor_inertia '
-            'value="1e-5"/><gear_ratio value="100"/></actuator></transmission>' for j in NAMES)
-            + "</robot>"))
+        model = load_urdf_string(with_rotors(ARM.read_text(), {j: (1e-5, 100.0) for j in NAMES}))
     lim = Limits.of(model, 5.0)
     t = np.linspace(0.0, 10.0, 400, endpoint=False)
     start = plain(model, lim, 10.0, 5, t, np.random.default_rng(seed))

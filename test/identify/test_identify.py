@@ -16,6 +16,7 @@ from builtarm import MODEL, NAMES, NOISE, built_arm, efforts, exciting, write
 from recordings import write_joint_states
 from rosbags.rosbag2 import Writer
 from rosbags.typesys import Stores, get_typestore
+from urdfs import with_rotors
 
 from rbd_ros.bag.errors import BagError
 from rbd_ros.dynamics import load_urdf_string
@@ -275,15 +276,6 @@ def test_joints_without_torques_are_left_out_and_the_rest_identified(
         identify([bag], tmp_path / "q", IdentifyOptions(urdf=ARM, ignore_efforts=("joint9",)))
 
 
-def _rotors(urdf: str, armature: dict[str, float], ratio: float = 50.0) -> str:
-    """``urdf`` with Drake's rotor tags: each joint's armature through a gear ``ratio``."""
-    trs = "".join(f'<transmission name="t_{j}"><joint name="{j}"/><actuator name="m_{j}">'
-                  f'<drake:rotor_inertia value="{a / ratio**2!r}"/><drake:gear_ratio '
-                  f'value="{ratio!r}"/></actuator></transmission>' for j, a in armature.items())
-    return urdf.replace("<robot ", '<robot xmlns:drake="http://drake.mit.edu" ', 1) \
-        .replace("</robot>", trs + "</robot>")
-
-
 def test_identify_fits_the_armatures_of_the_joints_whose_urdf_has_rotors(
         arm: Arm, tmp_path: Path) -> None:
     """The arm as built with motors of 0.05-0.3 kg m^2 at the joints; the URDF says they are
@@ -297,7 +289,8 @@ def test_identify_fits_the_armatures_of_the_joints_whose_urdf_has_rotors(
     e += rng.normal(scale=NOISE, size=e.shape)
     bag = write(tmp_path / "rotors", t, q, e)
     urdf = tmp_path / "half.urdf"
-    urdf.write_text(_rotors(ARM.read_text(), {j: x / 2 for j, x in truth.items()}))
+    urdf.write_text(with_rotors(ARM.read_text(), {j: (x / 2 / 50.0**2, 50.0)
+                                                  for j, x in truth.items()}))
     report = identify([bag], tmp_path / "o", IdentifyOptions(urdf=urdf))
     assert np.all(report.rms["identified"] < NOISE), report.text
     assert np.mean(report.rms["urdf"]) > 3 * NOISE, report.text
@@ -333,7 +326,7 @@ def test_a_mimic_joint_with_a_rotor_is_refused_with_what_to_do() -> None:
                       '<limit lower="-1" upper="1" effort="1" velocity="1"/>'
                       + ('<mimic joint="j1"/>' if k == 2 else "") + "</joint>" for k in (1, 2))
             + "</robot>")
-    _no_mimic_rotors(load_urdf_string(_rotors(urdf, {"j1": 0.1})))  # its source's rotor is fitted
+    _no_mimic_rotors(load_urdf_string(with_rotors(urdf, {"j1": (0.1, None)})))  # fitted
     with pytest.raises(BagError, match=r"the URDF gives mimic joints j2 a rotor_inertia .*"
                                        r"Give the rotor to the joint they mimic"):
-        _no_mimic_rotors(load_urdf_string(_rotors(urdf, {"j2": 0.1})))
+        _no_mimic_rotors(load_urdf_string(with_rotors(urdf, {"j2": (0.1, None)})))

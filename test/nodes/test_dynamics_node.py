@@ -15,7 +15,7 @@ from rosutil import LATCHED, SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-from urdfs import inertia, joint, limit, link, robot
+from urdfs import inertia, joint, limit, link, robot, with_rotors
 
 from rbd_ros.dynamics import Data, aba, crba, gravity, load_urdf, load_urdf_string, rnea
 from rbd_ros.robots import ARM
@@ -666,12 +666,8 @@ def test_rotor_inertias_in_the_urdf_are_in_the_services_answers(ros: None, probe
     node's inverse dynamics, forward dynamics and mass matrix are Pinocchio's with the same
     armature (rotor inertia x gear ratio^2, 0.05-0.35 kg m^2 here)."""
     armature = np.linspace(0.05, 0.35, 7)
-    rotors = "".join(f'<transmission name="t{k}"><joint name="{n}"/><actuator name="m{k}">'
-                     f'<drake:rotor_inertia value="{x / 1e4!r}"/><drake:gear_ratio value="100"/>'
-                     "</actuator></transmission>" for k, (n, x) in enumerate(zip(
-                         NAMES, armature.tolist(), strict=True)))
-    urdf = ARM.read_text().replace("<robot ", '<robot xmlns:drake="http://drake.mit.edu" ', 1) \
-        .replace("</robot>", rotors + "</robot>")
+    urdf = with_rotors(ARM.read_text(), {n: (x / 1e4, 100.0) for n, x in zip(
+        NAMES, armature.tolist(), strict=True)})
     pm = pin.buildModelFromXML(ARM.read_text())
     pm.gravity.linear = MODEL.gravity.copy()
     assert list(pm.names[1:]) == NAMES
