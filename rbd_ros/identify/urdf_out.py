@@ -10,6 +10,7 @@ import numpy as np
 
 from ..dynamics import Model
 from ..dynamics.multibody.model import F64
+from ..dynamics.multibody.urdf import rotor_tags
 from .fit import actuated, rotors
 
 #: Drake's namespace keeps its prefix in the URDF written (Drake reads the tags by it)
@@ -73,7 +74,7 @@ def _rotor_inertias(root: ET.Element, model: Model, phi: F64) -> None:
     armature = dict(zip(names, phi[phi.size - rot.size :], strict=True))
     for tr in root.findall("transmission"):
         joint = tr.find("joint")
-        tags = {el.tag.rpartition("}")[2]: el for act in tr.findall("actuator") for el in act}
+        tags = rotor_tags(tr)
         name = None if joint is None else joint.get("name")
         if name in armature and "rotor_inertia" in tags:
             ratio = float(tags["gear_ratio"].get("value", "1")) if "gear_ratio" in tags else 1.0

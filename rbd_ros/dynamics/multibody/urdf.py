@@ -119,13 +119,20 @@ def _dynamics_only(root: ET.Element) -> ET.Element:
     return out
 
 
+def rotor_tags(transmission: ET.Element) -> dict[str, ET.Element]:
+    """A ``<transmission>``'s actuator tags by their name in any namespace (``rotor_inertia``,
+    ``gear_ratio``: Drake's)."""
+    return {el.tag.rpartition("}")[2]: el for act in transmission.findall("actuator")
+            for el in act}
+
+
 def _armatures(root: ET.Element) -> dict[str, float]:
     """Each joint's armature from its transmission's ``rotor_inertia`` and ``gear_ratio``
     (Drake's tags, in any namespace): the rotor inertia times the gear ratio squared."""
     out: dict[str, float] = {}
     for tr in root.findall("transmission"):
         name = tr.get("name") or "(unnamed)"
-        tags = {el.tag.rpartition("}")[2]: el for act in tr.findall("actuator") for el in act}
+        tags = rotor_tags(tr)
         if "rotor_inertia" not in tags:
             continue
         joints = [j.get("name") or "" for j in tr.findall("joint")]
