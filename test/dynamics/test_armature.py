@@ -15,6 +15,7 @@ from urdfs import joint, limit, link, robot, with_rotors
 
 from rbd_ros.dynamics import (
     Data,
+    ModelError,
     URDFError,
     aba,
     crba,
@@ -63,6 +64,58 @@ def test_rnea_aba_crba_and_momentum_match_pinocchios_armature(name: str, ff: boo
     assert rel_err(rnea(plain, Data(plain), q, v, a), ref.rnea(q, v, a)) > 1e-3
     assert rel_err(aba(plain, Data(plain), q, v, tau), ref.aba(q, v, tau)) > 1e-3
 
+
+
+@pytest.mark.parametrize("name", ["ur5", "panda"])
+def test_armature_set_in_python_matches_pinocchios_and_the_urdfs(name: str) -> None:
+    """``Model.with_armature`` on a URDF without rotor tags: Pinocchio's ``model.armature``,
+    and the same model as one whose URDF declares them; the joints not named keep theirs."""
+    text = Path(robot_path(name)).read_text()
+    plain = load_urdf_string(text)
+    moving = [j.name for j in plain.joints if j.kind in ("revolute", "continuous", "prismatic")]
+    values = {n: 0.1 * (k + 1) for k, n in enumerate(moving[:-1])}  # the last one keeps 0
+    m = plain.with_armature(values)
+    tagged = load_urdf_string(with_rotors(text, {n: (x, None) for n, x in values.items()}))
+    assert [j.armature for j in m.joints] == [j.armature for j in tagged.joints]
+    assert m.joint(moving[-1]).armature == 0.0 and plain.joint(moving[0]).armature == 0.0
+    ref = PinRef(m, text, False)
+    arm = np.zeros(ref.pm.nv)
+    for jid in range(1, ref.pm.njoints):
+        arm[ref.pm.joints[jid].idx_v] = values.get(ref.pm.names[jid], 0.0)
+    ref.pm.armature = arm
+    ref.pd = ref.pm.createData()
+    d, rng = Data(m), np.random.default_rng(3)
+    for _ in range(10):
+        q, v, a, tau = random_state(m, rng)
+        assert rel_err(crba(m, d, q), ref.crba(q)) < 1e-9
+        assert rel_err(rnea(m, d, q, v, a), ref.rnea(q, v, a)) < 1e-9
+        assert rel_err(aba(m, d, q, v, tau), ref.aba(q, v, tau)) < 1e-8
+    q, v, a, tau = random_state(m, rng)
+    assert rel_err(aba(plain, Data(plain), q, v, tau), ref.aba(q, v, tau)) > 1e-3
+
+
+@pytest.mark.parametrize(("values", "says"), [
+    ({"nope": 0.1}, "armature for 'nope': model 't' has no such joint; joints: ['j1']"),
+    ({"fix": 0.1}, "armature for 'fix': model 't' has no such joint"),
+    ({"j1": -0.1}, "armature for 'j1' is -0.1: it must be a finite number >= 0"),
+    ({"j1": float("nan")}, "armature for 'j1' is nan: it must be a finite number >= 0"),
+    ({"j1": "heavy"}, "armature for 'j1' is 'heavy': it must be a finite number >= 0"),
+])
+def test_a_wrong_armature_is_refused_with_what_to_fix(values: dict[str, float],
+                                                       says: str) -> None:
+    m = load_urdf_string(_arm())
+    with pytest.raises(ModelError) as err:
+        m.with_armature(values)
+    assert says in str(err.value)
+    assert m.joint("j1").armature == 0.0  # the model is unchanged
+
+
+def test_a_free_flyer_has_no_armature() -> None:
+    m = load_urdf_string(Path(robot_path("solo12")).read_text(), floating_base=True)
+    free = next(j.name for j in m.joints if j.kind == "floating")
+    with pytest.raises(ModelError, match=f"armature for '{free}': it is a floating joint; "
+                                         "only revolute, continuous and prismatic"):
+        m.with_armature({free: 1.0})
 
 def test_the_observer_holds_zero_on_a_motion_with_rotor_inertias() -> None:
     """The bundled arm swung by torques, simulated by Pinocchio with an armature of 0.2-0.5

@@ -17,7 +17,8 @@ linear and the angular velocity expressed in the base frame (Pinocchio's convent
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,7 @@ from .layout import (
     MAPS_NQF,
     MAPS_NV,
     MAPS_NVF,
+    MF_ARMATURE,
     MF_I,
     MF_MASS,
     MF_S,
@@ -203,6 +205,32 @@ class Model:
         mf[frame.body, MF_I : MF_I + INERTIA_SIZE] += spatial_inertia(
             mass, R @ com + p, R @ inertia @ R.T).reshape(-1)
         return dataclasses.replace(self, mf=mf)
+
+    def with_armature(self, armature: Mapping[str, float]) -> Model:
+        """This model with each named joint's armature (the motor's rotor inertia times its
+        gear ratio squared: kg m^2, kg for a prismatic joint; Pinocchio's ``model.armature``)
+        set to the value given, in place of the URDF's; the other joints keep theirs.
+        ModelError saying which when a name is not a revolute, continuous or prismatic joint of
+        the model, or a value is not finite and >= 0."""
+        mf, by_name = self.mf.copy(), {j.name: j for j in self.joints}
+        for name, value in armature.items():
+            j = by_name.get(name)
+            if j is None or j.nv != 1 or j.kind not in ("revolute", "continuous", "prismatic"):
+                raise ModelError(
+                    f"armature for '{name}': " + (
+                        f"model '{self.name}' has no such joint; joints: {self.joint_names}"
+                        if j is None else f"it is a {j.kind} joint; only revolute, continuous "
+                        "and prismatic joints have one"))
+            try:
+                x = float(value)
+            except (TypeError, ValueError):
+                x = math.nan
+            if not (math.isfinite(x) and x >= 0.0):
+                raise ModelError(f"armature for '{name}' is {value!r}: it must be a finite "
+                                 "number >= 0 (kg m^2; kg for a prismatic joint)")
+            mf[self.body_joints.index(name), MF_ARMATURE] = x
+            by_name[name] = dataclasses.replace(j, armature=x)
+        return dataclasses.replace(self, mf=mf, joints=tuple(by_name.values()))
 
     def frame(self, link: str) -> Frame:
         """The frame of ``link``; ModelError naming the links if the model has none of that
