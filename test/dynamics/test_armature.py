@@ -78,6 +78,9 @@ def test_armature_set_in_python_matches_pinocchios_and_the_urdfs(name: str) -> N
     tagged = load_urdf_string(with_rotors(text, {n: (x, None) for n, x in values.items()}))
     assert [j.armature for j in m.joints] == [j.armature for j in tagged.joints]
     assert m.joint(moving[-1]).armature == 0.0 and plain.joint(moving[0]).armature == 0.0
+    # rbd-ros info's summary lists them
+    assert f"kg m^2): {moving[0]} 0.1, {moving[1]} 0.2," in m.summary()
+    assert "armatures" not in plain.summary()
     ref = PinRef(m, text, False)
     arm = np.zeros(ref.pm.nv)
     for jid in range(1, ref.pm.njoints):
@@ -161,7 +164,7 @@ def test_the_observer_holds_zero_on_a_motion_with_rotor_inertias() -> None:
 
 
 def _arm(*transmission: str) -> str:
-    return robot(link("base"), link("l1", 1.0), joint("j1", "revolute", "base", "l1") + limit(),
+    return robot(link("base"), link("l1", 1.0), joint("j1", "revolute", "base", "l1", extra=limit()),
                  link("l2", 1.0), joint("fix", "fixed", "l1", "l2"), *transmission)
 
 
@@ -215,3 +218,23 @@ def test_one_joint_in_two_transmissions_is_refused() -> None:
     body = '<joint name="j1"/><actuator name="m"><rotor_inertia value="1"/></actuator>'
     with pytest.raises(URDFError, match="joint 'j1' has a rotor_inertia in two transmissions"):
         load_urdf_string(_arm(_tr(body, "a"), _tr(body, "b")))
+
+
+@pytest.mark.parametrize(("tags", "where"), [
+    (('<rotor_inertia value="1"/>', ""), '<joint name="j1">'),
+    (("", _tr('<joint name="j1"/><rotor_inertia value="1"/><actuator name="m"/>')),
+     '<transmission name="t">'),
+])
+def test_a_rotor_inertia_out_of_place_is_said_and_strict_refuses_it(
+        tags: tuple[str, str], where: str, caplog: pytest.LogCaptureFixture) -> None:
+    in_joint, transmission = tags
+    text = _arm(transmission).replace("<limit ", in_joint + "<limit ", 1)
+    assert text.count("rotor_inertia") == 1
+    says = f"the <rotor_inertia> in {where} is not read: a rotor inertia is read in a " \
+           "<transmission>'s <actuator>"
+    with caplog.at_level("WARNING", logger="rbd_ros.dynamics"):
+        assert load_urdf_string(text).joint("j1").armature == 0.0
+    assert says in caplog.text
+    with pytest.raises(URDFError, match="refused in strict mode") as err:
+        load_urdf_string(text, strict=True)
+    assert says in str(err.value)

@@ -271,6 +271,9 @@ class Model:
         ]
         if self.mimic_joint_names:
             lines.append("mimic joints: " + ", ".join(self.mimic_joint_names))
+        rotors = [f"{j.name} {j.armature:.4g}" for j in self.joints if j.armature]
+        if rotors:
+            lines.append("armatures (rotor inertia x gear ratio^2, kg m^2): " + ", ".join(rotors))
         return "\n".join(lines)
 
     def check_vector(self, x: object, n: int, what: str) -> F64:

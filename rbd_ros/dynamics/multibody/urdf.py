@@ -93,6 +93,7 @@ def load_urdf_string(xml: str, floating_base: bool = False, strict: bool = False
         log.debug("urdf-parser-py: %s", note)
     builder = _Builder(robot, floating_base, _armatures(root))
     model = builder.build()
+    builder.odd += _stray_rotors(root)
     if model.nv and model.total_mass == 0.0:
         builder.odd.append("no link has an <inertial>: every torque is zero and forward "
                            "dynamics is undefined (a kinematics-only description)")
@@ -159,6 +160,18 @@ def _armatures(root: ET.Element) -> dict[str, float]:
         out[joints[0]] = inertia * ratio * ratio
     return out
 
+
+
+def _stray_rotors(root: ET.Element) -> list[str]:
+    """A note for each ``rotor_inertia`` tag that is not in a transmission's actuator, where
+    it is not read."""
+    read = {id(el) for tr in root.findall("transmission") for act in tr.findall("actuator")
+            for el in act}
+    return [f"the <{el.tag.rpartition('}')[2]}> in <{parent.tag} name=\"{parent.get('name')}\">"
+            " is not read: a rotor inertia is read in a <transmission>'s <actuator>, beside "
+            "one <joint name=...>"
+            for parent in root.iter() for el in parent
+            if el.tag.rpartition("}")[2] == "rotor_inertia" and id(el) not in read]
 
 def _check_xml(xml: str) -> ET.Element:
     if not isinstance(xml, str) or not xml.strip():
