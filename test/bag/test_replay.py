@@ -143,11 +143,11 @@ def test_replay_without_joint_states_says_so(tmp_path: Path) -> None:
 
 def _play_once_answered(probe: Probe, bag: Path, node: str = "rbd_dynamics",
                         answer: str = "gravity_torques") -> subprocess.Popen[str]:
-    """The player, started (with --wait-for ``node``) once the probe can hear the node's
-    ``answer``: it waits for the node's output (made after its kernels, before its model)."""
-    assert probe.spin_until(
-        lambda: probe.node.count_publishers(f"/{node}/{answer}") > 0, 300.0)
-    probe.spin_for(0.3)
+    """The player, started (with --wait-for ``node``) once the node says on /diagnostics that
+    its ``answer`` reaches the probe (its writer has matched our reader: made after its
+    kernels, before its model). The graph shows the node's publisher sooner, and under load
+    what a node sends before that match is lost."""
+    assert probe.sent_to_us(f"/{node}/{answer}")
     return subprocess.Popen([sys.executable, "-m", "rbd_ros.app.cli", "replay", str(bag),
                              "--wait-for", node, "--wait-timeout", "300"],
                             stderr=subprocess.PIPE, text=True)
