@@ -6,6 +6,7 @@ envelope of its peaks at each speed, what analyze gives now), on a model that is
     .venv/bin/python bench/collisions.py [--urdf ROBOT.urdf] [--seconds S]
                                          [--ur10e DIR --ur10e-urdf FILE]
                                          [--gen3 DIR --gen3-urdf FILE]
+                                         [--panda DIR [--panda-urdf FILE]]
                                          [--doosan DIR --doosan-model FILE]
 
 **Simulated, with a real robot's defects.** The arm (bench/observer.py's: the bundled one, or
@@ -39,6 +40,11 @@ not scored.
 1 kHz, joint torque sensors, two optimised trajectories of 4.7 and 2.3 s): thresholds from
 each trajectory, checked on the other (free motion too: every flag is false).
 
+**Real: a Franka Emika Panda** (``--panda DIR``, ``--panda-urdf FILE`` as
+bench/identify_real.py takes them: about 1 kHz with stamps 0.7-8.8 ms apart, joint torque
+sensors): thresholds from 0-10 s of its exciting trajectory, checked on 10-13.3 s, and the
+other way; with the stock URDF and with the one ``rbd-ros identify`` makes of the first part.
+
 **Real: a DOOSAN M0609 hit while it moves** (``--doosan DIR --doosan-model FILE``): 320
 labelled collisions at 100 Hz, motor currents; bench/doosan.py says what and how.
 """
@@ -57,7 +63,17 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
 
-from identify_real import GEN3_JOINTS, UR10E_JOINTS, gen3, ur10e_csv, ur10e_gains, write_bag
+from identify_real import (
+    GEN3_JOINTS,
+    PANDA_JOINTS,
+    UR10E_JOINTS,
+    gen3,
+    panda,
+    recorded_only,
+    ur10e_csv,
+    ur10e_gains,
+    write_bag,
+)
 from observer import PUSH_S, simulate
 from wrongmodel import perturbed
 
@@ -292,6 +308,24 @@ def free_motion(label: str, urdf: Path, runs: list[Path], joints: list[str],
                       f"{' '.join(f'{x:5.2f}' for x in fast):<50} {flagged}")
 
 
+def real_panda(folder: Path, urdf: Path | None) -> None:
+    """The Panda's free motion with its stock URDF, then with the one identify makes of the
+    first part (the thresholds a user gets after identifying)."""
+    from pinref import robot_path
+
+    from rbd_ros.identify.run import IdentifyOptions, identify
+
+    with tempfile.TemporaryDirectory() as tmp:
+        stock = recorded_only(urdf or Path(robot_path("panda")), PANDA_JOINTS, Path(tmp))
+        first, second, _ = panda(folder, Path(tmp))
+        identify(first, Path(tmp) / "id", IdentifyOptions(urdf=stock, cutoff=10.0))
+        label = "Franka Emika Panda (real, stamps 0.7-8.8 ms apart, joint torque sensors; " \
+                "0-10 s and 10-13.3 s of one trajectory)"
+        for which, model in (("stock URDF", stock), ("identified on 0-10 s",
+                                                     Path(tmp) / "id" / "identified.urdf")):
+            free_motion(f"{label}, {which}", model, [*first, *(second or [])], PANDA_JOINTS)
+
+
 def analysis_flags(out: Path, joints: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """An analysis' residual, flags and stamps (s)."""
     import pyarrow.parquet as pq
@@ -340,6 +374,8 @@ def main() -> int:
     parser.add_argument("--ur10e-urdf", type=Path)
     parser.add_argument("--gen3", type=Path, help="as bench/identify_real.py takes it")
     parser.add_argument("--gen3-urdf", type=Path)
+    parser.add_argument("--panda", type=Path, help="as bench/identify_real.py takes it")
+    parser.add_argument("--panda-urdf", type=Path, help="default: example-robot-data's")
     parser.add_argument("--doosan", type=Path, help="Real_robot/TestingDivide of kdh0429/"
                                                     "learning_collision_detection_real")
     parser.add_argument("--doosan-model", type=Path, help="its DoosanMSeries_RoboticsToolBox_"
@@ -357,6 +393,8 @@ def main() -> int:
             free_motion("Kinova Gen3 (real, 1 kHz, joint torque sensors, two fast trajectories "
                         "of 4.7 and 2.3 s)", args.gen3_urdf, [*first, *(second or [])],
                         GEN3_JOINTS)
+    if args.panda:
+        real_panda(args.panda, args.panda_urdf)
     if args.doosan:
         from doosan import real_doosan
 

@@ -94,21 +94,21 @@ def write_bag(path: Path, names: list[str], t: np.ndarray, q: np.ndarray, v: np.
     return path
 
 
-def torso_and_arm(urdf: Path, tmp: Path) -> Path:
-    """``urdf`` with every joint but the torso's and the arm's fixed: identify's model has
-    exactly the recorded joints."""
+def recorded_only(urdf: Path, joints: list[str], tmp: Path) -> Path:
+    """``urdf`` with every joint but ``joints`` fixed (wheels, head, fingers): identify's
+    model has exactly the recorded joints."""
     import xml.etree.ElementTree as ET
 
     root = ET.parse(urdf).getroot()
     for joint in root.iter("joint"):
-        if joint.get("name") not in TIAGO_JOINTS and joint.get("type") != "fixed":
+        if joint.get("name") not in joints and joint.get("type") != "fixed":
             joint.set("type", "fixed")
             for child in [c for c in joint if c.tag in ("limit", "axis", "dynamics", "mimic",
                                                          "safety_controller")]:
                 joint.remove(child)
     for element in [e for e in root if e.tag in ("transmission", "gazebo")]:
         root.remove(element)
-    out = tmp / "tiago_torso_arm.urdf"
+    out = tmp / f"recorded_{urdf.name}"
     ET.ElementTree(root).write(out)
     return out
 
@@ -141,6 +141,23 @@ def gen3(folder: Path, tmp: Path, jitter: bool = False
                 kept[start : start + 7] = False
         bags.append(write_bag(tmp / f"gen3_{k}_{jitter}", GEN3_JOINTS, t[kept], q[kept],
                               v[kept], e[kept]))
+    return bags[:1], bags[1:], ()
+
+
+PANDA_JOINTS = [f"panda_joint{k}" for k in range(1, 8)]
+
+
+def panda(folder: Path, tmp: Path) -> tuple[list[Path], list[Path] | None, tuple[str, ...]]:
+    """The exciting trajectory's log (``exciting_traj_{time,positions,velocity,torques}.txt``:
+    a state's seven values on seven lines), stamped as logged. The trajectory is periodic
+    (13.3 s: 0.15 pi rad/s, ``AutomaticExcTrjGen.m``), so its 21 s repeat its first 7.7 s:
+    identified on 0-10 s, validated on 10-13.3 s, motion the fit has not seen."""
+    t = np.loadtxt(folder / "exciting_traj_time.txt")
+    q, v, e = (np.loadtxt(folder / f"exciting_traj_{f}.txt").reshape(t.size, 7)
+               for f in ("positions", "velocity", "torques"))
+    period = 2.0 / 0.15
+    bags = [write_bag(tmp / f"panda_{k}", PANDA_JOINTS, t[part], q[part], v[part], e[part])
+            for k, part in enumerate((t < 10.0, (t >= 10.0) & (t < period)))]
     return bags[:1], bags[1:], ()
 
 
@@ -312,18 +329,20 @@ def main() -> int:
     parser.add_argument("--tiago-urdf", type=Path)
     parser.add_argument("--gen3", type=Path)
     parser.add_argument("--gen3-urdf", type=Path)
+    parser.add_argument("--panda", type=Path)
+    parser.add_argument("--panda-urdf", type=Path, help="default: example-robot-data's")
     parser.add_argument("--ur10e", type=Path)
     parser.add_argument("--ur10e-urdf", type=Path)
     parser.add_argument("--rotors", action="store_true",
                         help="the Gen3 and the UR10e again with their joints' armatures fitted")
     args = parser.parse_args()
-    if not (args.tiago or args.gen3 or args.ur10e):
+    if not (args.tiago or args.gen3 or args.ur10e or args.panda):
         parser.error("give --tiago DIR --tiago-urdf FILE, --gen3 DIR --gen3-urdf FILE and/or "
                      "--ur10e DIR --ur10e-urdf FILE")
     with tempfile.TemporaryDirectory() as tmp:
         if args.tiago:
             run("PAL TIAGo, torso + arm (arm 1-4 measured, motor currents)",
-                torso_and_arm(args.tiago_urdf, Path(tmp)),
+                recorded_only(args.tiago_urdf, TIAGO_JOINTS, Path(tmp)),
                 tiago(args.tiago, Path(tmp)), cutoff=5.0)
         if args.gen3:
             logged = gen3(args.gen3, Path(tmp))
@@ -334,6 +353,13 @@ def main() -> int:
             run("Kinova Gen3, stamped as a ROS driver does (0.4-1.6 ms apart, 8 ms pauses)",
                 args.gen3_urdf, gen3(args.gen3, Path(tmp), jitter=True), cutoff=10.0)
             observer_levels(args.gen3, args.gen3_urdf)
+        if args.panda:
+            from pinref import robot_path
+
+            urdf = recorded_only(args.panda_urdf or Path(robot_path("panda")), PANDA_JOINTS,
+                                 Path(tmp))
+            run("Franka Emika Panda (joint torque sensors), stamped as logged (0.7-8.8 ms "
+                "apart)", urdf, panda(args.panda, Path(tmp)), cutoff=10.0)
         if args.ur10e:
             gains = ur10e_gains(args.ur10e)
             print("\nUR10e gains (N m per A): controller's desired torque / desired current "
