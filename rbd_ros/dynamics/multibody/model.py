@@ -57,7 +57,11 @@ I64 = NDArray[np.int64]
 
 @dataclass(frozen=True)
 class Joint:
-    """One joint with coordinates, as a user names it (fixed joints have none)."""
+    """One joint with coordinates, as a user names it (fixed joints have none): ``model.joint(
+    name)``. Its URDF limits (``lower``, ``upper``, ``velocity``, ``effort``; inf where none),
+    ``<dynamics damping friction>``, ``<mimic>`` as (source, multiplier, offset), and
+    ``armature``, its motor's rotor inertia times the gear ratio squared (Pinocchio's
+    ``model.armature`` of its coordinate; set with :meth:`Model.with_armature`)."""
 
     name: str
     kind: str  # revolute, continuous, prismatic, planar, floating
@@ -174,6 +178,8 @@ class Model:
         return [j.name for j in self.joints if j.mimic is not None]
 
     def joint(self, name: str) -> Joint:
+        """The :class:`Joint` named ``name``; ModelError listing the joints if the model has
+        none of that name."""
         for j in self.joints:
             if j.name == name:
                 return j
