@@ -20,6 +20,14 @@ The recordings are public but not ours, so they are not in the repository; give 
   (joints joint_1 ... joint_7). Run twice: stamped as logged, and stamped as a ROS driver
   stamps its states (jitter and pauses added: what identify's time base is for).
 
+* ``--panda DIR [--panda-urdf FILE]``: a Franka Emika Panda with joint torque sensors, about
+  1 kHz with the stamps as logged (0.7-8.8 ms apart), 21 s of the exciting trajectory of Gaz et
+  al. (RA-L 2019): DIR is ``matlab/data/Exciting_Traj/Trajectory_1/rbt_log`` of
+  github.com/marcocognetti/FrankaEmikaPandaDynModel at commit 24d85ce (GPL-3.0 there), the
+  files ``exciting_traj_{time,positions,velocity,torques}.txt``. FILE: example-robot-data's
+  ``panda.urdf`` unless given (its fingers are made fixed). Identified on 0-10 s, validated
+  on 10-13.3 s (the trajectory repeats every 13.3 s).
+
 * ``--ur10e DIR --ur10e-urdf FILE``: a Universal Robots UR10e at about 100 Hz (stamps 9-12 ms
   apart), the same 50 s trajectories run without a load and holding 2.805 kg (the authors'
   mass): ``dataset_ur10e/identification_data/ur-20_02_19_{14,15}harm50sec{,Load}.csv`` of
