@@ -45,6 +45,13 @@ bench/identify_real.py takes them: about 1 kHz with stamps 0.7-8.8 ms apart, joi
 sensors): thresholds from 0-10 s of its exciting trajectory, checked on 10-13.3 s, and the
 other way; with the stock URDF and with the one ``rbd-ros identify`` makes of the first part.
 
+**Pushes added to real recordings** (with ``--panda`` and ``--ur10e``): real free motion has no
+hit whose link is known, so pushes (``PUSH`` N on a random link at ``REACH``, 150 ms) are
+taken off the recorded efforts of the other recording (``J^T f``: what the motors of a stiff
+position controller do against a push; the motion stays as recorded), thresholds from the
+first; with the URDF, and with the identified one and the node's ``friction: true``. The noise,
+the stamps and the model's error are the robot's own; the pushed link is known, so it is scored.
+
 **Real: a DOOSAN M0609 hit while it moves** (``--doosan DIR --doosan-model FILE``): 320
 labelled collisions at 100 Hz, motor currents; bench/doosan.py says what and how.
 """
@@ -69,6 +76,7 @@ from identify_real import (
     UR10E_JOINTS,
     gen3,
     panda,
+    panda_parts,
     recorded_only,
     ur10e_csv,
     ur10e_gains,
@@ -100,11 +108,12 @@ AFTER_S = 0.3  # a flag this long after a push ended is a false alarm
 ISOLATE_S = 0.02  # the link is named from the joints loaded within this of the first flag
 
 
-def observed(model: Model, runs: list[tuple[np.ndarray, ...]], differenced: bool
-             ) -> tuple[ResidualPeaks, np.ndarray]:
+def observed(model: Model, runs: list[tuple[np.ndarray, ...]], differenced: bool,
+             friction: bool = False) -> tuple[ResidualPeaks, np.ndarray]:
     """The observer over runs (one after the other, a second apart) as the node runs it: (its
-    peaks, per state the residual, the joints' speeds and whether it had settled)."""
-    peaks, out, offset = ResidualPeaks(model, DEFAULT_GAIN), [], 0.0
+    peaks, per state the residual, the joints' speeds and whether it had settled);
+    ``friction``: the model's joint friction taken off the efforts (the node's ``friction``)."""
+    peaks, out, offset = ResidualPeaks(model, DEFAULT_GAIN, friction), [], 0.0
     for t, q, v, e in runs:
         ns = np.round((t + offset) * 1e9).astype(np.int64)
         out.append(peaks.add(ns, q, v, np.full(len(t), differenced), e))
@@ -277,7 +286,7 @@ def real_ur10e(folder: Path, urdf: Path) -> None:
 
 
 def free_motion(label: str, urdf: Path, runs: list[Path], joints: list[str],
-                scale: dict[str, float] | None = None) -> None:
+                scale: dict[str, float] | None = None, friction: bool = False) -> None:
     """Thresholds from each recording of free motion, checked on the others: at rest, and the
     states the others flag (none is right)."""
     from rbd_ros.bag.analyze import AnalyzeOptions, analyze
@@ -287,7 +296,8 @@ def free_motion(label: str, urdf: Path, runs: list[Path], joints: list[str],
           f"{'fastest (at its top speed)':<50} {'states flagged'}")
     with tempfile.TemporaryDirectory() as tmp:
         for k, run in enumerate(runs):
-            base = AnalyzeOptions(urdf=urdf, effort_scale=scale or {}, progress=False)
+            base = AnalyzeOptions(urdf=urdf, effort_scale=scale or {}, progress=False,
+                                  friction=friction)
             summary = analyze([run], Path(tmp) / f"a{k}", replace(base, outputs=()))
             obs = summary.observer
             assert obs is not None
@@ -321,9 +331,83 @@ def real_panda(folder: Path, urdf: Path | None) -> None:
         identify(first, Path(tmp) / "id", IdentifyOptions(urdf=stock, cutoff=10.0))
         label = "Franka Emika Panda (real, stamps 0.7-8.8 ms apart, joint torque sensors; " \
                 "0-10 s and 10-13.3 s of one trajectory)"
-        for which, model in (("stock URDF", stock), ("identified on 0-10 s",
-                                                     Path(tmp) / "id" / "identified.urdf")):
-            free_motion(f"{label}, {which}", model, [*first, *(second or [])], PANDA_JOINTS)
+        calib, check = panda_parts(folder)
+        for which, model, friction in (
+                ("stock URDF", stock, False),
+                ("identified on 0-10 s, friction: true", Path(tmp) / "id" / "identified.urdf",
+                 True)):
+            free_motion(f"{label}, {which}", model, [*first, *(second or [])], PANDA_JOINTS,
+                        friction=friction)
+            injected(f"Franka Emika Panda, {which}", load_urdf(model), calib, check,
+                     friction=friction)
+
+
+def ur10e_injected(folder: Path, urdf: Path) -> None:
+    """Pushes added to the UR10e's 15-harmonic run, thresholds from the 14-harmonic one (its
+    efforts the currents times the controller's ratios), with its URDF and with the one
+    identify makes of the 14-harmonic run."""
+    from rbd_ros.identify.run import IdentifyOptions, identify
+
+    gains = ur10e_gains(folder)
+    runs = [ur10e_csv(folder, f"ur-20_02_19_{h}harm50sec.csv") for h in (14, 15)]
+    calib, check = ((d[:, 0] - d[0, 0], d[:, 1:7], d[:, 7:13], d[:, 13:19] * gains)
+                    for d in runs)
+    with tempfile.TemporaryDirectory() as tmp:
+        identify([write_bag(Path(tmp) / "b", UR10E_JOINTS, *calib)], Path(tmp) / "id",
+                 IdentifyOptions(urdf=urdf, cutoff=10.0))
+        for which, model, friction in (
+                ("its URDF", urdf, False),
+                ("identified on the 14-harmonic run, friction: true",
+                 Path(tmp) / "id" / "identified.urdf", True)):
+            injected(f"Universal Robots UR10e (real, 100 Hz, motor currents), {which}",
+                     load_urdf(model), calib, check, passes=1, friction=friction)
+
+
+def injected(label: str, model: Model, calib: tuple[np.ndarray, ...],
+             check: tuple[np.ndarray, ...], passes: int = 8, friction: bool = False) -> None:
+    """Pushes added to a real recording of free motion: thresholds from ``calib``, then
+    ``passes`` copies of ``check``, each with its own pushes (``PUSH`` N on a random link at
+    ``REACH``, 150 ms, one every 0.45-0.6 s) taken off its efforts, as the motors of a stiff
+    position controller take a push (``J^T f``; the motion as recorded). The noise, the jitter
+    and the model's error are the robot's own; the pushed link is known."""
+    rng = np.random.default_rng(5)
+    runs: list[tuple[np.ndarray, ...]] = []
+    pushes, offset = [], 0.0
+    d, z = Data(model), np.zeros(model.nv)
+    for _ in range(passes):
+        t, q, v, e = check
+        t = t - t[0] + offset
+        e = e.copy()
+        when = t[0] + 0.2
+        while when < t[-1] - PUSH_S - AFTER_S:
+            force, at = rng.standard_normal(3), rng.standard_normal(3)
+            force *= PUSH / np.linalg.norm(force)
+            at *= REACH / np.linalg.norm(at)
+            body = int(rng.integers(1, model.nb))
+            f = np.zeros((model.nb, 6))
+            f[body] = np.r_[force, np.cross(at, force)]
+            for k in np.flatnonzero((t >= when) & (t < when + PUSH_S)):
+                e[k] -= rnea(model, d, q[k], z, z) - rnea(model, d, q[k], z, z, f)  # J^T f
+            pushes.append((when, body, f[body]))
+            when += PUSH_S + rng.uniform(0.3, 0.45)
+        runs.append((t, q, v, e))
+        offset = t[-1] + 1.0
+    t_all = np.concatenate([r[0] for r in runs])
+    size = push_torques(model, (t_all, np.concatenate([r[1] for r in runs])), pushes)
+    print(f"\n## {label}: {len(pushes)} pushes of {PUSH:g} N added to {passes} copies of the "
+          "other recording (the motion as recorded; thresholds from the first)")
+    print(f"{'velocities':<11} {'thresholds':<14} {'at rest N m (joint 1..)':<44} "
+          f"{'flagged':>8} {'>=15 sd':>8} {'ms p50':>7} {'p90':>5} {'15sd max':>9} "
+          f"{'false':>6} {'link':>5} {'+-1':>5}")
+    for differenced in (False, True):
+        peaks, free_out = observed(model, [calib], differenced, friction)
+        sd = np.nanstd(free_out[:, 0], axis=0)
+        big: np.ndarray = (size / sd).max(axis=1) >= SIGMAS
+        _, out = observed(model, runs, differenced, friction)
+        for name, thresholds in rules(peaks.peak, peaks.binned).items():
+            row = scored(model, t_all, *flags_over(out, thresholds), pushes, big)
+            print(f"{'positions' if differenced else 'measured':<11} {name:<14} "
+                  f"{' '.join(f'{x:5.2f}' for x in thresholds[0]):<44} {row}")
 
 
 def analysis_flags(out: Path, joints: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -387,6 +471,7 @@ def main() -> int:
     simulated(args.urdf, args.seconds)
     if args.ur10e:
         real_ur10e(args.ur10e, args.ur10e_urdf)
+        ur10e_injected(args.ur10e / "identification_data", args.ur10e_urdf)
     if args.gen3:
         with tempfile.TemporaryDirectory() as tmp:
             first, second, _ = gen3(args.gen3, Path(tmp))

@@ -160,13 +160,18 @@ def panda(folder: Path, tmp: Path) -> tuple[list[Path], list[Path] | None, tuple
     a state's seven values on seven lines), stamped as logged. The trajectory is periodic
     (13.3 s: 0.15 pi rad/s, ``AutomaticExcTrjGen.m``), so its 21 s repeat its first 7.7 s:
     identified on 0-10 s, validated on 10-13.3 s, motion the fit has not seen."""
+    bags = [write_bag(tmp / f"panda_{k}", PANDA_JOINTS, *part)
+            for k, part in enumerate(panda_parts(folder))]
+    return bags[:1], bags[1:], ()
+
+
+def panda_parts(folder: Path) -> list[tuple[np.ndarray, ...]]:
+    """(t, q, v, effort) of the Panda's 0-10 s and 10-13.3 s (:func:`panda`)."""
     t = np.loadtxt(folder / "exciting_traj_time.txt")
     q, v, e = (np.loadtxt(folder / f"exciting_traj_{f}.txt").reshape(t.size, 7)
                for f in ("positions", "velocity", "torques"))
     period = 2.0 / 0.15
-    bags = [write_bag(tmp / f"panda_{k}", PANDA_JOINTS, t[part], q[part], v[part], e[part])
-            for k, part in enumerate((t < 10.0, (t >= 10.0) & (t < period)))]
-    return bags[:1], bags[1:], ()
+    return [(t[k], q[k], v[k], e[k]) for k in (t < 10.0, (t >= 10.0) & (t < period))]
 
 
 UR10E_JOINTS = ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint",
