@@ -510,4 +510,6 @@ def consistent(model: Model, base: BaseParameters, pull: Pull, normal: NormalEqu
     x0 = np.clip(x0, lower + 1e-9, upper - 1e-9)
     sol = least_squares(residual, x0, jac=jacobian, bounds=(lower, upper), x_scale="jac",
                         max_nfev=500)
-    return phi_of(sol.x)
+    x = sol.x.copy()
+    x[(lower == 0.0) & (x < 1e-12)] = 0.0  # at the bound: zero (the solver leaves 1e-36)
+    return phi_of(x)
