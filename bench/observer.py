@@ -27,11 +27,17 @@ the estimators' model lacks; the column is the RMS over 9 s (past the first seco
 residual minus the load's joint torques, in % of their RMS: on the exact states (what the gain's
 lags leave) and with the noise. "one lag" is the residual before its second lag
 (``MomentumObserver.single_lag``), the observer as it was before it had one.
+
+The last row is a bound, not an estimator of rbd_ros: the FIR over the momentum's imbalance
+(``dp/dt - tau - C^T v + g``, 60 states) with the least noise from the velocities that is as
+late as the default observer (:func:`bound_weights`): how much any linear filter of these
+signals could gain at that delay.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 import time
@@ -50,6 +56,7 @@ from rbd_ros.dynamics import (
     rnea,
     rnea_batch,
 )
+from rbd_ros.dynamics.algorithm.momentum import momentum
 from rbd_ros.dynamics.estimation.observer import DEFAULT_GAIN, CollisionDetector, MomentumObserver
 from rbd_ros.identify.excite import Limits
 from rbd_ros.robots import ARM
@@ -58,6 +65,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
 from armsim import rk4
 
 DT = 1e-3
+#: the bound's row: the best linear filter (an FIR of ``TAPS`` states) as late as the default
+BOUND = "bound: best FIR as late"
+TAPS = 60
 PUSH_S, FORCE = 0.15, 15.0
 POSTURE = np.array([0.3, 0.6, -0.2, -1.0, 0.4, 0.8, -0.3])  # the bundled arm's
 #: the held box (as Model.with_payload takes it): 1.7 kg, its centre off the flange, a solid
@@ -133,11 +143,58 @@ def measured(T: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU: np.ndarray, seed:
             TAU + se * rng.standard_normal(TAU.shape))
 
 
+@functools.cache
+def bound_weights() -> np.ndarray:
+    """The FIR over momentum imbalances (:func:`imbalances`, ``TAPS`` weights, the newest
+    first) with the least velocity noise (the sum of its weights' squared steps: white noise on
+    ``p`` enters through their differences) that is no later than the default observer: its
+    step response is as high as the default's at the state where that reaches 10 / 17.6 (a
+    push 1.76x its threshold is flagged), and its mean delay (a ramp's lag) is the same. A
+    least-squares problem under three equality constraints: no linear filter of these
+    signals with a window of ``TAPS`` states does better. The default's step response is
+    taken from the observer itself, a torque step on an arm at rest."""
+    m = load_urdf(ARM)
+    d, q, z = Data(m), POSTURE.copy(), np.zeros(m.nv)
+    observer, start, step = MomentumObserver(m, DEFAULT_GAIN), 200, np.zeros(TAPS)
+    for k in range(start + TAPS):
+        tau = gravity(m, d, q) - (k >= start) * np.eye(m.nv)[0]
+        r = observer.update(k * DT, q, z, tau)
+        if k >= start:
+            step[k - start] = r[0]
+    flag = int(np.argmax(step >= 10 / 17.6))
+    D = np.eye(TAPS + 1, TAPS) - np.eye(TAPS + 1, TAPS, -1)
+    # a torque step comes in half over its first step (the trapezoid), whole after: the FIR's
+    # response at state k is the sum of its first k weights and half the next
+    C = np.array([np.minimum(np.maximum(flag - np.arange(TAPS) + 0.5, 0.0), 1.0),
+                  np.ones(TAPS), np.arange(TAPS) + 0.5])
+    target = np.array([step[flag], 1.0, np.sum(1.0 - step)])
+    kkt = np.block([[2 * D.T @ D, C.T], [C, np.zeros((3, 3))]])
+    weights: np.ndarray = np.linalg.solve(kkt, np.r_[np.zeros(TAPS), target])[:TAPS]
+    return weights
+
+
+def imbalances(m: Model, T: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU: np.ndarray
+               ) -> np.ndarray:
+    """Per state, ``dp/dt - (tau + C^T v - g)`` over the step before it (trapezoid; N m): the
+    external torques, unfiltered, with all the velocities' noise in ``p``."""
+    d = Data(m)
+    P, drive = np.empty_like(V), np.empty_like(V)
+    for k in range(len(T)):
+        p, ctv = momentum(m, d, Q[k], V[k])
+        P[k], drive[k] = p, TAU[k] + ctv - gravity(m, d, Q[k])
+    out = np.zeros_like(V)
+    out[1:] = np.diff(P, axis=0) / np.diff(T)[:, None] - 0.5 * (drive[1:] + drive[:-1])
+    return out
+
+
 def residuals(kind: str, m: Model, T: np.ndarray, Q: np.ndarray, V: np.ndarray,
               TAU: np.ndarray) -> tuple[np.ndarray, float]:
     """Each state's residual by ``kind``, and the time it took per state (s)."""
     t0 = time.perf_counter()
-    if kind == "acceleration":  # as the node: backward differences of the velocities
+    if kind == BOUND:
+        raw, w = imbalances(m, T, Q, V, TAU), bound_weights()
+        R = np.column_stack([np.convolve(raw[:, j], w)[: len(T)] for j in range(m.nv)])
+    elif kind == "acceleration":  # as the node: backward differences of the velocities
         A = np.zeros_like(V)
         A[1:] = np.diff(V, axis=0) / DT
         R = rnea_batch(m, Q, V, A) - TAU
@@ -249,9 +306,9 @@ def main() -> int:
     run = measured(*simulate(truth, args.seconds, pushes), 3, noise)
     default = f"observer K={DEFAULT_GAIN:g}"
     kinds = ["observer K=50 one lag"] + [f"observer K={k:g}" for k in (50, DEFAULT_GAIN, 300)] \
-        + [f"{default} no velocities", "acceleration"]
+        + [f"{default} no velocities", "acceleration", BOUND]
     held = held_load(truth, args.payload_link or truth.body_names[-1], kinds, noise)
-    steps = step_delays(truth, [default, f"{default} no velocities"])
+    steps = step_delays(truth, [default, f"{default} no velocities", BOUND])
     for error in sorted({1.0, args.model_error}):
         model = load_urdf_string(_scaled(args.urdf.read_text(), error))
         print(f"\n## {args.urdf.stem}, {truth.nv} joints, {len(pushes)} pushes of {FORCE:g} N "
