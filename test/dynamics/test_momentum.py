@@ -14,7 +14,7 @@ from pinref import PinRef, random_state, robot_path
 from urdfs import trees
 
 from rbd_ros.dynamics import Data, crba, load_urdf, load_urdf_string, rnea
-from rbd_ros.dynamics.algorithm.momentum import momentum, observer_terms_core
+from rbd_ros.dynamics.algorithm.momentum import SLIDING_SPEED, momentum, observer_terms_core
 from rbd_ros.dynamics.multibody.model import Model
 
 ROBOTS = [(robot_path("panda"), False), (robot_path("talos"), True),
@@ -27,19 +27,33 @@ def pinocchio_ctv(ref: PinRef, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     return ctv
 
 
+def sliding_friction(m: Model, v: np.ndarray) -> np.ndarray:
+    """Each joint's URDF friction at ``v`` on its coordinate (a mimic joint's on its source's,
+    through its multiplier): viscous, and Coulomb times tanh(speed / SLIDING_SPEED)."""
+    out, index = np.zeros(m.nv), {j.name: j.idx_v for j in m.joints}
+    for j in m.joints:
+        if j.nv != 1 or j.kind == "floating":
+            continue
+        k, mult = (j.idx_v, 1.0) if j.mimic is None else (index[j.mimic[0]], j.mimic[1])
+        speed = mult * v[k]
+        out[k] += mult * (j.damping * speed + j.friction * np.tanh(speed / SLIDING_SPEED))
+    return out
+
+
 def check(m: Model, source: str, ff: bool, seed: int) -> None:
     d = Data(m)
     q, v, _, _ = random_state(m, np.random.default_rng(seed))
     p, ctv = momentum(m, d, q, v)
-    # the observer's terms in one call: C^T v - g - friction (RNEA's, at rest it is g + friction)
+    # the observer's terms in one call: C^T v - g - friction (g: RNEA at rest; the friction
+    # each joint's URDF gives, its Coulomb part through tanh(v / SLIDING_SPEED))
     z = np.zeros(m.nv)
     for fric in (False, True):
         p2, drift = np.empty(m.nv), np.empty(m.nv)
         observer_terms_core(m.mi, m.mf, m.maps, m.lin, q, v, fric, d.W, d.wv, p2, drift)
         np.testing.assert_array_equal(p2, p)
-        np.testing.assert_allclose(drift, ctv - (rnea(m, d, q, v, z, friction=fric)
-                                                 - rnea(m, d, q, v, z) + rnea(m, d, q, z, z)),
-                                   rtol=1e-12, atol=1e-12 * max(1.0, np.abs(drift).max()))
+        want = ctv - rnea(m, d, q, z, z) - (sliding_friction(m, v) if fric else 0.0)
+        np.testing.assert_allclose(drift, want, rtol=1e-12,
+                                   atol=1e-12 * max(1.0, np.abs(drift).max()))
     scale = max(1.0, float(np.abs(p).max()) * float(np.abs(v).max()))
     np.testing.assert_allclose(p, crba(m, d, q) @ v, rtol=1e-10, atol=1e-10 * scale)
     np.testing.assert_allclose(ctv, pinocchio_ctv(PinRef(m, source, ff), q, v), rtol=1e-9,

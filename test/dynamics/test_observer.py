@@ -86,6 +86,30 @@ def test_friction_is_not_external() -> None:
         assert max(shown) > 0.05
 
 
+
+def test_a_joint_at_rest_with_noisy_velocities_does_not_chatter_with_coulomb_friction() -> None:
+    """The arm standing still (it sticks: no friction torque), its velocities white noise of 2
+    mrad/s about zero as a driver measures them: the observer with ``friction`` removes the
+    Coulomb friction through ``tanh(v / SLIDING_SPEED)``, so what it adds to the residual stays
+    under 5 % of each joint's Coulomb friction; through the sign of the velocity it flips whole
+    from state to state, about a fifth of it through the two lags."""
+    m = load_urdf(ARM)
+    d, q = Data(m), HOLD.copy()
+    tau = rnea(m, d, q, np.zeros(m.nv), np.zeros(m.nv))  # gravity: the arm holds still
+    rng = np.random.default_rng(0)
+    with_friction, without = MomentumObserver(m, K, friction=True), MomentumObserver(m, K)
+    added = []
+    for k in range(1000):
+        v = 2e-3 * rng.standard_normal(m.nv)
+        r = with_friction.update(k * DT, q, v, tau)
+        r_plain = without.update(k * DT, q, v, tau)
+        if k * DT >= 7.0 / K:
+            added.append(r - r_plain)
+    coulomb = np.array([j.friction for j in m.joints])
+    assert np.all(coulomb > 0)
+    spread = np.sqrt(np.mean(np.square(added), axis=0))
+    assert np.all(spread < 0.05 * coulomb), spread / coulomb
+
 def test_the_contact_link_is_the_deepest_flagged_joints() -> None:
     m = load_urdf(ARM)
     r = rnea(m, Data(m), HOLD, np.zeros(7), np.zeros(7), fifth_link_wrench()) - \

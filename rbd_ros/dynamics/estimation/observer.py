@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from ..algorithm.momentum import observer_terms_core
+from ..algorithm.momentum import SLIDING_SPEED, observer_terms_core
 from ..algorithm.rnea import rnea
 from ..errors import ModelError
 from ..multibody.model import F64, Data, Direct, Model
@@ -102,8 +102,9 @@ DEFAULT_GAIN = 200.0
 #: (``rbd_ros.bag.thresholds``) times this
 THRESHOLD_MARGIN = 1.5
 #: rad/s (m/s): a collision threshold's ``moving`` part is all there above about this speed (the
-#: friction of a joint that slides, where at rest it sticks)
-MOVING_SPEED = 0.02
+#: friction of a joint that slides, where at rest it sticks), the speed where the observer's
+#: removed Coulomb friction is whole too
+MOVING_SPEED = SLIDING_SPEED
 #: the speeds a free-motion recording's residual peaks are kept for: 0, then from 1 mrad/s up,
 #: three to an octave (the last one open)
 SPEED_EDGES = np.concatenate(([0.0], 1e-3 * 2.0 ** (np.arange(40) / 3.0)))
@@ -355,7 +356,9 @@ class MomentumObserver(_Run):
     def __init__(self, model: Model, gain: float | F64, friction: bool = False) -> None:
         """``gain``: K, per joint or one for all (1/s; each lag's bandwidth).
         ``friction``: the efforts given to :meth:`update` include the URDF's joint friction,
-        which is then not external: removed from them."""
+        which is then not external: removed from them (its Coulomb part through ``tanh(v /
+        SLIDING_SPEED)``: below that speed a joint may stick, and a noisy velocity's sign would
+        flip it whole)."""
         super().__init__(model, gain, friction)
         self._ns = np.zeros(1, dtype=np.int64)
         self._flag = np.zeros(1, dtype=np.bool_)
