@@ -161,7 +161,6 @@ def _armatures(root: ET.Element) -> dict[str, float]:
     return out
 
 
-
 def _stray_rotors(root: ET.Element) -> list[str]:
     """A note for each ``rotor_inertia`` tag that is not in a transmission's actuator, where
     it is not read."""
@@ -172,6 +171,7 @@ def _stray_rotors(root: ET.Element) -> list[str]:
             "one <joint name=...>"
             for parent in root.iter() for el in parent
             if el.tag.rpartition("}")[2] == "rotor_inertia" and id(el) not in read]
+
 
 def _check_xml(xml: str) -> ET.Element:
     if not isinstance(xml, str) or not xml.strip():
