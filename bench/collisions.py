@@ -151,11 +151,8 @@ def simulated(urdf: Path, seconds: float) -> None:
     friction = (0.10 * rms, 0.05 * rms)
     pushes, when = [], 1.0
     while when < seconds - 1.0:
-        force, at = rng.standard_normal(3), rng.standard_normal(3)
-        force *= PUSH / np.linalg.norm(force)
-        at *= REACH / np.linalg.norm(at)
-        pushes.append((when, int(rng.integers(2, truth.nb)),
-                       np.r_[force, np.cross(at, force)]))
+        wrench = push_wrench(rng)
+        pushes.append((when, int(rng.integers(2, truth.nb)), wrench))
         when += rng.uniform(1.0, 2.0)
 
     def measured(run: tuple[np.ndarray, ...], seed: int) -> tuple[np.ndarray, ...]:
@@ -190,6 +187,16 @@ def simulated(urdf: Path, seconds: float) -> None:
                 print(f"{'held' if held else 'moving':<7} "
                       f"{'positions' if differenced else 'measured':<11} {name:<14} "
                       f"{' '.join(f'{x:5.2f}' for x in thresholds[0]):<44} {row}")
+
+
+def push_wrench(rng: np.random.Generator) -> np.ndarray:
+    """A push: ``PUSH`` N in a random direction at a random point ``REACH`` from its link's
+    origin, as the wrench there (force; its moment about the origin)."""
+    force, at = rng.standard_normal(3), rng.standard_normal(3)
+    force *= PUSH / np.linalg.norm(force)
+    at *= REACH / np.linalg.norm(at)
+    wrench: np.ndarray = np.r_[force, np.cross(at, force)]
+    return wrench
 
 
 def push_torques(m: Model, exact: tuple[np.ndarray, ...],
@@ -372,7 +379,7 @@ def injected(label: str, model: Model, calib: tuple[np.ndarray, ...],
     and the model's error are the robot's own; the pushed link is known."""
     rng = np.random.default_rng(5)
     runs: list[tuple[np.ndarray, ...]] = []
-    pushes, offset = [], 0.0
+    pushes, size, offset = [], [], 0.0
     d, z = Data(model), np.zeros(model.nv)
     for _ in range(passes):
         t, q, v, e = check
@@ -380,20 +387,20 @@ def injected(label: str, model: Model, calib: tuple[np.ndarray, ...],
         e = e.copy()
         when = t[0] + 0.2
         while when < t[-1] - PUSH_S - AFTER_S:
-            force, at = rng.standard_normal(3), rng.standard_normal(3)
-            force *= PUSH / np.linalg.norm(force)
-            at *= REACH / np.linalg.norm(at)
+            wrench = push_wrench(rng)
             body = int(rng.integers(1, model.nb))
             f = np.zeros((model.nb, 6))
-            f[body] = np.r_[force, np.cross(at, force)]
-            for k in np.flatnonzero((t >= when) & (t < when + PUSH_S)):
-                e[k] -= rnea(model, d, q[k], z, z) - rnea(model, d, q[k], z, z, f)  # J^T f
-            pushes.append((when, body, f[body]))
+            f[body] = wrench
+            on = np.flatnonzero((t >= when) & (t < when + PUSH_S))
+            jtf = np.array([rnea(model, d, q[k], z, z) - rnea(model, d, q[k], z, z, f)
+                            for k in on])  # J^T f
+            e[on] -= jtf
+            pushes.append((when, body, wrench))
+            size.append(np.abs(jtf).max(axis=0))  # as push_torques gives it
             when += PUSH_S + rng.uniform(0.3, 0.45)
         runs.append((t, q, v, e))
         offset = t[-1] + 1.0
     t_all = np.concatenate([r[0] for r in runs])
-    size = push_torques(model, (t_all, np.concatenate([r[1] for r in runs])), pushes)
     print(f"\n## {label}: {len(pushes)} pushes of {PUSH:g} N added to {passes} copies of the "
           "other recording (the motion as recorded; thresholds from the first)")
     print(f"{'velocities':<11} {'thresholds':<14} {'at rest N m (joint 1..)':<44} "
@@ -402,7 +409,7 @@ def injected(label: str, model: Model, calib: tuple[np.ndarray, ...],
     for differenced in (False, True):
         peaks, free_out = observed(model, [calib], differenced, friction)
         sd = np.nanstd(free_out[:, 0], axis=0)
-        big: np.ndarray = (size / sd).max(axis=1) >= SIGMAS
+        big: np.ndarray = (np.array(size) / sd).max(axis=1) >= SIGMAS
         _, out = observed(model, runs, differenced, friction)
         for name, thresholds in rules(peaks.peak, peaks.binned).items():
             row = scored(model, t_all, *flags_over(out, thresholds), pushes, big)
