@@ -38,10 +38,13 @@ def simulate(wrench: np.ndarray, seconds: float = 3.0, friction: Model | None = 
     """States (t, q, v, tau, external joint torque) of the arm held by PD from 0.2 rad off its
     posture (``swing``: swinging that far about it instead, each joint at its own pace),
     ``wrench`` (nb, 6) acting while ``on[0] <= t < on[1]``; with the joint friction of the
-    model ``friction`` if given. The external joint torque is RNEA at the true acceleration
-    minus the applied torques."""
+    model ``friction`` if given, its Coulomb part as a real joint's, ``sign(v)`` (the models
+    take it smooth). The external joint torque is RNEA at the true acceleration minus the
+    applied torques."""
     m = friction or load_urdf(ARM)
     d = Data(m)
+    damping, coulomb = (np.array([(j.damping, j.friction) for j in m.joints]).T
+                        if friction is not None else np.zeros((2, 7)))
     inertia = np.diag(crba(m, d, HOLD))
     pace = np.linspace(1.5, 3.0, 7)  # rad/s
 
@@ -52,8 +55,8 @@ def simulate(wrench: np.ndarray, seconds: float = 3.0, friction: Model | None = 
         return tau
 
     def accel(t: float, q: np.ndarray, v: np.ndarray, tau: np.ndarray) -> np.ndarray:
-        return aba(m, d, q, v, tau, f_ext=wrench if on[0] <= t < on[1] else None,
-                   friction=friction is not None)
+        return aba(m, d, q, v, tau - damping * v - coulomb * np.sign(v),
+                   f_ext=wrench if on[0] <= t < on[1] else None)
 
     def f(t: float, x: np.ndarray) -> np.ndarray:
         q, v = x[:7], x[7:]
@@ -66,5 +69,6 @@ def simulate(wrench: np.ndarray, seconds: float = 3.0, friction: Model | None = 
         q, v = x[:7], x[7:]
         tau = control(t, q, v)
         qdd = accel(t, q, v, tau)
-        yield t, q.copy(), v.copy(), tau, rnea(m, d, q, v, qdd, friction=friction is not None) - tau
+        yield (t, q.copy(), v.copy(), tau,
+               rnea(m, d, q, v, qdd) + damping * v + coulomb * np.sign(v) - tau)
         x = rk4(f, t, x, DT)

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from ..dynamics import Data, Model, ModelError, rnea, rnea_batch
 from ..dynamics.algorithm.regressor import regressor_batch
+from ..dynamics.algorithm.rnea import SLIDING_SPEED
 from ..dynamics.multibody.model import F64
 from .fit import BaseParameters, actuated, base_parameters, observed, rotors
 
@@ -236,8 +237,7 @@ class Shape:
                ) -> tuple[F64, F64, F64]:
         """<dW_t, M_t> of each joint's position, velocity and acceleration moved at every
         sample (each (samples, joints)): the rigid bodies' columns by differences of one
-        regressor call for all 3n moves, the viscous friction's and the armatures' exactly
-        (Coulomb's is flat)."""
+        regressor call for all 3n moves, the friction's and the armatures' exactly."""
         (T, n), h = q.shape, 1e-6
         rigid = 10 * self.model.nb
         inertial = cols < rigid
@@ -255,6 +255,9 @@ class Shape:
         d = (phi[1:] - phi[0]) / np.r_[np.full(2 * n, h), np.ones(n)][:, None]
         for k in np.flatnonzero((cols >= rigid) & (cols < rigid + n)):  # viscous friction's
             d[n + cols[k] - rigid] += M[:, cols[k] - rigid, k]  # d <W_t, M_t> / d v_j: M_tjk
+        for k in np.flatnonzero((cols >= rigid + n) & (cols < rigid + 2 * n)):  # Coulomb's:
+            j = cols[k] - rigid - n  # tanh(v_j / SLIDING_SPEED), so M_tjk times its slope
+            d[n + j] += M[:, j, k] * (1.0 - np.tanh(v[:, j] / SLIDING_SPEED) ** 2) / SLIDING_SPEED
         rot = rotors(self.model)
         for k in np.flatnonzero(cols >= rigid + 2 * n):  # an armature's: d / d a_j, M_tjk
             j = rot[cols[k] - rigid - 2 * n]

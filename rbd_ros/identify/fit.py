@@ -33,9 +33,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..dynamics import Model, inertial_parameters, regressor_batch
+from ..dynamics.algorithm.rnea import SLIDING_SPEED
 from ..dynamics.multibody.model import F64, I64
-
-STILL = 1e-3  # rad/s (m/s): slower counts as standing still, with no Coulomb friction
 
 
 def actuated(model: Model) -> I64:
@@ -103,7 +102,7 @@ def _joint_columns(V: F64, A: F64, drive: bool, rot: I64) -> F64:
     F = np.zeros((V.shape[0], n, first + rot.size))
     idx = np.arange(n)
     F[:, idx, idx] = V
-    F[:, idx, n + idx] = np.sign(V) * (np.abs(V) > STILL)  # noise about zero is no sign
+    F[:, idx, n + idx] = np.tanh(V / SLIDING_SPEED)  # the Coulomb law of rnea's friction
     if drive:
         F[:, idx, 2 * n + idx] = 1.0
     F[:, rot, first + np.arange(rot.size)] = A[:, rot]

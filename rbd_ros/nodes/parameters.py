@@ -137,8 +137,8 @@ DYNAMICS = (
     Param("joint_states_qos", "sensor_data", "QoS of joint_states: sensor_data (best effort, "
           "20 deep) or reliable", read_only=True, check=_said(input_qos)),
     Param("friction", False, "add the URDF's joint friction to every torque the node computes "
-          "(and remove it from the measured efforts in external_torques, where its Coulomb "
-          f"part is whole above {MOVING_SPEED:g} rad/s: tanh(v / {MOVING_SPEED:g}))"),
+          "and remove it from the measured efforts in external_torques: viscous, and Coulomb "
+          f"through tanh(v / {MOVING_SPEED:g}), whole above {MOVING_SPEED:g} rad/s"),
     Param("observer_gain", DEFAULT_GAIN, "1/s: bandwidth of the momentum observer behind "
           "external_torques", span=(0.01, 1e4)),
     Param("collision_joints", STRINGS, "the joints collision_thresholds* are for, in their "

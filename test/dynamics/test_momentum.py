@@ -14,7 +14,8 @@ from pinref import PinRef, random_state, robot_path
 from urdfs import trees
 
 from rbd_ros.dynamics import Data, crba, load_urdf, load_urdf_string, rnea
-from rbd_ros.dynamics.algorithm.momentum import SLIDING_SPEED, momentum, observer_terms_core
+from rbd_ros.dynamics.algorithm.momentum import momentum, observer_terms_core
+from rbd_ros.dynamics.algorithm.rnea import SLIDING_SPEED
 from rbd_ros.dynamics.multibody.model import Model
 
 ROBOTS = [(robot_path("panda"), False), (robot_path("talos"), True),

@@ -11,9 +11,9 @@ import pytest
 from pinref import PinRef, robot_path
 
 from rbd_ros.dynamics import Model, load_urdf, load_urdf_string, rnea_batch
+from rbd_ros.dynamics.algorithm.rnea import SLIDING_SPEED
 from rbd_ros.dynamics.multibody.layout import MF_I
 from rbd_ros.identify.fit import (
-    STILL,
     NormalEquations,
     actuated,
     base_parameters,
@@ -45,10 +45,9 @@ def recording(model: Model, true: Model, fv: np.ndarray, fc: np.ndarray, B: int,
               rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     q = np.array([random_configuration(model, rng) for _ in range(B)])
     v, a = rng.normal(size=(B, model.nv)), rng.normal(size=(B, model.nv))
-    v += np.sign(v) * STILL  # moving: identification takes slower joints for still ones
     tau = rnea_batch(true, q, v, a)
     rows = actuated(model)
-    tau[:, rows] += fv * v[:, rows] + fc * np.sign(v[:, rows])
+    tau[:, rows] += fv * v[:, rows] + fc * np.tanh(v[:, rows] / SLIDING_SPEED)
     return q, v, a, tau, tau + rng.normal(scale=NOISE, size=tau.shape)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..multibody.layout import MF_ARMATURE, MF_COULOMB, MF_DAMPING, MF_S, W_F, W_V, W_X
+from ..multibody.layout import MF_ARMATURE, MF_S, W_F, W_V, W_X
 from ..multibody.model import F64, Data, Direct, Model, map_views, work_vectors
 from ..multibody.spatial import (
     JOINT_FREE,
@@ -30,7 +30,7 @@ from ..multibody.spatial import (
     xforce_up,
     xmotion,
 )
-from .rnea import expand, gravity_again, joint_motion
+from .rnea import expand, friction_torque, gravity_again, joint_motion
 
 
 @njit(cache=True)
@@ -73,14 +73,6 @@ def momentum_core(mi, mf, maps, lin, q, v, W, wv, p, ctv):
             store(W, par, W_F, add6(load6(W, par, W_F), xforce_up(load12(W, i, W_X), H)))
 
 
-#: rad/s (m/s): a joint's Coulomb friction is all there once it slides this fast; slower it may
-#: stick, its friction anywhere within +-Coulomb. The observer takes ``Coulomb tanh(v /
-#: SLIDING_SPEED)`` there: the sign of a measured velocity that is noise about zero would flip
-#: the whole Coulomb torque from state to state (on a real UR10e's motor currents it raised the
-#: residual's peaks of free motion up to 1.6 times)
-SLIDING_SPEED = 0.02
-
-
 @njit(cache=True)
 def observer_terms_core(mi, mf, maps, lin, q, v, fric, W, wv, p, drift):
     """What a momentum observer needs at ``(q, v)``, in one call: ``p = M v`` and ``drift =
@@ -97,8 +89,7 @@ def observer_terms_core(mi, mf, maps, lin, q, v, fric, W, wv, p, drift):
         for i in range(mi.shape[0]):
             if mi[i, 1] != JOINT_FREE:
                 k = mi[i, 3]
-                drift[vsrc[k]] -= vmul[k] * (mf[i, MF_DAMPING] * vf[k] + mf[i, MF_COULOMB]
-                                             * np.tanh(vf[k] / SLIDING_SPEED))
+                drift[vsrc[k]] -= vmul[k] * friction_torque(mf, vf[k], i)
 
 
 def momentum(model: Model, data: Data, q: F64, v: F64) -> tuple[F64, F64]:

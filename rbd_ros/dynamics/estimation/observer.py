@@ -28,8 +28,8 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
-from ..algorithm.momentum import SLIDING_SPEED, observer_terms_core
-from ..algorithm.rnea import rnea
+from ..algorithm.momentum import observer_terms_core
+from ..algorithm.rnea import SLIDING_SPEED, rnea
 from ..errors import ModelError
 from ..multibody.model import F64, Data, Direct, Model
 from ..multibody.spatial import JOINT_FREE
