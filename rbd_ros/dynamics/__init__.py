@@ -5,7 +5,7 @@ kinematics, momentum, centroidal quantities, the inertial regressor, the floatin
 collisions, which feet carry the robot). The names most callers need are here."""
 
 from .algorithm import floating
-from .algorithm.aba import aba, aba_batch
+from .algorithm.aba import aba, aba_batch, euler_step
 from .algorithm.centroidal import Centroidal, centroidal
 from .algorithm.crba import crba, crba_batch
 from .algorithm.momentum import momentum
@@ -30,6 +30,7 @@ __all__ = [
     "centroidal",
     "crba",
     "crba_batch",
+    "euler_step",
     "floating",
     "gravity",
     "inertial_parameters",

@@ -1,4 +1,5 @@
-"""A small rigid-body simulator: integrates our ABA at a fixed step (1 kHz by default),
+"""A small rigid-body simulator: integrates our ABA at a fixed step (1 kHz by default; the
+URDF's joint friction taken at the new velocity, :func:`~rbd_ros.dynamics.euler_step`),
 publishes ``joint_states`` and applies the efforts it receives.
 
 Simulated time is the simulator's own: step ``k`` is stamped ``t0 + k * dt`` (integer ns, ``t0``
@@ -37,7 +38,7 @@ from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from ..dynamics import Data, RbdError, aba, integrate, load_urdf_string
+from ..dynamics import Data, RbdError, euler_step, load_urdf_string
 from ..wire.errors import InputError
 from ..wire.joint_states import JointIndex
 from .common import NodeBase, run
@@ -155,9 +156,8 @@ class SimulatorNode(NodeBase):
         if (self.k - self.k_command) * self.dt_ns > self.timeout_ns:
             self.tau[:] = 0.0
         try:
-            self.v += self.dt * aba(self.model, self.data, self.q, self.v, self.tau,
-                                    self.f_ext, friction=True)
-            self.q = integrate(self.model, self.q, self.v, self.dt)
+            self.q, self.v = euler_step(self.model, self.data, self.q, self.v, self.tau,
+                                        self.dt, self.f_ext)
             if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.v))):
                 raise RbdError("the state is no longer finite")
         except RbdError as e:  # blown up (efforts too large for the step): start again

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import pickle
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
-from pinref import random_state
+from pinref import random_state, robot_path
 from urdfs import joint, link, robot, with_floating_root
 
 from rbd_ros.dynamics import (
@@ -18,6 +20,7 @@ from rbd_ros.dynamics import (
     aba,
     centroidal,
     crba,
+    euler_step,
     floating,
     gravity,
     integrate,
@@ -27,8 +30,9 @@ from rbd_ros.dynamics import (
     rnea,
 )
 from rbd_ros.dynamics.algorithm.kinematics import center_of_mass, placements
-from rbd_ros.dynamics.algorithm.rnea import SLIDING_SPEED
+from rbd_ros.dynamics.algorithm.rnea import SLIDING_SPEED, friction_slope
 from rbd_ros.dynamics.contact.contacts import Contact, solve
+from rbd_ros.dynamics.multibody.layout import MF_COULOMB, MF_DAMPING
 from rbd_ros.robots import ARM, QUADRUPED
 
 # the seed's 2-link planar arm: unit point masses at the ends of unit links, Y-axis joints
@@ -194,6 +198,73 @@ def test_the_contacts_change_the_centroidal_momentum_with_gravity() -> None:
             np.testing.assert_allclose(r.com_wrench + np.r_[m.total_mass * m.gravity, 0, 0, 0],
                                        c.momentum_rate, rtol=1e-9, atol=1e-9)
     assert answered >= 10
+
+
+ROBOTS = [(ARM, False), (robot_path("panda"), False), (QUADRUPED, True)]
+
+
+def with_joint_friction(path: str | Path, floating: bool, damping: float, coulomb: float
+                        ) -> Model:
+    m = load_urdf(path, floating_base=floating)
+    mf = m.mf.copy()
+    mf[:, MF_DAMPING], mf[:, MF_COULOMB] = damping, coulomb
+    return dataclasses.replace(m, mf=mf)
+
+
+@pytest.mark.parametrize(("path", "floating"), ROBOTS)
+def test_friction_slope_is_the_derivative_of_rneas_friction(path: str | Path, floating: bool
+                                                            ) -> None:
+    """On the arm, on the Panda (its fingers one mimic coordinate) and on a free-flying
+    quadruped, at random states and at rest (where Coulomb's slope is steepest)."""
+    m = with_joint_friction(path, floating, 0.3, 0.5)
+    d, rng, h = Data(m), np.random.default_rng(4), 1e-7
+
+    def friction(q: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+        return rnea(m, d, q, v, a, friction=True) - rnea(m, d, q, v, a)
+
+    for still in (False, True):
+        q, v, a, _ = random_state(m, rng)
+        v = 0.01 * v if still else v
+        numeric = np.array([(friction(q, v + h * e, a) - friction(q, v - h * e, a)) / (2 * h)
+                            for e in np.eye(m.nv)])  # row j: d / d v_j
+        np.testing.assert_allclose(numeric, np.diag(friction_slope(m, v)), atol=1e-5 * (
+            1.0 + np.abs(numeric).max()))
+
+
+@pytest.mark.parametrize(("path", "floating"), ROBOTS)
+def test_euler_step_takes_the_friction_at_the_new_velocity(path: str | Path, floating: bool
+                                                           ) -> None:
+    """``euler_step``'s new velocity solves RNEA's equation of motion with the friction
+    linearised at it (an identity between RNEA, CRBA and ABA); without friction it is ABA's
+    explicit step."""
+    m, dt = with_joint_friction(path, floating, 0.3, 0.5), 1e-3
+    d, rng = Data(m), np.random.default_rng(5)
+    q, v, _, tau = random_state(m, rng)
+    q1, v1 = euler_step(m, d, q, v, tau, dt)
+    np.testing.assert_allclose(rnea(m, d, q, v, (v1 - v) / dt, friction=True)
+                               + friction_slope(m, v) * (v1 - v), tau, atol=1e-8)
+    np.testing.assert_allclose(q1, integrate(m, q, v1, dt), atol=1e-15)
+    plain = with_joint_friction(path, floating, 0.0, 0.0)
+    np.testing.assert_allclose(euler_step(plain, Data(plain), q, v, tau, dt)[1],
+                               v + dt * aba(plain, Data(plain), q, v, tau), atol=1e-12)
+
+
+def test_a_light_joint_held_still_settles() -> None:
+    """The bundled arm held by its gravity torques, its wrist nudged: with Coulomb's slope at
+    rest taken explicitly the wrist's velocity flips sign every step (+-0.03 rad/s at 1 kHz);
+    taken at the new velocity it settles."""
+    m = load_urdf(ARM)
+    d = Data(m)
+    q, v = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 0.9, 0.0]), np.zeros(7)
+    v[6] = 0.01
+    tau = gravity(m, d, q)
+    explicit_q, explicit_v = q.copy(), v.copy()
+    for _ in range(1000):
+        q, v = euler_step(m, d, q, v, tau, 1e-3)
+        explicit_v = explicit_v + 1e-3 * aba(m, d, explicit_q, explicit_v, tau, friction=True)
+        explicit_q = integrate(m, explicit_q, explicit_v, 1e-3)
+    assert np.abs(v).max() < 1e-5, v
+    assert abs(explicit_v[6]) > 0.01, explicit_v  # what the simulator did before
 
 
 def test_friction_is_viscous_plus_coulomb_and_aba_removes_it() -> None:

@@ -15,6 +15,7 @@ from numba.np.numpy_support import carray
 
 from ..errors import ModelError
 from ..multibody import _entry
+from ..multibody.configuration import integrate
 from ..multibody.entry import KERNEL, arrays, register, state
 from ..multibody.layout import MF_ARMATURE, MF_S, W_A, W_C, W_F, W_U, W_V, W_X
 from ..multibody.model import F64, NO_FEXT, Data, Model, group_view, map_views, work_vectors
@@ -50,7 +51,8 @@ from .articulated import (
     joint_accel,
     load_inertia,
 )
-from .rnea import expand, friction_torque, joint_motion
+from .crba import crba
+from .rnea import expand, friction_slope, friction_torque, joint_motion
 
 
 @njit(cache=True, inline="always")
@@ -250,3 +252,20 @@ def aba_batch(model: Model, q: F64, v: F64, tau: F64, friction: bool = False,
         b = int(bad[0])
         raise _singular(model, int(errs[b]), Q[b], V[b], T[b])
     return out
+
+
+def euler_step(model: Model, data: Data, q: F64, v: F64, tau: F64, dt: float,
+               f_ext: F64 | None = None) -> tuple[F64, F64]:
+    """The state ``dt`` after ``(q, v)`` under torques ``tau`` (and ``f_ext``), with the URDF's
+    joint friction: one semi-implicit Euler step (the new velocity, then the positions with
+    it), the friction taken at the new velocity to first order, ``(M + dt D) a = M aba(...)``
+    with ``D`` its slope. Coulomb's slope at rest (friction / SLIDING_SPEED) is steep: taken
+    explicitly, a light joint's velocity would flip sign every step (on the bundled arm's
+    wrist at 1 kHz, +-0.03 rad/s at rest); taken so, it settles."""
+    a = aba(model, data, q, v, tau, f_ext, friction=True)
+    slope = friction_slope(model, v)
+    if slope.any():
+        M = crba(model, data, q)
+        a = np.linalg.solve(M + dt * np.diag(slope), M @ a).astype(np.float64, copy=False)
+    v = v + dt * a
+    return integrate(model, q, v, dt), v

@@ -63,6 +63,21 @@ def friction_torque(mf, qd, i):
     return mf[i, MF_DAMPING] * qd + mf[i, MF_COULOMB] * np.tanh(qd / SLIDING_SPEED)
 
 
+def friction_slope(model: Model, v: F64) -> F64:
+    """d/dv of the reduced joint friction torques at reduced velocities ``v`` (the matrix is
+    diagonal: its diagonal): viscous plus Coulomb's ``tanh`` slope, steepest at rest (Coulomb /
+    SLIDING_SPEED), each mimic joint's through its multiplier squared."""
+    _, vsrc, _, _, _, _, _, _, _, vmul = map_views(model.maps, model.lin)
+    bodies = np.flatnonzero(model.mi[:, 1] != JOINT_FREE)
+    k = model.mi[bodies, 3]
+    t = np.tanh(vmul[k] * v[vsrc[k]] / SLIDING_SPEED)
+    slope = model.mf[bodies, MF_DAMPING] + model.mf[bodies, MF_COULOMB] * (1.0 - t * t) \
+        / SLIDING_SPEED
+    out = np.zeros(model.nv)
+    np.add.at(out, vsrc[k], vmul[k] ** 2 * slope)
+    return out
+
+
 @njit(cache=True)
 def joint_motion(jt, mf, i, x, vi):
     """S x for body i's joint: the spatial motion of joint rates ``x[vi:]``."""
