@@ -64,6 +64,7 @@ import sys
 import tempfile
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -98,6 +99,9 @@ from rbd_ros.dynamics.estimation.observer import (
     likely_links,
 )
 from rbd_ros.robots import ARM
+
+if TYPE_CHECKING:
+    from rbd_ros.bag.analyze import AnalyzeOptions
 
 SIGMAS = 15.0  # a push this many standard deviations of free motion's residual over it
 PUSH = 40.0  # N: the simulated pushes
@@ -243,11 +247,13 @@ def scored(model: Model, t: np.ndarray, flags: np.ndarray, loaded: np.ndarray,
 
 
 def real_ur10e(folder: Path, urdf: Path) -> None:
-    from rbd_ros.bag.analyze import AnalyzeOptions, analyze
+    """The recordings of a person pushing the UR10e, with thresholds from its 14-harmonic free
+    run, its URDF and the one identify makes of that run (and ``friction: true``)."""
+    from rbd_ros.bag.analyze import AnalyzeOptions
+    from rbd_ros.identify.run import IdentifyOptions, identify
 
     gains = ur10e_gains(folder / "identification_data")
     scale = {j: float(k) for j, k in zip(UR10E_JOINTS, gains, strict=True)}
-    model = load_urdf(urdf)
     with tempfile.TemporaryDirectory() as tmp:
         def bag(path: Path, name: str) -> Path:
             d = ur10e_csv(path.parent, path.name)
@@ -256,40 +262,53 @@ def real_ur10e(folder: Path, urdf: Path) -> None:
             return written
 
         ident = folder / "identification_data"
-        calib = bag(ident / "ur-20_02_19_14harm50sec.csv", "free14")
-        free = bag(ident / "ur-20_02_19_15harm50sec.csv", "free15")
+        runs = [bag(ident / f"ur-20_02_19_{h}harm50sec.csv", f"free{h}") for h in (14, 15)]
         pushed = [bag(folder / "collision" / f"ur-20_01_22-push_pose_{k}.csv", f"push{k}")
                   for k in (1, 2)]
-        base = AnalyzeOptions(urdf=urdf, effort_scale=scale, progress=False)
-        summary = analyze([calib], Path(tmp) / "a14",
-                          AnalyzeOptions(**{**vars(base), "outputs": ()}))
-        obs = summary.observer
-        assert obs is not None
-        ways = rules(obs.peak, obs.binned)
-        print(f"\n## Universal Robots UR10e (real, 100 Hz, motor currents): thresholds from "
-              f"50 s of free motion; {len(pushed)} recordings of a person pushing it")
-        print(f"{'thresholds':<14} {'at rest N m (joint 1..6)':<38} {'free run: states':>17} "
-              f"{'pushes':>7} {'delay ms from 15 sd (each)':<34} {'links named'}")
-        for name, thr in ways.items():
-            opts = {**vars(base), "outputs": ("parquet",),
-                    **{p: tuple(x) for p, x in zip(THRESHOLD_PARAMETERS, thr, strict=True)}}
-            analyze([free], Path(tmp) / f"f{name}", AnalyzeOptions(**opts))
-            flagged_free = analysis_flags(Path(tmp) / f"f{name}", UR10E_JOINTS)[1].any(axis=1).sum()
-            delays, links, total = [], [], 0
-            for k, b in enumerate(pushed):
-                out = Path(tmp) / f"p{k}{name}"
-                analyze([b], out, AnalyzeOptions(**opts))
-                r, flags, t = analysis_flags(out, UR10E_JOINTS)
-                for start, end in _pushes(r, t):
-                    total += 1
-                    hit = np.flatnonzero(flags[start:end].any(axis=1))
-                    if hit.size:
-                        delays.append((t[start + hit[0]] - t[start]) * 1e3)
-                        links.append(",".join(likely_links(
-                            model, np.asarray(flags[start:end].any(axis=0)))))
-            print(f"{name:<14} {' '.join(f'{x:5.1f}' for x in thr[0]):<38} "
-                  f"{flagged_free:>17d} {len(delays):>3}/{total:<3} "
-                  f"{' '.join(f'{x:.0f}' for x in delays):<34} {' '.join(sorted(set(links)))}")
+        identify([runs[0]], Path(tmp) / "id", IdentifyOptions(urdf=urdf, effort_scale=scale))
+        for which, model, friction in (
+                ("its URDF", urdf, False),
+                ("identified on the 14-harmonic run, friction: true",
+                 Path(tmp) / "id" / "identified.urdf", True)):
+            print(f"\n## Universal Robots UR10e (real, 100 Hz, motor currents), {which}: "
+                  f"thresholds from 50 s of free motion; {len(pushed)} recordings of a person "
+                  "pushing it")
+            _pushed_by_hand(AnalyzeOptions(urdf=model, effort_scale=scale, progress=False,
+                                           friction=friction), runs, pushed, Path(tmp) / which)
+
+
+def _pushed_by_hand(base: AnalyzeOptions, runs: list[Path], pushed: list[Path], tmp: Path
+                    ) -> None:
+    """Thresholds from ``runs[0]`` (both rules), checked on ``runs[1]`` (states flagged) and
+    on the ``pushed`` recordings (pushes flagged, delays from 15 sd, links named)."""
+    from rbd_ros.bag.analyze import AnalyzeOptions, analyze
+
+    summary = analyze([runs[0]], tmp / "calib", AnalyzeOptions(**{**vars(base), "outputs": ()}))
+    obs = summary.observer
+    assert obs is not None and base.urdf is not None
+    model = load_urdf(base.urdf)
+    print(f"{'thresholds':<14} {'at rest N m (joint 1..6)':<38} {'free run: states':>17} "
+          f"{'pushes':>7} {'delay ms from 15 sd (each)':<34} {'links named'}")
+    for name, thr in rules(obs.peak, obs.binned).items():
+        opts = {**vars(base), "outputs": ("parquet",),
+                **{p: tuple(x) for p, x in zip(THRESHOLD_PARAMETERS, thr, strict=True)}}
+        analyze([runs[1]], tmp / f"f{name}", AnalyzeOptions(**opts))
+        flagged_free = analysis_flags(tmp / f"f{name}", UR10E_JOINTS)[1].any(axis=1).sum()
+        delays, links, total = [], [], 0
+        for k, b in enumerate(pushed):
+            out = tmp / f"p{k}{name}"
+            analyze([b], out, AnalyzeOptions(**opts))
+            r, flags, t = analysis_flags(out, UR10E_JOINTS)
+            for start, end in _pushes(r, t):
+                total += 1
+                hit = np.flatnonzero(flags[start:end].any(axis=1))
+                if hit.size:
+                    delays.append((t[start + hit[0]] - t[start]) * 1e3)
+                    links.append(",".join(likely_links(
+                        model, np.asarray(flags[start:end].any(axis=0)))))
+        print(f"{name:<14} {' '.join(f'{x:5.1f}' for x in thr[0]):<38} "
+              f"{flagged_free:>17d} {len(delays):>3}/{total:<3} "
+              f"{' '.join(f'{x:.0f}' for x in delays):<34} {' '.join(sorted(set(links)))}")
 
 
 def free_motion(label: str, urdf: Path, runs: list[Path], joints: list[str],
