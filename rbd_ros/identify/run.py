@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from ..bag.errors import BagError
 from ..bag.outputs import output_set
 from ..dynamics import Model
+from ..dynamics.algorithm.rnea import SLIDING_SPEED
 from ..dynamics.multibody.model import F64
 from .fit import (
     MASS_RANGE,
@@ -355,7 +356,8 @@ def _report(model: Model, opts: IdentifyOptions, base: BaseParameters, fit: Fit,
         lines.append(f"{name:<24} {rms['urdf'][j]:10.4g} {rms['least squares'][j]:10.4g} "
                      f"{rms['identified'][j]:10.4g}" if measured[j] else
                      f"{name:<24} {'(efforts not used)':>32}")
-    lines += ["", f"{'joint':<24} {'viscous':>10} {'Coulomb':>10}   (identified friction)"]
+    lines += ["", f"{'joint':<24} {'viscous':>10} {'Coulomb':>10}   (identified friction: "
+              f"viscous v + Coulomb tanh(v / {SLIDING_SPEED:g}))"]
     fric = phi[10 * model.nb :]
     for j, name in enumerate(names):
         lines.append(f"{name:<24} {fric[j]:10.4g} {fric[n + j]:10.4g}")
