@@ -47,12 +47,12 @@ def expand(qsrc, vsrc, qmul, qoff, vmul, q, v, qf, vf):
         vf[k] = vmul[k] * v[vsrc[k]]
 
 
-#: rad/s (m/s): a joint's Coulomb friction is all there once it slides this fast; slower it may
-#: stick, its friction anywhere within +-Coulomb. Every algorithm takes ``Coulomb tanh(v /
-#: SLIDING_SPEED)``: the sign of a measured velocity that is noise about zero would flip the
-#: whole Coulomb torque from state to state (on a real UR10e's motor currents it raised the
-#: observer's residual peaks of free motion up to 1.6 times, and identify's held-out error by
-#: 3-18 %)
+#: rad/s (m/s): every algorithm takes a joint's Coulomb friction as ``Coulomb tanh(v /
+#: SLIDING_SPEED)``: 76 % of it at this speed, 99 % from 2.5 times it. A real joint slower than
+#: that may stick, its friction anywhere within +-Coulomb, and the sign of a measured velocity
+#: that is noise about zero would flip the whole Coulomb torque from state to state (on a real
+#: UR10e's motor currents ``sign(v)`` raised the observer's residual peaks of free motion up to
+#: 1.6 times, and identify's held-out errors by 4-18 %)
 SLIDING_SPEED = 0.02
 
 
@@ -229,8 +229,8 @@ def rnea(
     """Joint torques that produce accelerations ``a`` at state ``(q, v)``.
 
     ``f_ext``: optional (nb, 6) external wrenches ``[force; torque]`` acting on each body,
-    expressed in the body frame. ``friction``: add the URDF's viscous + Coulomb joint friction.
-    With a free-flyer root, ``tau[:6]`` is the wrench ``[force; torque]`` (base frame) that the
+    expressed in the body frame. ``friction``: add the URDF's joint friction, ``damping v +
+    friction tanh(v / 0.02)`` (``SLIDING_SPEED``) at each joint. With a free-flyer root, ``tau[:6]`` is the wrench ``[force; torque]`` (base frame) that the
     base needs: the reaction the environment must supply."""
     fext = NO_FEXT if f_ext is None else model.check_fext(f_ext)
     tau = _entry.rnea(data.entry, model, q, v, a, fext, friction)
