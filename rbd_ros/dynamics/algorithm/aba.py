@@ -225,9 +225,9 @@ def aba(
     """Joint accelerations produced by torques ``tau`` at state ``(q, v)``.
 
     ``f_ext`` as in :func:`rnea`. ``friction``: subtract the URDF's joint friction (as in
-    :func:`rnea`) from the applied torque. With a free-flyer root, ``tau[:6]`` is a wrench applied to
-    the base (zero for an unactuated base) and the result's first six entries are the base's
-    acceleration ``[linear; angular]`` in the base frame (Pinocchio's convention)."""
+    :func:`rnea`) from the applied torque. With a free-flyer root, ``tau[:6]`` is a wrench
+    applied to the base (zero for an unactuated base) and the result's first six entries are the
+    base's acceleration ``[linear; angular]`` in the base frame (Pinocchio's convention)."""
     fext = NO_FEXT if f_ext is None else model.check_fext(f_ext)
     qdd = _entry.aba(data.entry, model, q, v, tau, fext, friction)
     if qdd is None:
