@@ -230,8 +230,9 @@ def rnea(
 
     ``f_ext``: optional (nb, 6) external wrenches ``[force; torque]`` acting on each body,
     expressed in the body frame. ``friction``: add the URDF's joint friction, ``damping v +
-    friction tanh(v / 0.02)`` (``SLIDING_SPEED``) at each joint. With a free-flyer root, ``tau[:6]`` is the wrench ``[force; torque]`` (base frame) that the
-    base needs: the reaction the environment must supply."""
+    friction tanh(v / 0.02)`` (``SLIDING_SPEED``) at each joint. With a free-flyer root,
+    ``tau[:6]`` is the wrench ``[force; torque]`` (base frame) that the base needs: the reaction
+    the environment must supply."""
     fext = NO_FEXT if f_ext is None else model.check_fext(f_ext)
     tau = _entry.rnea(data.entry, model, q, v, a, fext, friction)
     return data.again(_entry.rnea, model, q, v, a, fext, friction) if tau is None else tau
