@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
 
-from builtarm import NAMES, built_arm, efforts, exciting, write
+from builtarm import NAMES, built_arm, efforts, exciting, sliding_rms, write
 
 from rbd_ros.dynamics import load_urdf, rnea_batch
 from rbd_ros.dynamics.algorithm.rnea import SLIDING_SPEED
@@ -49,7 +49,6 @@ def excitation_quality() -> None:
     t = np.arange(0.0, SECONDS, 1.0 / RATE)
     _, q, v, a = exciting(t[-1] + 1.0 / RATE, rng)
     exact = efforts(built, q, v, a, fv, fc)
-    sliding = np.abs(v) > 5 * SLIDING_SPEED
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         unseen = write(Path(tmp) / "unseen", t, q, exact + rng.normal(scale=NOISE,
@@ -62,8 +61,7 @@ def excitation_quality() -> None:
             fitted = load_urdf(Path(tmp) / f"out_{name}" / "identified.urdf")
             miss = rnea_batch(fitted, q, v, a, friction=True) - exact
             rows[name] = np.sqrt(np.mean(miss**2, axis=0))
-            rows[f"{name}, sliding"] = np.sqrt(np.sum(np.where(sliding, miss, 0.0) ** 2, axis=0)
-                                               / sliding.sum(axis=0))
+            rows[f"{name}, sliding"] = sliding_rms(miss, v)
     cond = {"optimised": found.condition, "multi-sine": found.multisine_condition}
     print(f"optimised in {took:.0f} s")
     print("| trajectory | condition number | " + " | ".join(NAMES) + " | mean |")

@@ -12,6 +12,7 @@ import pinocchio as pin
 from recordings import write_joint_states
 
 from rbd_ros.dynamics import load_urdf
+from rbd_ros.dynamics.algorithm.rnea import SLIDING_SPEED
 from rbd_ros.robots import ARM
 
 RATE = 500.0
@@ -60,6 +61,16 @@ def efforts(urdf: str, q: np.ndarray, v: np.ndarray, a: np.ndarray, fv: np.ndarr
     tau = np.array([pin.rnea(pm, pd, qi[back], vi[back], ai[back])[order]
                     for qi, vi, ai in zip(q, v, a, strict=True)])
     out: np.ndarray = tau + fv * v + fc * np.sign(v)
+    return out
+
+
+def sliding_rms(miss: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Per joint, the RMS of ``miss`` (states, joints) over the states where that joint slides
+    (faster than 5 SLIDING_SPEED): there the arm's Coulomb friction, sign(v), and the models',
+    tanh(v / SLIDING_SPEED), agree."""
+    sliding = np.abs(v) > 5 * SLIDING_SPEED
+    out: np.ndarray = np.sqrt(np.sum(np.where(sliding, miss, 0.0) ** 2, axis=0)
+                              / sliding.sum(axis=0))
     return out
 
 

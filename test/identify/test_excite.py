@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from builtarm import NAMES, built_arm, efforts, exciting, write
+from builtarm import NAMES, built_arm, efforts, exciting, sliding_rms, write
 from rclpy.duration import Duration
 from recordings import write_joint_states
 from rosutil import NodeProcess, Probe, params_file
@@ -31,7 +31,6 @@ from rbd_ros.dynamics import (
     rnea,
     rnea_batch,
 )
-from rbd_ros.dynamics.algorithm.rnea import SLIDING_SPEED
 from rbd_ros.identify.excite import (
     MARGIN,
     Excitation,
@@ -154,7 +153,6 @@ def test_it_identifies_the_arm_better_than_a_multisine(found: Excitation, tmp_pa
     _, q, v, a = exciting(t[-1] + 1.0 / RATE, rng)
     unseen = recording("unseen", q, v, a)
     exact = efforts(built, q, v, a, fv, fc)  # what the identified models should give
-    sliding = np.abs(v) > 5 * SLIDING_SPEED
     error = {}
     for name, f in (("optimised", found.trajectory), ("multisine", found.multisine)):
         bag = recording(name, *f.sample(t))
@@ -162,8 +160,7 @@ def test_it_identifies_the_arm_better_than_a_multisine(found: Excitation, tmp_pa
         assert np.all(report.rms["identified"] < NOISE), report.text  # to within the noise
         model = load_urdf(tmp_path / f"out_{name}" / "identified.urdf")
         predicted = rnea_batch(model, q, v, a, friction=True)
-        error[name] = np.sqrt(np.sum(np.where(sliding, predicted - exact, 0.0) ** 2, axis=0)
-                              / sliding.sum(axis=0))
+        error[name] = sliding_rms(predicted - exact, v)
     # against the exact torques of states neither saw, where the joint slides (slower, the
     # built arm's Coulomb friction is sign(v), the model's tanh(v / SLIDING_SPEED), for both):
     # the better conditioned, the closer
