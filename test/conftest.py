@@ -44,10 +44,11 @@ from rbd_ros.runtime.local_ros import TESTS, isolate  # noqa: E402 (after the pa
 # machine and in a domain of its own (RBD_TEST_DOMAIN, or 10-79: see rbd_ros.runtime.local_ros); with
 # pytest-xdist (-n), each worker (gw0, gw1, ...) in its own
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-if _WORKER:
-    isolate(*TESTS, run=os.getppid(), slot=int(_WORKER[2:]))
-else:
-    isolate(*TESTS)
+_DOMAIN = (isolate(*TESTS, run=os.getppid(), slot=int(_WORKER[2:])) if _WORKER
+           else isolate(*TESTS))
+# and what a test starts that picks a domain of its own (the demo, from 80-89 by process id)
+# picks this one: the demo of one run never meets another run's, nor another worker's nodes
+os.environ["RBD_TEST_DOMAIN"] = str(_DOMAIN)
 
 
 def _build_the_entry_in_place() -> None:

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: ruff's and mypy's caches, outside the tree (colcon test must leave the source folder as it was)
-CACHE = Path(tempfile.gettempdir()) / f"rbd_ros-lint-{hashlib.sha1(bytes(ROOT)).hexdigest()[:8]}"
+#: ruff's and mypy's caches, outside the tree (colcon test must leave the source folder as it
+#: was), one per venv: .ci/run checks one tree from several venvs at once
+_KEY = hashlib.sha1(bytes(ROOT) + sys.prefix.encode()).hexdigest()[:8]
+CACHE = Path(tempfile.gettempdir()) / f"rbd_ros-lint-{_KEY}"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
