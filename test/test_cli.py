@@ -102,26 +102,36 @@ def test_every_option_has_help_that_says_its_default() -> None:
 
 def test_the_demo_answers_each_simulated_state_once() -> None:
     """Under load the lockstep simulator publishes its waiting state again (after 0.1 s), and
-    the dynamics node answers that copy too: the demo's controller answers the state once, so
-    its run has as many samples as steps (a second answer made 3502 of 3500 on a busy CI)."""
+    the dynamics node answers that copy too: the demo's controller scores each state once, so
+    its run has as many samples as steps (a second answer made 3502 of 3500 on a busy CI). A
+    copy of a state it answered says the answer was lost: the same answer goes again (the
+    simulator steps on the first that comes). A copy of a state still without its
+    feed-forward says the dynamics node has no trajectory: it is asked again."""
     import numpy as np
 
     from rbd_ros.app.demo import _Controller
 
-    sent: list[int] = []
-    ctl = _Controller(4.0, lambda stamp, tau: sent.append(stamp))
+    sent: list[tuple[int, np.ndarray]] = []
+    asked: list[int] = []
+    ctl = _Controller(4.0, lambda stamp, tau: sent.append((stamp, tau)),
+                      lambda: asked.append(1))
     q = v = np.zeros(7)
-    ctl.on_state(10**9, q, v)
+    s1, s2 = 10**9, 10**9 + 10**6
+    ctl.on_state(s1, q, v)
     ctl.begin("PD + feed-forward")
-    assert sent == []  # waits for the dynamics node's feed-forward of that state
-    ctl.on_state(10**9, q, v)  # the simulator's copy, while it waits
-    ctl.on_ff(10**9, np.ones(7))
-    ctl.on_ff(10**9, np.ones(7))  # the node's answer to the copy
-    ctl.on_state(10**9, q, v)  # a copy that comes late
-    assert sent == [10**9]
-    ctl.on_state(10**9 + 10**6, q, v)
-    ctl.on_ff(10**9 + 10**6, np.ones(7))
-    assert sent == [10**9, 10**9 + 10**6]
+    assert sent == [] and asked == []  # waits for the dynamics node's feed-forward of s1
+    ctl.on_state(s1, q, v)  # the simulator's copy, while it waits: the trajectory again
+    assert sent == [] and asked == [1]
+    ctl.on_ff(s1, np.ones(7))
+    ctl.on_ff(s1, np.ones(7))  # the node's answer to the copy
+    assert [s for s, _ in sent] == [s1] and ctl.steps == 1
+    ctl.on_state(s1, q, v)  # a copy after the answer: the answer again, not a second step
+    assert [s for s, _ in sent] == [s1, s1] and ctl.steps == 1 and asked == [1]
+    np.testing.assert_array_equal(sent[1][1], sent[0][1])
+    ctl.on_state(s2, q, v)
+    ctl.on_ff(s2, np.ones(7))
+    ctl.on_state(s1, q, v)  # a late copy of a state stepped past: nothing
+    assert [s for s, _ in sent] == [s1, s1, s2] and ctl.steps == 2 and asked == [1]
 
 
 def test_a_killed_demo_leaves_no_node_running() -> None:

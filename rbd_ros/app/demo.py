@@ -38,7 +38,7 @@ FREQUENCY = 0.5  # Hz
 Q0 = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 0.9, 0.0])
 NAMES = [f"joint{k}" for k in range(1, 8)]
 SETTLE_S = 0.5  # the first half second of each run is not scored
-WALL_LIMIT_S = 300.0  # per run: the loop has stopped if a run takes longer than this
+STALL_S = 30.0  # a run has stalled when no step is made for this long (wall)
 
 
 def desired(t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -97,11 +97,16 @@ def _stop(procs: list[_Process]) -> None:
 
 
 class _Controller:
-    """PD (plus feed-forward) on each joint state; answers stamped with the state's stamp."""
+    """PD (plus feed-forward) on each joint state; answers stamped with the state's stamp.
 
-    def __init__(self, seconds: float, publish: Any) -> None:
+    The simulator publishes the state it waits in again every 0.1 s without an answer: then
+    the answer (or the feed-forward it waits for) was lost or is late, and is asked again."""
+
+    def __init__(self, seconds: float, publish: Any, ask_ff: Any) -> None:
         self.seconds = seconds
         self.publish = publish  # (stamp, efforts) -> None
+        self.ask_ff = ask_ff  # () -> None: the desired trajectory to the dynamics node again
+        self.last: tuple[int, np.ndarray] | None = None  # the last answer
         self.mode = "pause"  # no answer: the lockstep simulator waits
         self.start = 0  # ns: the run's t = 0
         self.pending: tuple[int, np.ndarray, np.ndarray] | None = None
@@ -114,7 +119,12 @@ class _Controller:
 
     def on_state(self, stamp: int, q: np.ndarray, v: np.ndarray) -> None:
         if stamp <= self.answered:
-            return  # the simulator's state again (it waited 0.1 s): answered already
+            if self.last is not None and stamp == self.last[0]:
+                self.publish(*self.last)  # the simulator's state again: the answer was lost
+            return
+        if (self.pending is not None and stamp == self.pending[0] and stamp not in self.ff
+                and self.mode == "PD + feed-forward"):
+            self.ask_ff()  # again, still without its feed-forward
         self.pending = (stamp, q, v)
         self.arrived.setdefault(stamp, time.monotonic())
         self.answer()
@@ -150,6 +160,7 @@ class _Controller:
             tau = tau + ff
             self.ff = {s: x for s, x in self.ff.items() if s > stamp}
         self.publish(stamp, tau)
+        self.last = (stamp, tau)
         self.pending = None
         self.answered = stamp
         self.steps += 1
@@ -212,7 +223,13 @@ class _ArmController:
             out.effort = tau.tolist()
             self.cmd.publish(out)
 
-        self.ctl = ctl = _Controller(seconds, publish)
+        self.trajectory: JointTrajectory | None = None  # the feed-forward run's, once begun
+
+        def ask_ff() -> None:
+            if self.trajectory is not None:
+                self.traj_pub.publish(self.trajectory)
+
+        self.ctl = ctl = _Controller(seconds, publish, ask_ff)
         node.create_subscription(JointState, "joint_states", lambda m: ctl.on_state(
             stamp_ns(m.header.stamp), np.array(m.position), np.array(m.velocity)), reliable)
         node.create_subscription(JointState, "rbd_dynamics/feedforward_torques", lambda m: (
@@ -226,6 +243,20 @@ class _ArmController:
         while not done() and time.monotonic() < end:
             rclpy.spin_once(self.node, timeout_sec=0.05)
         return bool(done())
+
+    def _steps_until_paused(self) -> bool:
+        """Spin until the run ends (True), or no step is made for STALL_S (False)."""
+        import rclpy
+
+        ctl = self.ctl
+        steps, moved = ctl.steps, time.monotonic()
+        while ctl.mode != "pause":
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+            if ctl.steps != steps:
+                steps, moved = ctl.steps, time.monotonic()
+            elif time.monotonic() - moved > STALL_S:
+                return False
+        return True
 
     def runs(self) -> dict[str, float] | None:
         """Both runs, PD alone then with feed-forward: each one's wall time (s), or None after
@@ -241,11 +272,14 @@ class _ArmController:
         for mode in ctl.errors:
             start = ctl.begin(mode)
             if mode == "PD + feed-forward":
-                self.traj_pub.publish(_trajectory(start, self.seconds))
+                self.trajectory = _trajectory(start, self.seconds)
+                self.traj_pub.publish(self.trajectory)
             t0 = time.monotonic()
-            if not self.spin_until(lambda: ctl.mode == "pause", WALL_LIMIT_S):
-                print(f"error: run '{mode}' did not finish in {WALL_LIMIT_S:.0f} s "
-                      f"({ctl.steps} steps)", file=sys.stderr)
+            if not self._steps_until_paused():
+                waits = ("the dynamics node's feed-forward" if mode == "PD + feed-forward"
+                         and ctl.pending is not None else "the simulator's joint state")
+                print(f"error: run '{mode}' stalled after {ctl.steps} steps: no step for "
+                      f"{STALL_S:.0f} s, waiting for {waits}", file=sys.stderr)
                 return None
             walls[mode] = time.monotonic() - t0
             self.spin_until(lambda: ctl.pending is not None, 5.0)
