@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: ruff's and mypy's caches, outside the tree (colcon test must leave the source folder as it
-#: was), one per venv: .ci/run checks one tree from several venvs at once
+#: was), one per venv: Jazzy's and Kilted's venvs check one tree with different mypy options
 _KEY = hashlib.sha1(bytes(ROOT) + sys.prefix.encode()).hexdigest()[:8]
 CACHE = Path(tempfile.gettempdir()) / f"rbd_ros-lint-{_KEY}"
 
