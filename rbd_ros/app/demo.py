@@ -106,7 +106,7 @@ class _Controller:
         self.seconds = seconds
         self.publish = publish  # (stamp, efforts) -> None
         self.ask_ff = ask_ff  # () -> None: the desired trajectory to the dynamics node again
-        self.last: tuple[int, np.ndarray] | None = None  # the last answer
+        self.last: tuple[int, np.ndarray] | None = None  # the last answer: (stamp, efforts)
         self.mode = "pause"  # no answer: the lockstep simulator waits
         self.start = 0  # ns: the run's t = 0
         self.pending: tuple[int, np.ndarray, np.ndarray] | None = None
@@ -115,12 +115,12 @@ class _Controller:
         self.errors: dict[str, list[float]] = {"PD only": [], "PD + feed-forward": []}
         self.ff_after: list[float] = []  # s from a joint state to its feed-forward
         self.steps = 0
-        self.answered = 0  # the stamp of the last state answered
 
     def on_state(self, stamp: int, q: np.ndarray, v: np.ndarray) -> None:
-        if stamp <= self.answered:
-            if self.last is not None and stamp == self.last[0]:
-                self.publish(*self.last)  # the simulator's state again: the answer was lost
+        last = self.last
+        if last is not None and stamp <= last[0]:
+            if stamp == last[0]:
+                self.publish(*last)  # the simulator's state again: the answer was lost
             return
         if (self.pending is not None and stamp == self.pending[0] and stamp not in self.ff
                 and self.mode == "PD + feed-forward"):
@@ -162,7 +162,6 @@ class _Controller:
         self.publish(stamp, tau)
         self.last = (stamp, tau)
         self.pending = None
-        self.answered = stamp
         self.steps += 1
         self.arrived = {s: w for s, w in self.arrived.items() if s >= stamp}
         if t >= SETTLE_S:
