@@ -15,6 +15,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 from ..dynamics import RbdError
+from ..dynamics.algorithm.rnea import SLIDING_SPEED
 from ..dynamics.estimation.contact_estimation import (
     DEFAULT_GAIN as CONTACT_GAIN,
 )
@@ -138,7 +139,7 @@ DYNAMICS = (
           "20 deep) or reliable", read_only=True, check=_said(input_qos)),
     Param("friction", False, "add the URDF's joint friction to every torque the node computes "
           "and remove it from the measured efforts in external_torques: viscous, and Coulomb "
-          f"through tanh(v / {MOVING_SPEED:g}), whole above about {2.5 * MOVING_SPEED:g} rad/s"),
+          f"through tanh(v / {SLIDING_SPEED:g}), whole above about {2.5 * SLIDING_SPEED:g} rad/s"),
     Param("observer_gain", DEFAULT_GAIN, "1/s: bandwidth of the momentum observer behind "
           "external_torques", span=(0.01, 1e4)),
     Param("collision_joints", STRINGS, "the joints collision_thresholds* are for, in their "
