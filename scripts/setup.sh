@@ -77,6 +77,10 @@ export AMENT_PREFIX_PATH="$VIRTUAL_ENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
 ENV
 if [ -n "$OVER" ]; then
     pip_install -r "$OVER"
+    if [ "$TEST" = 1 ]; then  # mypy checks the types against the pinned numpy's (test_lint.py)
+        pip_install --no-deps --upgrade --target "$VENV/pinned-numpy" \
+            "$(grep -m1 '^numpy==' requirements.txt)"
+    fi
 fi
 # numba's compiled kernels, once (about a minute; seconds when nothing changed): no node
 # compiles when it starts

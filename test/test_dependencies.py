@@ -127,36 +127,3 @@ def test_the_version_floors_agree_and_are_the_ones_tested() -> None:
         floor = xml[f"python3-{name}"]
         assert floor and setup[name] == floor, (name, floor, setup)
         assert tested[name].startswith(floor + "."), (name, floor, tested)
-
-
-def test_what_ci_runs_once_imports_no_ros() -> None:
-    """.ci/run's Kilted leg leaves out (--ignore) the tests that Kilted's wheels cannot change:
-    none of them, nor a helper of the tests they import, may import ROS (rclpy, a message
-    package, launch, the nodes), or start a node through one."""
-    import re
-
-    ros = {top for top, key in KEYS.items() if key and not key.startswith("python3-")}
-    ros -= {"urdf_parser_py", "xacro"}  # a URDF's parser and its macros: no ROS of the wheels
-    helpers = {p.stem: p for p in (ROOT / "testkit").glob("*.py")}
-    skipped = re.findall(r"--ignore=(\S+)", (ROOT / ".ci" / "run").read_text())
-    assert "test/dynamics" in skipped
-    for given in skipped:
-        path = ROOT / given
-        todo = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-        assert todo and all(p.is_file() for p in todo), given
-        seen: set[Path] = set()
-        while todo:
-            module = todo.pop()
-            if module in seen:
-                continue
-            seen.add(module)
-            for node in ast.walk(ast.parse(module.read_text())):
-                names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                         [node.module] if isinstance(node, ast.ImportFrom) and node.module
-                         else [])
-                for name in names:
-                    assert name.split(".")[0] not in ros and not name.startswith(
-                        "rbd_ros.nodes"), f"{module.relative_to(ROOT)} imports {name}: " \
-                        "it can change with the ROS distribution, so .ci/run must not skip it"
-                    if name.split(".")[0] in helpers:
-                        todo.append(helpers[name.split(".")[0]])
