@@ -342,12 +342,15 @@ def _said(reader: Any, sent: int, total: int, stopped: int) -> None:
 
 def _delivered(pubs: dict[int, Any]) -> None:
     """The last messages are still on their way when the loop ends: a publisher destroyed now
-    could take them with it (reliable readers acknowledge; best-effort ones cannot, so a
-    moment more)."""
+    could take them with it. Reliable readers acknowledge (when the writer next asks, seconds
+    apart in Fast DDS): every publisher's readers awaited at once, for at most 2 s; best-effort
+    ones cannot, so a moment more."""
     from rclpy.duration import Duration
 
-    for pub in pubs.values():
-        pub.wait_for_all_acked(Duration(seconds=2))
+    deadline = time.monotonic() + 2.0
+    waiting = list(pubs.values())
+    while waiting and time.monotonic() < deadline:
+        waiting = [p for p in waiting if not p.wait_for_all_acked(Duration(seconds=0.02))]
     time.sleep(0.2)
 
 
