@@ -25,6 +25,9 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 SENSOR = qos_profile_sensor_data
 RESEND_S = 3.0  # s: Probe.call sends a request again after this long without an answer
+#: s: how long Probe.call waits for a service to appear; a node starting on a loaded machine
+#: (imports, kernels loaded from the cache, discovery) can take more than a call's 10 s
+APPEAR_S = 60.0
 
 
 def params_file(path: Path, node: str, params: dict[str, Any]) -> Path:
@@ -134,7 +137,8 @@ class Probe:
         repeated)."""
         client: Client[Any, Any] = self.node.create_client(srv_type, name)
         try:
-            assert client.wait_for_service(timeout_sec=timeout), f"service {name} did not appear"
+            assert client.wait_for_service(timeout_sec=max(timeout, APPEAR_S)), \
+                f"service {name} did not appear"
             deadline = time.monotonic() + timeout
             while True:
                 future = client.call_async(request)
