@@ -38,13 +38,13 @@ def test_mypy(tmp_path: Path) -> None:
     setup.sh keeps the pinned numpy aside for it."""
     config = tmp_path / "mypy.ini"
     text = (ROOT / "mypy.ini").read_text()
-    env = dict(os.environ)
+    env = None
     if int(version("numpy").split(".")[0]) < 2:
         pinned = Path(sys.prefix) / "pinned-numpy"
         if not pinned.is_dir():
             pytest.skip(f"numpy {version('numpy')}: the pinned numpy's stubs are not in {pinned}"
                         " (bash scripts/setup.sh --test --over ... puts them there)")
-        env["MYPYPATH"] = str(pinned)
+        env = {**os.environ, "MYPYPATH": str(pinned)}
         # the floors' numba leaves untyped the calls the pinned one's ignores are for
         text = text.replace("[mypy]\n", "[mypy]\nwarn_unused_ignores = False\n", 1)
         text += "\n[mypy-numpy.*]\nignore_errors = True\n"
