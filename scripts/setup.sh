@@ -49,6 +49,10 @@ fi
 pip_install --upgrade pip==25.3 setuptools==79.0.1 wheel==0.45.1
 pip_install "${reqs[@]}"
 pip_install --no-deps --no-build-isolation -e .
+# rbd_ros's own bytecode: an editable install leaves it to each process, which cannot keep it
+# where PYTHONDONTWRITEBYTECODE is set (as on these machines) and compiles every module again:
+# 0.2 s of every node's and command's start
+"$VENV/bin/python" -m compileall -q rbd_ros > /dev/null
 # the service definitions: an ament_cmake package, built against the wheels (about 20 s),
 # again only when its sources changed
 prefix="$(cd "$VENV" && pwd)"
