@@ -17,7 +17,8 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from ..wire.cdr import STAMP, CdrError, float64_array_at, joint_state_layout, match_layout
+from ..wire.cdr import STAMP, CdrError, float64_array_at, joint_state_layout
+from ..wire.layout_match import match_layout
 
 F64 = NDArray[np.float64]
 T = TypeVar("T")

@@ -49,11 +49,12 @@ def load_node_kernels(floating_base: bool = True) -> None:
 
 def _merge_once(n: int) -> None:
     """The kernels that read a joint state, with the types the nodes give them: a message's
-    bytes and read-only values (cdr.match_layout, joint_names.merge)."""
+    bytes and read-only values (layout_match.match_layout, joint_names.merge)."""
     import numpy as np
 
-    from ..wire.cdr import joint_state, joint_state_layout, match_layout
+    from ..wire.cdr import joint_state, joint_state_layout
     from ..wire.joint_names import merge
+    from ..wire.layout_match import match_layout
 
     raw = np.frombuffer(joint_state(["a"], (1, 1, 1)), dtype=np.uint8)
     runs = np.array(joint_state_layout(raw.tobytes()).shared(), dtype=np.int64)

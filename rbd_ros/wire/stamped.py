@@ -16,6 +16,7 @@ from ..dynamics.multibody.model import F64
 from . import cdr
 from .errors import InputError, usable
 from .joint_states import unit_base
+from .layout_match import match_layout
 
 #: (stamp in ns, names, positions, velocities, efforts) of a joint state
 JointStateValues = tuple[int, Sequence[str], Any, Any, Any]
@@ -72,8 +73,7 @@ class JointStateReader:
     def _same(self, raw: bytes) -> bool:
         """Whether ``raw`` has the last layout's shared bytes (one compiled pass)."""
         data = np.frombuffer(raw, dtype=np.uint8)
-        return bool(cdr.match_layout(data, self._at, self.ref, self.runs, self._none,
-                                     self._out)[0])
+        return bool(match_layout(data, self._at, self.ref, self.runs, self._none, self._out)[0])
 
     def read(self, raw: bytes) -> JointStateValues:
         layout = self.layout
