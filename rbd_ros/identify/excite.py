@@ -198,19 +198,13 @@ class Shape:
         and through the scales ``s`` and ``g`` (each differentiated where it binds)."""
         n = self.c.size
         a, b = x[: x.size // 2].reshape(n, -1), x[x.size // 2 :].reshape(n, -1)
-        try:
-            sc = self.within(a, b)
-        except ModelError:
+        at = self._log_cond(a, b, base)
+        if at is None:
             return 1e3, np.zeros_like(x)
+        value, sc, (q, v, acc), W, lam, U = at
         s, g, kind = sc.s, sc.g, sc.kind
         S, C, w = basis(self.period, a.shape[1], self.t)
-        q, v, acc = sc.f.sample(self.t)
         T, cols = len(self.t), base.independent
-        W = observed(self.model, q, v, acc, cols).reshape(-1, cols.size)
-        lam, U = np.linalg.eigh(W.T @ W)
-        if not lam[0] > 0:
-            return 1e3, np.zeros_like(x)
-        value = 0.5 * float(np.log(lam[-1] / lam[0]))
         u1, un = U[:, -1], U[:, 0]
         M = (np.outer(W @ u1, u1) / lam[-1] - np.outer(W @ un, un) / lam[0]).reshape(T, n, -1)
         Gq, Gv, Ga = self._moved(q, v, acc, M, cols)
@@ -232,6 +226,30 @@ class Shape:
             grad_a += total * dg_a
             grad_b += total * dg_b
         return value, np.concatenate([grad_a.ravel(), grad_b.ravel()])
+
+    def value(self, x: F64, base: BaseParameters) -> float:
+        """:meth:`cost`'s value alone, without the gradient's work."""
+        n = self.c.size
+        at = self._log_cond(x[: x.size // 2].reshape(n, -1), x[x.size // 2 :].reshape(n, -1),
+                            base)
+        return 1e3 if at is None else at[0]
+
+    def _log_cond(self, a: F64, b: F64, base: BaseParameters
+                  ) -> tuple[float, Scaled, tuple[F64, F64, F64], F64, F64, F64] | None:
+        """``log cond W`` of the trajectory ``within`` makes of ``a`` and ``b``, with what its
+        gradient is made of (the scaled trajectory, its samples, W and the eigenpairs of its
+        Gram matrix); None where no such trajectory is (a cost of 1e3 for the optimiser)."""
+        try:
+            sc = self.within(a, b)
+        except ModelError:
+            return None
+        samples = sc.f.sample(self.t)
+        cols = base.independent
+        W = observed(self.model, *samples, cols).reshape(-1, cols.size)
+        lam, U = np.linalg.eigh(W.T @ W)
+        if not lam[0] > 0:
+            return None
+        return 0.5 * float(np.log(lam[-1] / lam[0])), sc, samples, W, lam, U
 
     def _moved(self, q: F64, v: F64, acc: F64, M: F64, cols: np.ndarray
                ) -> tuple[F64, F64, F64]:
