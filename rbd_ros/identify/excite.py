@@ -197,7 +197,7 @@ class Shape:
         once (one regressor call for all 3n directions), chained through the Fourier basis
         and through the scales ``s`` and ``g`` (each differentiated where it binds)."""
         n = self.c.size
-        a, b = x[: x.size // 2].reshape(n, -1), x[x.size // 2 :].reshape(n, -1)
+        a, b = self._halves(x)
         at = self._log_cond(a, b, base)
         if at is None:
             return 1e3, np.zeros_like(x)
@@ -229,10 +229,13 @@ class Shape:
 
     def value(self, x: F64, base: BaseParameters) -> float:
         """:meth:`cost`'s value alone, without the gradient's work."""
-        n = self.c.size
-        at = self._log_cond(x[: x.size // 2].reshape(n, -1), x[x.size // 2 :].reshape(n, -1),
-                            base)
+        at = self._log_cond(*self._halves(x), base)
         return 1e3 if at is None else at[0]
+
+    def _halves(self, x: F64) -> tuple[F64, F64]:
+        """``x`` as the optimiser holds it (a then b) -> a and b, (joints, harmonics) each."""
+        n = self.c.size
+        return x[: x.size // 2].reshape(n, -1), x[x.size // 2 :].reshape(n, -1)
 
     def _log_cond(self, a: F64, b: F64, base: BaseParameters
                   ) -> tuple[float, Scaled, tuple[F64, F64, F64], F64, F64, F64] | None:
