@@ -406,7 +406,7 @@ def test_a_legged_recording_is_answered_state_for_state(tmp_path: Path, probe: P
     config = Path(__file__).resolve().parents[2] / "config" / "floating_base.yaml"
     params = params_file(tmp_path / "p.yaml", "rbd_floating_base", {
         "robot_description": QUADRUPED.read_text(), "joint_states_qos": "reliable"})
-    answers = probe.listen(WrenchStamped, "/rbd_floating_base/base_wrench", 1000)
+    answers = probe.listen(WrenchStamped, "/rbd_floating_base/base_wrench", 10_000)
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     node = NodeProcess("rbd_ros.nodes.floating_base_node", "--params-file", str(config),
                        "--params-file", str(params))
