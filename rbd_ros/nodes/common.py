@@ -50,10 +50,11 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 #: 1 kHz (with 100, a lossless replay beside a busy process lost answers after a 0.1 s stall:
 #: a reliable writer's full history drops its oldest message, acknowledged or not)
 OUTPUT_DEPTH = 1000
-#: a lossless replay's inputs (``joint_states_qos: reliable``) keep 10000 messages: a node that
-#: falls behind the player on a busy machine answers every state unless it is 10 s behind at
-#: 1 kHz (with 1000, a floating-base node fed 1 kHz joint states and odometry beside a suite in
-#: four processes once lost 214 states in a row)
+#: a lossless replay's inputs (``joint_states_qos: reliable``) keep 10000 messages: a node whose
+#: callbacks fall behind the player on a busy machine (its middleware's threads still take in
+#: and acknowledge what arrives) answers every state unless it is 10 s behind at 1 kHz (with
+#: 1000, a floating-base node fed 1 kHz joint states and odometry beside a suite in four
+#: processes once lost 214 states in a row)
 REPLAY_DEPTH = 10_000
 SENSOR = QoSProfile(depth=20, history=HistoryPolicy.KEEP_LAST,
                     reliability=ReliabilityPolicy.BEST_EFFORT,
