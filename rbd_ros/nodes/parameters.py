@@ -37,7 +37,7 @@ from ..dynamics.estimation.observer import (
     thresholds_problem,
 )
 from ..dynamics.multibody.model import check_gravity
-from .common import QOS_CHOICES, input_qos
+from .common import QOS_CHOICES, REPLAY_DEPTH, SENSOR, input_qos
 
 STRINGS, NUMBERS = Parameter.Type.STRING_ARRAY, Parameter.Type.DOUBLE_ARRAY  # unset by default
 
@@ -136,8 +136,8 @@ DYNAMICS = (
     Param("publish_rate", 0.0, "Hz; 0 publishes once per joint-state message",
           span=(0.0, 1e4)),
     Param("joint_states_qos", "sensor_data", "QoS of joint_states: sensor_data (best effort, "
-          "20 deep) or reliable (10000 deep, for a lossless replay)", read_only=True,
-          check=_said(input_qos)),
+          f"{SENSOR.depth} deep) or reliable ({REPLAY_DEPTH} deep, for a lossless replay)",
+          read_only=True, check=_said(input_qos)),
     Param("friction", False, "add the URDF's joint friction to every torque the node computes "
           "and remove it from the measured efforts in external_torques: viscous, and Coulomb "
           f"through tanh(v / {SLIDING_SPEED:g}), whole above about {2.5 * SLIDING_SPEED:g} rad/s"),
@@ -172,8 +172,9 @@ FLOATING_BASE = (
           "(and IMU) of its stamp, and how far from its stamp the nearest one may be when none "
           "brackets it", span=(0.0, 10.0)),
     Param("joint_states_qos", "sensor_data", f"QoS of joint_states, odom and imu: "
-          f"{' or '.join(QOS_CHOICES)} (best effort, 20 deep, for a live robot; reliable, "
-          "10000 deep, for a lossless replay)", read_only=True, check=_said(input_qos)),
+          f"{' or '.join(QOS_CHOICES)} (best effort, {SENSOR.depth} deep, for a live robot; "
+          f"reliable, {REPLAY_DEPTH} deep, for a lossless replay)", read_only=True,
+          check=_said(input_qos)),
     Param("estimate_contacts", False, "estimate which contact links touch from the joint "
           "efforts (and ignore the active_contacts topic)"),
     Param("contact_threshold", DEFAULT_THRESHOLD, "estimate_contacts: a link touches once its "
