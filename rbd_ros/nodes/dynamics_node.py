@@ -135,6 +135,7 @@ class Live:
                         dtype=np.int64)
         self.held_v = np.intersect1d(self.out_v, held)  # no effort: their residual is NaN
         self.measured = np.setdiff1d(self.out_v, held)
+        self.tau = np.zeros(model.nv)  # the observer's efforts: none for the base, held joints
         self.observer: MomentumObserver | None = None
         self.observed_ns = 0  # stamp of the observer's last state (ns); its start: t0_ns
         self.t0_ns = 0
@@ -604,9 +605,9 @@ class DynamicsNode(NodeBase):
         """One step of the momentum observer: ``~/external_torques`` and ``~/collision``."""
         st, observer = live.merger, live.observer
         assert observer is not None
-        tau = np.zeros(live.model.nv)  # an unactuated base, held joints: no effort
+        tau = live.tau
         tau[live.measured] = st.effort[live.measured]
-        if not np.all(np.isfinite(tau)):
+        if not np.isfinite(tau).all():
             self.warn("no_effort", "external_torques and collision need the measured efforts: "
                                    f"joint_states carries none for {self._no_effort(live)}")
             return
@@ -624,7 +625,8 @@ class DynamicsNode(NodeBase):
             live.observed_ns = ns
             residual = observer.update((ns - live.t0_ns) * 1e-9, st.q, st.v, tau,
                                        st.differenced)
-        residual[live.held_v] = np.nan
+        if live.held_v.size:
+            residual[live.held_v] = np.nan
         self._emit(live, ns, self.pub_external, None, residual)
         detector = live.detector
         if detector is not None and (detector.update_from(observer.last, live.watched_cols)

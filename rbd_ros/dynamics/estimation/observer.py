@@ -516,7 +516,7 @@ class CollisionDetector:
         if self.flags.any():
             x = last[0, 0, np.maximum(cols, 0)]
             self.loaded = self.flags | ((cols >= 0) & (np.abs(x) >= self.release * self.level))
-        else:
+        elif changed:  # the last flag cleared (with none, none is loaded: as it was)
             self.loaded = self.flags.copy()
         return bool(changed)
 
