@@ -69,6 +69,20 @@ def test_contacts_are_right_in_99_percent_each_event_within_10_ms_and_none_made_
     assert not spurious(run, est, settled)
 
 
+def test_a_bound_at_0_05_rad_s_makes_up_no_edge(gait: tuple[str, Run]) -> None:
+    """Velocity noise of 0.05 rad/s on a bound: one state's noise that reads as the force
+    dipping below the release while the foot moves (both from the same velocities) does not
+    lift a loaded foot; every event still within 10 ms."""
+    robot, run = gait
+    if not np.array_equal(run.contact[:, 0], run.contact[:, 1]):  # a bound's front feet
+        pytest.skip("the bounds show it")                        # land together
+    for seed in range(4):
+        est, settled = estimate(robot, run, noise=0.2, velocity_noise=0.05, seed=seed)
+        assert float(np.mean(est[settled] == run.contact[settled])) >= 0.99, seed
+        assert not misses(run, est, settled), seed
+        assert not spurious(run, est, settled), seed
+
+
 def test_a_robot_that_starts_standing_starts_with_its_feet_down(gait: tuple[str, Run]) -> None:
     """No decision before the estimator has settled (its observer starts from zero against feet
     that already carry the robot), then all four feet down until the gait lifts the first: no
@@ -86,12 +100,12 @@ def test_a_robot_that_starts_standing_starts_with_its_feet_down(gait: tuple[str,
 
 def test_noise_beyond_the_threshold_is_seen_as_chatter_not_hidden(
         gait: tuple[str, Run]) -> None:
-    """The checks above can fail: joint velocities with 0.1 rad/s of noise break them (the
+    """The checks above can fail: joint velocities with 0.2 rad/s of noise break them (the
     estimator reads the contact points' speeds from them, and its observer the momentum)."""
     robot, run = gait
     if robot != "bundled":
         pytest.skip("one robot shows it")
-    est, settled = estimate(robot, run, noise=0.2, velocity_noise=0.1)
+    est, settled = estimate(robot, run, noise=0.2, velocity_noise=0.2)
     assert misses(run, est, settled) or spurious(run, est, settled) or \
         float(np.mean(est[settled] == run.contact[settled])) < 0.99
 

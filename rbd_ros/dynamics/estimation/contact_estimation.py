@@ -20,10 +20,12 @@ gives one touchdown, not many) or the point moves faster than ``LIFT_SPEEDS`` ti
 Two cues from the contact point's motion keep the efforts' noise (1 N m on joints whose torque
 comes from motor currents) from making edges that never happened:
 
-* a still contact (slower than ``STILL_SPEEDS`` times ``max_speed``) stays down through a dip
-  of its force below the release until ``STILL_HOLD`` after its force was last above the
-  touchdown force: a lightly loaded stance under noise reads a few newtons either side of
-  zero, and a foot that lifts moves;
+* a touching contact stays down through a dip of its force below the release until
+  ``STILL_HOLD`` after its force was last above the touchdown force, and judges the release on
+  the mean of its last two normal forces: a lightly loaded stance under noise reads a few
+  newtons either side of zero, and one state's velocity noise moves the observer's momentum
+  and the foot's speed at once (a force that dips for one state while the foot seems to move);
+  a foot that lifts moves away from the surface, and that lets it go at once;
 * a contact touches down only while it is still or slowing down, and not if it was moving away
   from the surface just before (its normal speed through a RISING_LAG lag): a foot at the top
   of its swing is slow for a few milliseconds, where a noisy force would otherwise set it down;
@@ -86,14 +88,14 @@ DEFAULT_MAX_SPEED = 0.1
 #: ...and a touching one lets go when it moves this many times faster (a foot in stance is
 #: still: only a swing moves it so)
 LIFT_SPEEDS = 3.0
-#: a touching contact slower than this fraction of the touchdown speed is still: it stays down
-#: through a dip of its force below the release, and a contact touches down only if it is
-#: still or slowing down, and was not moving away from the surface (a swing foot at the top
-#: of its arc is slow, not stopped)
+#: a contact slower than this fraction of the touchdown speed is still: a contact touches down
+#: only if it is still or slowing down, and was not moving away from the surface (a swing foot
+#: at the top of its arc is slow, not stopped); a touching one that moves away from the
+#: surface faster lets go
 STILL_SPEEDS = 0.25
-#: s: how long after its force was last above the touchdown force a still contact stays down
-#: through a dip below the release (the efforts' noise under a lightly loaded stance; a foot
-#: that stays unloaded is let go)
+#: s: how long after its force was last above the touchdown force a touching contact stays
+#: down through a dip below the release (the efforts' noise under a lightly loaded stance; a
+#: foot that stays unloaded is let go)
 STILL_HOLD = 0.02
 #: a threshold proposed from a standing robot (:func:`propose_threshold`) is this many times
 #: the largest noise of a standing contact's normal force...
@@ -165,9 +167,9 @@ def _contact_step(mi, mf, maps, lin, q, v, r, W, wv, body, contact_R, contact_p,
     rows by least squares, each contact's force (world axes) and normal force, and
     ``touching`` updated with ``limits`` (touchdown force, release force, touchdown speed,
     lift-off speed, still speed, how long after its force was last above the touchdown force a
-    still contact stays down) and each contact's ``memory`` of the last state (its point's
+    touching contact stays down) and each contact's ``memory`` of the last state (its point's
     speed away from the surface through RISING_LAG, and its speed; when its force was last
-    above the touchdown force; the state's time) and the velocities' ``noise``
+    above the touchdown force; the state's time; its normal force) and the velocities' ``noise``
     (:func:`_velocity_noise`)."""
     _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal, radius, size,
                  X, R, p, geometry, f_ext, col, A)
@@ -188,6 +190,9 @@ def _contact_step(mi, mf, maps, lin, q, v, r, W, wv, body, contact_R, contact_p,
                 spread2 += (A[k, o + i] * noise[V_MEDIAN, k]) ** 2
             speed2 += u * u
         speed, fn = np.sqrt(speed2), w[o + 2]
+        # a touching contact lets go on the mean of this state's and the last state's force
+        fa = fn if np.isinf(memory[c, 4]) else 0.5 * (fn + memory[c, 4])
+        memory[c, 4] = fn
         still = still0 + NOISE_SIGMAS * np.sqrt(spread2) / MEDIAN_SECOND_DIFFERENCE
         rising, last = memory[c, 0], memory[c, 1]
         # u: along the normal, away from the surface; its lagged value tells a swing's apex
@@ -201,8 +206,7 @@ def _contact_step(mi, mf, maps, lin, q, v, r, W, wv, body, contact_R, contact_p,
         if not settled:
             touching[c] = False
         elif touching[c]:
-            touching[c] = speed < fast and u < still and (fn > off or (speed < still
-                                                         and t - memory[c, 2] < hold))
+            touching[c] = speed < fast and u < still and (fa > off or t - memory[c, 2] < hold)
         else:
             touching[c] = fn > on and rising < still0 and (speed < still
                                                            or speed < min(slow, last))
@@ -287,7 +291,7 @@ class ContactEstimator:
         self._col, self.A = np.empty(model.nv), np.empty((model.nv, n))
         self.touching = np.zeros(k, dtype=bool)
         self._forces, self._normal = np.zeros((k, 3)), np.zeros(k)
-        self._memory = np.full((k, 4), -np.inf)
+        self._memory = np.full((k, 5), -np.inf)
         self._noise = np.full((5, model.nv), np.nan)  # the velocities' (_velocity_noise)
         self._noise[V_MEDIAN:] = 0.0
         self._tau = np.zeros(model.nv)
