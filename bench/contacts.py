@@ -24,12 +24,29 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
 
-from quadsim import LEGS, Run, bound, estimate, settling, simulate, spurious, states, trot
+from quadsim import (
+    LEGS,
+    UNSEEN,
+    Run,
+    bound,
+    estimate,
+    settling,
+    simulate,
+    spurious,
+    states,
+    trot,
+)
 from wrongmodel import perturbed
 
 from rbd_ros.dynamics import load_urdf_string
 from rbd_ros.dynamics.contact.contacts import Contact
 from rbd_ros.dynamics.estimation.contact_estimation import DEFAULT_GAIN, ContactEstimator
+
+#: "all the defects": the efforts' noise (20 %) and the velocities' (0.02 rad/s), the model's
+#: masses and inertias 10-30 % off, a Coulomb friction the model lacks of this fraction of the
+#: efforts' RMS in every joint, and the stamps off by up to this (s)
+FRICTION = 0.05
+JITTER_S = 0.0004
 
 
 def cost(robot: str, run: Run, gain: float) -> float:
@@ -63,7 +80,7 @@ def contact_estimation(seconds: float, noises: tuple[float, ...] = (0.02, 0.06, 
     print("| robot | gait | effort noise | velocity noise | events | state right "
           "| touchdown p50 / max ms | lift-off p50 / max ms | made up | us/state |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for robot, (urdf, feet, posture) in LEGS.items():
+    for robot, (urdf, feet, posture) in {**LEGS, **UNSEEN}.items():
         for name, gait in (("trot", trot), ("bound", bound)):
             run = simulate(urdf, feet, posture, gait(feet), seconds)
             rms = float(np.sqrt(np.mean(run.tau ** 2)))
@@ -76,6 +93,9 @@ def contact_estimation(seconds: float, noises: tuple[float, ...] = (0.02, 0.06, 
             wrong = load_urdf_string(perturbed(Path(urdf).read_text(), 3), floating_base=True)
             est, settled = estimate(robot, run, 0.2, model=wrong)
             row(robot, name, "20 %, masses 10-30 % off", "0", run, est, settled, us)
+            est, settled = estimate(robot, run, 0.2, velocity_noise=0.02, model=wrong,
+                                    friction=FRICTION, jitter=JITTER_S)
+            row(robot, name, "20 %, all the defects", "0.02", run, est, settled, us)
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
-from pinref import robot_path
+from pinref import ROBOTS, robot_path
 
 from rbd_ros.dynamics import Model, load_urdf
 from rbd_ros.dynamics.contact.contacts import Contact
@@ -199,23 +199,37 @@ LEGS = {  # URDF, feet (LF, RF, LH, RH), a standing posture
                  {f"{x}_{j}": a * (1 if x[1] == "F" else -1) for x in ("LF", "RF", "LH", "RH")
                   for j, a in (("HFE", 0.4), ("KFE", -0.8))}),
 }
+#: robots only the bench runs (bench/contacts.py), looked at by no test or tuning: Unitree's
+#: Go1, whose joint torques are estimated from its motors' currents
+UNSEEN = {
+    "go1": (str(ROBOTS / "go1_description/urdf/go1.urdf"),
+            [f"{x}_foot" for x in ("FL", "FR", "RL", "RR")],
+            {f"{x}_{j}_joint": a for x in ("FL", "FR", "RL", "RR")
+             for j, a in (("hip", 0.0), ("thigh", 0.8), ("calf", -1.5))}),
+}
 
 
 def estimate(robot: str, run: Run, noise: float, seed: int = 0, velocity_noise: float = 0.0,
-             model: Model | None = None, **options: float) -> tuple[np.ndarray, np.ndarray]:
+             model: Model | None = None, friction: float = 0.0, jitter: float = 0.0,
+             **options: float) -> tuple[np.ndarray, np.ndarray]:
     """The estimator's contact states over the run (``options``: its own; ``model``: the
     robot's as the estimator knows it, by default exact), the efforts with Gaussian noise of
     ``noise`` times their RMS and the joint velocities with ``velocity_noise`` rad/s; and which
-    states it had settled in (decided the contacts: none before)."""
+    states it had settled in (decided the contacts: none before). ``friction``: each joint's
+    motor also overcomes a Coulomb friction of this fraction of the efforts' RMS (a real
+    joint's, sign(v); the model has none); ``jitter``: s, the stamps the estimator is given are
+    off by up to this, uniformly (a driver's clock)."""
     rng = np.random.default_rng(seed)
-    sigma = noise * np.sqrt(np.mean(run.tau ** 2))
-    m, Q, V, E = states(robot, run, run.tau + rng.normal(0.0, sigma, run.tau.shape))
+    rms = np.sqrt(np.mean(run.tau ** 2))
+    tau = run.tau + friction * rms * np.sign(run.v[:, 6:])
+    m, Q, V, E = states(robot, run, tau + rng.normal(0.0, noise * rms, run.tau.shape))
     V[:, 6:] += rng.normal(0.0, velocity_noise, V[:, 6:].shape)
+    stamps = run.t + rng.uniform(-jitter, jitter, run.t.shape)
     est = ContactEstimator(model or m, [Contact(f) for f in run.feet], **options)
     out = np.empty(run.contact.shape, dtype=bool)
     settled = np.empty(len(run.t), dtype=bool)
     for k in range(len(run.t)):
-        state = est.update(run.t[k], Q[k], V[k], E[k])
+        state = est.update(stamps[k], Q[k], V[k], E[k])
         out[k] = [state.touching[f] for f in run.feet]
         settled[k] = state.settled
     return out, settled
@@ -226,7 +240,7 @@ def states(robot: str, run: Run, tau: np.ndarray | None = None
     """rbd_ros's model of the robot and the run's states in its order: positions, velocities
     (base first) and joint efforts (``tau`` in the run's joint order, else the run's), one row
     per sample."""
-    m = load_urdf(LEGS[robot][0], floating_base=True)
+    m = load_urdf({**LEGS, **UNSEEN}[robot][0], floating_base=True)
     iq = [m.joint(n).idx_q for n in run.joints]
     iv = [m.joint(n).idx_v for n in run.joints]
     Q, V, E = np.zeros((len(run.t), m.nq)), np.zeros((len(run.t), m.nv)), \
