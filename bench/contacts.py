@@ -7,9 +7,12 @@ is right, how soon it settles after each touchdown and lift-off, and its cost pe
 The efforts carry white noise of ``--noise`` times their RMS (2, 6 and 20 %: joint torques
 estimated from motor currents carry about 1 N m, 20 % on the bundled quadruped) and the joint
 velocities ``--velocity-noise`` rad/s (0, 0.02 and 0.05); the base pose and twist are exact, as a
-state estimator's smoothed odometry nearly is. A last row per gait gives the estimator a model
-whose links' masses and inertias are 10-30 % off (20 % effort noise). The defaults were chosen
-on the bundled quadruped; Solo-12 and ANYmal C were not looked at before they were measured.
+state estimator's smoothed odometry nearly is. Two last rows per gait give the estimator a model
+whose links' masses and inertias are 10-30 % off (20 % effort noise), then that with all the
+defects of a real robot at once (``FRICTION``, ``JITTER_S``). The defaults were chosen on the
+bundled quadruped; Solo-12 and ANYmal C were not looked at before they were measured (ANYmal C
+was, after: doc/performance.md says where); Unitree's Go1 (``quadsim.UNSEEN``) is in no test
+and was not looked at before it was measured.
 """
 
 from __future__ import annotations
