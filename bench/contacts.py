@@ -28,8 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
 
 from quadsim import (
-    LEGS,
-    UNSEEN,
+    ALL_LEGS,
     Run,
     bound,
     estimate,
@@ -83,7 +82,7 @@ def contact_estimation(seconds: float, noises: tuple[float, ...] = (0.02, 0.06, 
     print("| robot | gait | effort noise | velocity noise | events | state right "
           "| touchdown p50 / max ms | lift-off p50 / max ms | made up | us/state |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for robot, (urdf, feet, posture) in {**LEGS, **UNSEEN}.items():
+    for robot, (urdf, feet, posture) in ALL_LEGS.items():
         for name, gait in (("trot", trot), ("bound", bound)):
             run = simulate(urdf, feet, posture, gait(feet), seconds)
             rms = float(np.sqrt(np.mean(run.tau ** 2)))

@@ -207,6 +207,8 @@ UNSEEN = {
             {f"{x}_{j}_joint": a for x in ("FL", "FR", "RL", "RR")
              for j, a in (("hip", 0.0), ("thigh", 0.8), ("calf", -1.5))}),
 }
+#: every robot above: the tests' and the bench's alone
+ALL_LEGS = {**LEGS, **UNSEEN}
 
 
 def estimate(robot: str, run: Run, noise: float, seed: int = 0, velocity_noise: float = 0.0,
@@ -240,7 +242,7 @@ def states(robot: str, run: Run, tau: np.ndarray | None = None
     """rbd_ros's model of the robot and the run's states in its order: positions, velocities
     (base first) and joint efforts (``tau`` in the run's joint order, else the run's), one row
     per sample."""
-    m = load_urdf({**LEGS, **UNSEEN}[robot][0], floating_base=True)
+    m = load_urdf(ALL_LEGS[robot][0], floating_base=True)
     iq = [m.joint(n).idx_q for n in run.joints]
     iv = [m.joint(n).idx_v for n in run.joints]
     Q, V, E = np.zeros((len(run.t), m.nq)), np.zeros((len(run.t), m.nv)), \
