@@ -25,8 +25,10 @@ torque (a push 1.76 times its threshold), with measured velocities and from posi
 A held load: the same motion carrying a 1.7 kg box on the last link (``--payload-link``), which
 the estimators' model lacks; the column is the RMS over 9 s (past the first second) of the
 residual minus the load's joint torques, in % of their RMS: on the exact states (what the gain's
-lags leave) and with the noise. "one lag" is the residual before its second lag
-(``MomentumObserver.single_lag``), the observer as it was before it had one.
+lags leave) and with the noise; for the default gain, of ``~/external_torques`` (the observer at
+``EXTERNAL_GAIN``, the node's external_torques_gain: the flags are on the default's). "one lag"
+is the residual before its second lag (``MomentumObserver.single_lag``), the observer as it was
+before it had one.
 
 The last row is a bound, not an estimator of rbd_ros: the FIR over the momentum's imbalance
 (``dp/dt - tau - C^T v + g``, 60 states) with the least noise from the velocities that is as
@@ -57,7 +59,12 @@ from rbd_ros.dynamics import (
     rnea_batch,
 )
 from rbd_ros.dynamics.algorithm.momentum import momentum
-from rbd_ros.dynamics.estimation.observer import DEFAULT_GAIN, CollisionDetector, MomentumObserver
+from rbd_ros.dynamics.estimation.observer import (
+    DEFAULT_GAIN,
+    EXTERNAL_GAIN,
+    CollisionDetector,
+    MomentumObserver,
+)
 from rbd_ros.identify.excite import Limits
 from rbd_ros.robots import ARM
 
@@ -188,8 +195,10 @@ def imbalances(m: Model, T: np.ndarray, Q: np.ndarray, V: np.ndarray, TAU: np.nd
 
 
 def residuals(kind: str, m: Model, T: np.ndarray, Q: np.ndarray, V: np.ndarray,
-              TAU: np.ndarray) -> tuple[np.ndarray, float]:
-    """Each state's residual by ``kind``, and the time it took per state (s)."""
+              TAU: np.ndarray, *, published: bool = False) -> tuple[np.ndarray, float]:
+    """Each state's residual by ``kind``, and the time it took per state (s); ``published``:
+    what the dynamics node publishes as ``~/external_torques`` (at ``EXTERNAL_GAIN`` for the
+    default gain, whose residual the flags are on)."""
     t0 = time.perf_counter()
     if kind == BOUND:
         raw, w = imbalances(m, T, Q, V, TAU), bound_weights()
@@ -201,13 +210,16 @@ def residuals(kind: str, m: Model, T: np.ndarray, Q: np.ndarray, V: np.ndarray,
         R[0] = 0.0
     else:
         gain = float(kind.split("K=")[1].split()[0])
-        observer = MomentumObserver(m, gain)
+        observer = MomentumObserver(m, gain, external_gain=EXTERNAL_GAIN
+                                    if published and gain == DEFAULT_GAIN else None)
         differenced = "no velocities" in kind  # the observer fits them to the positions
         one_lag = "one lag" in kind
         R = np.empty_like(Q)
         for k in range(len(T)):
             R[k] = observer.update(T[k], Q[k], np.zeros(m.nv) if differenced else V[k], TAU[k],
                                    differenced)
+            if published:
+                R[k] = observer.external_torques
             if one_lag:
                 R[k] = observer.single_lag
     return R, (time.perf_counter() - t0) / len(T)
@@ -223,7 +235,7 @@ def held_load(arm: Model, link: str, kinds: list[str], noise: tuple[float, float
     load = (rnea_batch(arm, Q, V, A) - TAU)[1000:]  # the joint torques the box takes
 
     def error(states: tuple[np.ndarray, ...], kind: str) -> float:
-        R, _ = residuals(kind, arm, *states)
+        R, _ = residuals(kind, arm, *states, published=True)
         return float(100 * np.linalg.norm(R[1000:] - load) / np.linalg.norm(load))
 
     noisy = measured(T, Q, V, TAU, 4, noise)
@@ -305,7 +317,8 @@ def main() -> int:
     calib = measured(*simulate(truth, 20.0, []), 2, noise)
     run = measured(*simulate(truth, args.seconds, pushes), 3, noise)
     default = f"observer K={DEFAULT_GAIN:g}"
-    kinds = ["observer K=50 one lag"] + [f"observer K={k:g}" for k in (50, DEFAULT_GAIN, 300)] \
+    kinds = ["observer K=50 one lag"] + [f"observer K={k:g}"
+                                         for k in (50, EXTERNAL_GAIN, DEFAULT_GAIN, 300)] \
         + [f"{default} no velocities", "acceleration", BOUND]
     held = held_load(truth, args.payload_link or truth.body_names[-1], kinds, noise)
     steps = step_delays(truth, [default, f"{default} no velocities", BOUND])
@@ -330,6 +343,10 @@ def main() -> int:
             print(f"{kind:<28} {' '.join(f'{x:5.2f}' for x in thresholds):<42} {p50:12.1f} "
                   f"{p90:6.1f} {missed:7d} {false:6d} {cost * 1e6:9.1f} "
                   f"{held[kind] if error == 1.0 else ''}")
+        if error == 1.0:
+            print(f"(held load of the K={DEFAULT_GAIN:g} rows: the node's ~/external_torques, "
+                  f"the observer at external_torques_gain {EXTERNAL_GAIN:g}/s; their thresholds, "
+                  f"delays and flags at observer_gain {DEFAULT_GAIN:g}/s)")
         ratio = levels[f"{default} no velocities"] / levels[default]
         print(f"without velocities (fitted to the positions), K={DEFAULT_GAIN:g} (the default): "
               f"thresholds (the false-alarm level) {ratio.min():.2f}-{ratio.max():.2f}x those "

@@ -10,8 +10,8 @@ and the pushed arm is the tests' simulator (``testkit/armsim.py``).
   feed-forward (``rbd-ros demo --plot``).
 * ``analysis_joint2.png``: ``rbd-ros analyze`` of a recording of the bundled arm held by PD
   and pushed for 0.3 s, with noisy efforts: measured against model torque, external torque.
-* ``observer_push.png``: the momentum observer (the dynamics node's ``~/external_torques``) and
-  the collision flags on the same run.
+* ``observer_push.png``: the momentum observer at the default ``observer_gain`` (the residual
+  the dynamics node's collision flags are on) and the flags on the same run.
 * ``contacts.png``: contact forces and centres of pressure of the bundled quadruped and of
   Talos, standing and in a walking-like state."""
 

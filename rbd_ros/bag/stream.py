@@ -111,8 +111,8 @@ class Observed:
     def lines(self, names: list[str], start: float) -> list[str]:
         held = f"; held joints {', '.join(self.held)} have no effort: the largest of the " \
             "others for them" if self.held else ""
-        rows = [f"observer residual (the dynamics node's ~/external_torques at observer_gain "
-                f"{self.gain:g}/s) over {self.states} joint states:",
+        rows = [f"observer residual at observer_gain {self.gain:g}/s (the dynamics node's "
+                f"collision flags') over {self.states} joint states:",
                 f"{'joint':<24} {'peak':>13} {'at (s from start)':>18}"]
         rows += [f"{n:<24} {p:13.4f} {1e-9 * t - start:18.4f}"
                  for n, p, t in zip(names, self.peak, self.at_ns, strict=True)

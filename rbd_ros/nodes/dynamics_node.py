@@ -20,7 +20,7 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
   by the generalized-momentum observer (De Luca & Mattone 2005) from the measured positions,
   velocities (or, without them, a fit to the positions) and efforts: no acceleration, each
   joint's residual following its external torque through two first-order lags of time
-  constant ``1 / observer_gain``. It restarts from zero after a gap in the stamps (over
+  constant ``1 / external_torques_gain``. It restarts from zero after a gap in the stamps (over
   ``observer.GAP_S``, 0.5 s), when they go back, and when the model or a parameter it uses changes.
 - out ``~/external_torques_from_acceleration`` (sensor_msgs/JointState, effort): the same
   quantity as the model's torque at the measured motion minus the measured effort, the
@@ -30,8 +30,9 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
   a status for the whole robot (level ERROR while any joint is flagged; the likely contact
   links and the flagged joints in its message and values) and one per joint (its residual and
   threshold), for the joints ``collision_joints`` names (else ``joints``, else the model's).
-  A joint is flagged when its residual exceeds its threshold and cleared when it
-  falls below ``collision_release`` times it. The threshold grows with the joint's speed ``s``
+  A joint is flagged when its residual (the same observer's at ``observer_gain``: sooner
+  than ``~/external_torques``, and noisier) exceeds its threshold and cleared when it falls
+  below ``collision_release`` times it. The threshold grows with the joint's speed ``s``
   (through the residual's lags) as the model's error does: ``collision_thresholds +
   collision_thresholds_moving tanh(s / observer.MOVING_SPEED) + collision_thresholds_per_speed
   s`` (0.02 rad/s; ``rbd-ros analyze`` of free motion proposes all three). No joint is flagged
@@ -299,8 +300,8 @@ class DynamicsNode(NodeBase):
                 self.clamp = bool(p.value)
         if payload and self.bare is not None:
             self._swap(self._carrying(self.bare, payload))
-        observer = {"friction", "observer_gain", "collision_release", "collision_joints",
-                    *THRESHOLD_PARAMETERS}
+        observer = {"friction", "observer_gain", "external_torques_gain", "collision_release",
+                    "collision_joints", *THRESHOLD_PARAMETERS}
         if self.live is not None and observer & {p.name for p in params}:
             self._observe_with(self.live, {p.name: p.value for p in params})
         return SetParametersResult(successful=True)
@@ -312,7 +313,7 @@ class DynamicsNode(NodeBase):
             return changed[name] if changed and name in changed else self.param(name)
 
         live.observer = MomentumObserver(live.model, value("observer_gain"),
-                                         bool(value("friction")))
+                                         bool(value("friction")), value("external_torques_gain"))
         live.observed_ns = 0
         parts = [list(value(name) or []) for name in THRESHOLD_PARAMETERS]
         live.detector = None
@@ -612,9 +613,7 @@ class DynamicsNode(NodeBase):
                                    f"joint_states carries none for {self._no_effort(live)}")
             return
         gap = (ns - live.observed_ns) * 1e-9
-        if ns == live.observed_ns:  # pieces of one state from several drivers share a stamp
-            residual = observer.residual
-        else:
+        if ns != live.observed_ns:  # pieces of one state from several drivers share a stamp
             if live.observed_ns == 0 or not 0 < gap <= GAP_S:
                 if live.observed_ns:
                     self.warn("observer_restart", f"external_torques restarts from zero: the "
@@ -623,15 +622,17 @@ class DynamicsNode(NodeBase):
                 observer.reset()
                 live.t0_ns = ns
             live.observed_ns = ns
-            residual = observer.update((ns - live.t0_ns) * 1e-9, st.q, st.v, tau,
-                                       st.differenced)
+            observer.update((ns - live.t0_ns) * 1e-9, st.q, st.v, tau, st.differenced)
+        external = observer.external_torques
         if live.held_v.size:
-            residual[live.held_v] = np.nan
-        self._emit(live, ns, self.pub_external, None, residual)
+            external[live.held_v] = np.nan
+        self._emit(live, ns, self.pub_external, None, external)
         detector = live.detector
         if detector is not None and (detector.update_from(observer.last, live.watched_cols)
                                      or ns - live.reported_ns >= COLLISION_HEARTBEAT_NS):
             live.reported_ns = ns
+            residual = observer.residual  # the one the flags are on: at observer_gain
+            residual[live.held_v] = np.nan
             self.pub_collision.publish(self._collision(live, ns, residual))
 
     def _collision(self, live: Live, ns: int, residual: np.ndarray) -> DiagnosticArray:

@@ -32,6 +32,7 @@ from ..dynamics.estimation.legged import (
 from ..dynamics.estimation.observer import (
     COLLISION_RELEASE,
     DEFAULT_GAIN,
+    EXTERNAL_GAIN,
     MOVING_SPEED,
     THRESHOLD_PARAMETERS,
     thresholds_problem,
@@ -141,8 +142,10 @@ DYNAMICS = (
     Param("friction", False, "add the URDF's joint friction to every torque the node computes "
           "and remove it from the measured efforts in external_torques: viscous, and Coulomb "
           f"through tanh(v / {SLIDING_SPEED:g}), whole above about {2.5 * SLIDING_SPEED:g} rad/s"),
-    Param("observer_gain", DEFAULT_GAIN, "1/s: bandwidth of the momentum observer behind "
-          "external_torques", span=(0.01, 1e4)),
+    Param("observer_gain", DEFAULT_GAIN, "1/s: bandwidth of the momentum observer whose "
+          "residual the collision flags and collision_thresholds* are on", span=(0.01, 1e4)),
+    Param("external_torques_gain", EXTERNAL_GAIN, "1/s: bandwidth of the same observer for "
+          "external_torques (lower: less noise, later)", span=(0.01, 1e4)),
     Param("collision_joints", STRINGS, "the joints collision_thresholds* are for, in their "
           "order (others are never flagged); empty: `joints`, else the model's order"),
     Param(THRESHOLD_PARAMETERS[0], NUMBERS, "N m (N): external torque that flags a collision, "

@@ -15,6 +15,7 @@ from armsim import DT, HOLD, fifth_link_wrench, simulate
 from rbd_ros.dynamics import Data, load_urdf, load_urdf_string, rnea
 from rbd_ros.dynamics.estimation.observer import (
     DEFAULT_GAIN,
+    EXTERNAL_GAIN,
     FIT_AT,
     WINDOW_S,
     CollisionDetector,
@@ -161,5 +162,27 @@ def test_flags_from_an_observers_last_state_by_column() -> None:
 
 
 def test_gain_must_be_positive() -> None:
-    with pytest.raises(ValueError, match="gain must be positive"):
-        MomentumObserver(load_urdf(ARM), 0.0)
+    for gain, external in ((0.0, None), (K, -1.0), (K, np.array([K] * 6 + [0.0]))):
+        with pytest.raises(ValueError, match="gains must be positive"):
+            MomentumObserver(load_urdf(ARM), gain, external_gain=external)
+
+
+@pytest.mark.parametrize("differenced", [False, True])
+def test_external_torques_are_the_same_observer_at_the_second_gain(differenced: bool) -> None:
+    """The dynamics node's two residuals from one observer (flags at ``gain``,
+    ``~/external_torques`` at ``external_gain``) equal two observers run apart, each at its
+    own gain, state for state: the second bank shares the model's terms, nothing else."""
+    m = load_urdf(ARM)
+    both = MomentumObserver(m, K, external_gain=EXTERNAL_GAIN)
+    fast, slow = MomentumObserver(m, K), MomentumObserver(m, EXTERNAL_GAIN)
+    noise, apart = np.random.default_rng(3), 0.0
+    for t, q, v, tau, _ in simulate(fifth_link_wrench()):
+        v = v + 2e-3 * noise.standard_normal(7)  # the residuals differ most with the noise
+        for observer in (both, fast, slow):
+            observer.update(t, q, v, tau, differenced)
+        assert np.array_equal(both.residual, fast.residual)
+        assert np.array_equal(both.external_torques, slow.residual)
+        assert np.array_equal(both.settled, fast.settled)
+        apart = max(apart, np.abs(both.residual - both.external_torques).max())
+    assert apart > 0.01  # not one signal twice
+    assert np.array_equal(fast.external_torques, fast.residual)  # without a second gain

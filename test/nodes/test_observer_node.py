@@ -29,6 +29,7 @@ from rbd_ros.bag.analyze import AnalyzeOptions, analyze
 from rbd_ros.dynamics import Data, crba, gravity, load_urdf, rnea
 from rbd_ros.dynamics.estimation.observer import (
     DEFAULT_GAIN,
+    EXTERNAL_GAIN,
     FIT_AT,
     WINDOW_S,
     MomentumObserver,
@@ -39,7 +40,7 @@ from rbd_ros.robots import ARM
 
 NAMES = [f"joint{k}" for k in range(1, 8)]
 MODEL = load_urdf(ARM)
-K = DEFAULT_GAIN  # 1/s
+K, KE = DEFAULT_GAIN, EXTERNAL_GAIN  # 1/s: the flags', external_torques'
 T0 = 1_700_000_000 * 10**9  # stamps of today's size: only differences become seconds
 ON = (1.0, 1.4)  # the push, s
 RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
@@ -123,9 +124,9 @@ def test_residual_and_collision_follow_a_push(node: NodeProcess, probe: Probe,
     size = np.abs(truth[(t >= ON[0]) & (t < ON[1])]).max()
     # without velocities, the residual is that of FIT_AT in the positions' window
     late = 0.0 if velocities else (1 - FIT_AT) * WINDOW_S / 2
-    settled = (t >= ON[0] + 7 / K + late) & (t < ON[1])
+    settled = (t >= ON[0] + 7 / KE + late) & (t < ON[1])
     assert np.abs(r - truth)[settled].max() < 0.01 * size
-    quiet = (t >= ON[1] + 7 / K + late)
+    quiet = (t >= ON[1] + 7 / KE + late)
     assert np.abs(r[quiet]).max() < 0.01 * size
 
     # the collision flag: raised within the observer's lag, on the pushed link, and cleared
@@ -140,6 +141,14 @@ def test_residual_and_collision_follow_a_push(node: NodeProcess, probe: Probe,
     values = {kv.key: kv.value for kv in whole.values}
     assert values["links"] == MODEL.body_names[4], whole.message
     assert len(raised[0][2].status) == 8 and raised[0][2].status[1].name.endswith("joint1")
+    # the residual the flags are on is the observer's at observer_gain, not external_torques'
+    core = MomentumObserver(MODEL, K)
+    fast = [core.update(s[0], s[1], s[2] if velocities else np.full(7, np.nan), s[3],
+                        not velocities) for s in states]
+    shown = [float(kv.value) for joint in raised[0][2].status[1:] for kv in joint.values
+             if kv.key == "residual"]
+    np.testing.assert_allclose(shown, fast[int(np.argmin(np.abs(t - raised[0][0])))],
+                               rtol=1e-5, atol=1e-9)
     cleared = [x for x in level if x[0] > raised[0][0] and x[1] == DiagnosticStatus.OK]
     assert cleared and ON[1] <= cleared[0][0] < ON[1] + 7 / K + late
     assert not [x for x in level if x[0] < ON[0] and x[1] != DiagnosticStatus.OK]
@@ -158,7 +167,7 @@ def test_one_sign_for_external_torques_in_the_core_the_node_and_analyze(
     a = np.zeros_like(v)  # backward differences, as the node and analyze --filter backward
     a[1:] = np.diff(v, axis=0) / np.diff(t)[:, None]
     d = Data(MODEL)
-    observer = MomentumObserver(MODEL, K)
+    observer = MomentumObserver(MODEL, KE)
     estimates = {
         "core, observer": np.array([observer.update(*s[:4]) for s in states]),
         "core, from acceleration": np.array([external_torques(MODEL, d, q[k], v[k], a[k],
@@ -181,7 +190,10 @@ def test_one_sign_for_external_torques_in_the_core_the_node_and_analyze(
     estimates["node, external_torques"] = np.array(
         [by_name(m) for m in feed(probe, states, offset, True, (from_acc,))])
     estimates["node, from acceleration"] = np.array([by_name(m) for m in from_acc])
-    settled = (t >= ON[0] + 7 / K) & (t < ON[1])
+    # the node's is the core's observer at external_torques_gain, state for state
+    np.testing.assert_allclose(estimates["node, external_torques"], estimates["core, observer"],
+                               rtol=0, atol=1e-9)
+    settled = (t >= ON[0] + 7 / KE) & (t < ON[1])
     want = truth[settled].mean(axis=0)
     shown = np.abs(want) > 0.05 * np.abs(want).max()  # the joints the push shows in
     assert shown.sum() >= 3

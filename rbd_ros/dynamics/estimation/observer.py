@@ -12,7 +12,9 @@ torque critically damped, ``K^2 / (s + K)^2`` (a ramp 2/K late, a step within 1 
 by the trapezoid rule between successive states. Without measured velocities, each joint's is
 the slope of a cubic fitted to its last positions (``WINDOW_S``): the residual's noise then
 stays near that of measured velocities, and the residual is a quarter of the window old
-(``FIT_AT``).
+(``FIT_AT``). The same observer runs at a second gain beside the first if asked
+(``external_gain``), sharing the model's terms: the dynamics node flags collisions on the
+faster residual and publishes the smoother one.
 
 External torques have one sign everywhere in rbd_ros: ``tau_ext`` is the torque the
 environment applies at the joints, ``M(q) a + h(q, v) = tau + tau_ext`` with ``tau`` the
@@ -34,22 +36,48 @@ from ..errors import ModelError
 from ..multibody.model import F64, Data, Direct, Model
 from ..multibody.spatial import JOINT_FREE
 
-#: the observer's state: a row each (a column a joint). p(0); the integral of the integrand
-#: without r; its last value; r (one lag); scratch for p and for C^T v - g; the residual (r
-#: through the second lag); the time since the start; how many states p(0) is the mean of;
-#: the joint's velocity through the first lag, through both (as late as the residual), and its
-#: last value
-(P0, INTEGRAL, LAST_DRIVE, R1, P_NOW, DRIFT, RESIDUAL, SINCE, P0_STATES, V_LAG, V_LAGGED,
- V_LAST) = range(12)
-ROWS = 12
+#: the observer's state: a row each (a column a joint), by bank (the residual at ``gain`` from
+#: row 0, at ``external_gain`` from row ``BANK``): p(0); the integral of the integrand without
+#: r; r (one lag); the residual (r through the second lag); the time since the start; how many
+#: states p(0) is the mean of. Then the banks': the integrand's last value; scratch for p and
+#: for C^T v - g; the joint's velocity through the first lag at ``gain``, through both (as late
+#: as its residual), and its last value
+(P0, INTEGRAL, R1, RESIDUAL, SINCE, P0_STATES) = range(6)
+BANK = 6
+LAST_DRIVE, P_NOW, DRIFT, V_LAG, V_LAGGED, V_LAST = range(2 * BANK, 2 * BANK + 6)
+ROWS = 2 * BANK + 6
+
+
+@njit(cache=True, inline="always")
+def _bank(S, o, i, p, drive, gain, dt):
+    """Joint ``i``'s step in the bank of rows from ``o`` at gain ``gain`` (:func:`observer_step`;
+    ``S[LAST_DRIVE]`` still the last state's)."""
+    if dt < 0.0:
+        S[o + P0, i], S[o + SINCE, i], S[o + P0_STATES, i] = p, 0.0, 1.0
+    elif S[o + SINCE, i] + dt < 1.0 / gain:
+        S[o + INTEGRAL, i] += 0.5 * dt * (S[LAST_DRIVE, i] + drive)
+        S[o + SINCE, i] += dt
+        S[o + P0_STATES, i] += 1.0
+        S[o + P0, i] += (p - S[o + INTEGRAL, i] - S[o + P0, i]) / S[o + P0_STATES, i]
+    else:
+        # trapezoid on (drive + r); r at t is unknown: solved from r = K (p - p0 - I)
+        half = 0.5 * dt * gain
+        base = S[o + INTEGRAL, i] + 0.5 * dt * (S[LAST_DRIVE, i] + S[o + R1, i] + drive)
+        r = gain * (p - S[o + P0, i] - base) / (1.0 + half)
+        S[o + INTEGRAL, i] = base + 0.5 * dt * r
+        # the second lag, dy/dt = K (r - y), by the same trapezoid
+        S[o + RESIDUAL, i] = ((1.0 - half) * S[o + RESIDUAL, i]
+                              + half * (S[o + R1, i] + r)) / (1.0 + half)
+        S[o + R1, i] = r
 
 
 @njit(cache=True)
-def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
-    """One step of the observer in its state ``S`` (rows: ``P0`` ... ``V_LAST``).
-    ``dt < 0``: the first state. The states of the first 1 / K s only set p(0), as the mean of
-    their ``p - integral``: one state's velocity noise in p(0) would stay in r for 1 / K, and
-    the second lag would show it whole."""
+def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, external_gain, dt, S):
+    """One step of the observer in its state ``S`` (rows: ``P0`` ... ``V_LAST``), at ``gain``
+    and, for the joints whose ``external_gain`` is positive, at that gain too (the second
+    bank). ``dt < 0``: the first state. The states of the first 1 / K s only set p(0), as the
+    mean of their ``p - integral``: one state's velocity noise in p(0) would stay in r for
+    1 / K, and the second lag would show it whole."""
     p, drift = S[P_NOW], S[DRIFT]
     observer_terms_core(mi, mf, maps, lin, q, v, fric, W, wv, p, drift)
     for i in range(p.shape[0]):
@@ -63,23 +91,9 @@ def observer_step(mi, mf, maps, lin, q, v, tau, fric, W, wv, gain, dt, S):
             S[V_LAGGED, i] = ((1.0 - half) * S[V_LAGGED, i]
                               + half * (last + S[V_LAG, i])) / (1.0 + half)
         S[V_LAST, i] = v[i]
-        if dt < 0.0:
-            S[P0, i], S[SINCE, i], S[P0_STATES, i] = p[i], 0.0, 1.0
-        elif S[SINCE, i] + dt < 1.0 / gain[i]:
-            S[INTEGRAL, i] += 0.5 * dt * (S[LAST_DRIVE, i] + drive)
-            S[SINCE, i] += dt
-            S[P0_STATES, i] += 1.0
-            S[P0, i] += (p[i] - S[INTEGRAL, i] - S[P0, i]) / S[P0_STATES, i]
-        else:
-            # trapezoid on (drive + r); r at t is unknown: solved from r = K (p - p0 - I)
-            half = 0.5 * dt * gain[i]
-            base = S[INTEGRAL, i] + 0.5 * dt * (S[LAST_DRIVE, i] + S[R1, i] + drive)
-            r = gain[i] * (p[i] - S[P0, i] - base) / (1.0 + half)
-            S[INTEGRAL, i] = base + 0.5 * dt * r
-            # the second lag, dy/dt = K (r - y), by the same trapezoid
-            S[RESIDUAL, i] = ((1.0 - half) * S[RESIDUAL, i]
-                              + half * (S[R1, i] + r)) / (1.0 + half)
-            S[R1, i] = r
+        _bank(S, 0, i, p[i], drive, gain[i], dt)
+        if external_gain[i] > 0.0:
+            _bank(S, BANK, i, p[i], drive, external_gain[i], dt)
         S[LAST_DRIVE, i] = drive
 
 
@@ -98,6 +112,10 @@ def _lagged(S, gain, since, out):
 #: (bench/observer.py) a held load's residual is within 1 % of it on exact states, and pushes
 #: are flagged after 6 ms (median). A lower gain passes less noise and lags more
 DEFAULT_GAIN = 200.0
+#: 1/s: the dynamics node's external_torques_gain unless set: its ``~/external_torques`` comes
+#: from the observer at this gain, its collision flags from the same at ``DEFAULT_GAIN`` (a
+#: lower gain passes less of the velocities' noise, a higher one flags sooner)
+EXTERNAL_GAIN = 180.0
 #: collision thresholds from a recording of free motion: the envelope of its residual's peaks
 #: (``rbd_ros.bag.thresholds``) times this
 THRESHOLD_MARGIN = 1.5
@@ -221,9 +239,11 @@ def _peaks(S, out, t, peak, peak_ns, binned):
 
 
 @njit(cache=True, nogil=True)
-def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, gain, gap_ns,
-                  S, hist_ns, hist_q, hist_e, clock, when, peak, peak_ns, binned, out):
-    """The observer over states ``ns`` (int ns stamps), in order, as the dynamics node runs it.
+def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, gain,
+                  external_gain, gap_ns, S, hist_ns, hist_q, hist_e, clock, when, peak,
+                  peak_ns, binned, out):
+    """The observer over states ``ns`` (int ns stamps), in order, as the dynamics node runs it:
+    at ``gain``, and at ``external_gain`` where positive (``S``'s second bank, ``BANK``).
 
     ``differenced`` per state: its velocities are not measured. The state the observer takes
     is then that of the states within ``WINDOW_S`` back (at least two) at ``FIT_AT`` of their
@@ -272,7 +292,7 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
         else:
             qm[:], vm[:], em[:] = q[k], v[k], tau[k]
             tc = 1e-9 * (t - clock[START])
-        observer_step(mi, mf, maps, lin, qm, vm, em, fric, W, wv, gain,
+        observer_step(mi, mf, maps, lin, qm, vm, em, fric, W, wv, gain, external_gain,
                       -1.0 if when[0] < 0.0 else tc - when[0], S)
         when[0] = tc
         stepped += 1
@@ -287,11 +307,15 @@ _OVER = Direct(observer_over)
 class _Run:
     """What :func:`observer_over` keeps between calls, for one model."""
 
-    def __init__(self, model: Model, gain: float | F64, friction: bool) -> None:
+    def __init__(self, model: Model, gain: float | F64, friction: bool,
+                 external_gain: float | F64 | None = None) -> None:
         self.model, self.data, self.friction = model, Data(model), bool(friction)
-        self.gain = np.broadcast_to(np.asarray(gain, dtype=np.float64), (model.nv,)).copy()
-        if not np.all(self.gain > 0):
-            raise ModelError("the observer's gain must be positive")
+        self.gain, self.external_gain = (
+            np.broadcast_to(np.asarray(g, dtype=np.float64), (model.nv,)).copy()
+            for g in (gain, 0.0 if external_gain is None else external_gain))
+        if not np.all(self.gain > 0) or (external_gain is not None
+                                         and not np.all(self.external_gain > 0)):
+            raise ModelError("the observer's gains must be positive")
         self.state = np.zeros((ROWS, model.nv))
         self.hist_ns = np.zeros(HISTORY, dtype=np.int64)
         self.hist_q = np.zeros((HISTORY, model.nq))
@@ -303,9 +327,9 @@ class _Run:
         self.binned = np.zeros((model.nv, len(SPEED_EDGES)))  # and at each speed
         m = model  # the arguments around a call's states (the arrays change in place only)
         self._model = (m.mi, m.mf, m.maps, m.lin)
-        self._kept = (self.friction, self.data.W, self.data.wv, self.gain, round(GAP_S * 1e9),
-                      self.state, self.hist_ns, self.hist_q, self.hist_e, self.clock, self.when,
-                      self.peak, self.peak_ns, self.binned)
+        self._kept = (self.friction, self.data.W, self.data.wv, self.gain, self.external_gain,
+                      round(GAP_S * 1e9), self.state, self.hist_ns, self.hist_q, self.hist_e,
+                      self.clock, self.when, self.peak, self.peak_ns, self.binned)
 
     def args(self, ns: np.ndarray, q: F64, v: F64, differenced: np.ndarray, tau: F64,
              out: F64) -> tuple[object, ...]:
@@ -353,13 +377,17 @@ class MomentumObserver(_Run):
     """The residual of one robot, state after state (the module's docstring): the external
     joint torques, each through two first-order lags of time constant 1 / K."""
 
-    def __init__(self, model: Model, gain: float | F64, friction: bool = False) -> None:
+    def __init__(self, model: Model, gain: float | F64, friction: bool = False,
+                 external_gain: float | F64 | None = None) -> None:
         """``gain``: K, per joint or one for all (1/s; each lag's bandwidth).
         ``friction``: the efforts given to :meth:`update` include the URDF's joint friction,
         which is then not external: removed from them (its Coulomb part through ``tanh(v /
         SLIDING_SPEED)``: below that speed a joint may stick, and a noisy velocity's sign would
-        flip it whole)."""
-        super().__init__(model, gain, friction)
+        flip it whole). ``external_gain``: a second K (per joint or one), for
+        :attr:`external_torques`: the same observer at that gain beside the first, sharing its
+        model terms (a lower one gives a smoother estimate to read, the first a faster residual
+        to flag collisions on, as the dynamics node does)."""
+        super().__init__(model, gain, friction, external_gain)
         self._ns = np.zeros(1, dtype=np.int64)
         self._flag = np.zeros(1, dtype=np.bool_)
         self._out = np.zeros((1, 3, model.nv))  # the last state's (not settled)
@@ -368,6 +396,12 @@ class MomentumObserver(_Run):
     def residual(self) -> F64:
         """The last residual (a copy)."""
         r: F64 = self.state[RESIDUAL].copy()
+        return r
+
+    @property
+    def external_torques(self) -> F64:
+        """The last residual at ``external_gain`` (a copy; without one, :attr:`residual`)."""
+        r: F64 = self.state[BANK + RESIDUAL if self.external_gain[0] > 0.0 else RESIDUAL].copy()
         return r
 
     @property
