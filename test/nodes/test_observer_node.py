@@ -215,6 +215,8 @@ def test_parameters_are_checked_and_change_live(node: NodeProcess, probe: Probe)
     assert not res.successful and "positive" in res.reason
     res = probe.set_parameter(PUSH, "observer_gain", 0.0)
     assert not res.successful and "observer_gain out of range Min: 0.01" in res.reason
+    res = probe.set_parameter(PUSH, "external_torques_gain", -1.0)
+    assert not res.successful and "external_torques_gain out of range Min: 0.01" in res.reason
     res = probe.set_parameter(PUSH, "collision_thresholds_moving", [1.0, 2.0])
     assert not res.successful and "collision_thresholds_moving has 2 values" in res.reason
     res = probe.set_parameter(PUSH, "collision_thresholds_per_speed", [-1.0])
@@ -228,10 +230,11 @@ def test_parameters_are_checked_and_change_live(node: NodeProcess, probe: Probe)
     # the ranges are the descriptors' (what `ros2 param describe` shows)
     described = probe.call(DescribeParameters, f"{PUSH}/describe_parameters",
                            DescribeParameters.Request(names=["observer_gain",
+                                                             "external_torques_gain",
                                                              "collision_release"]))
     ranges = [(r.from_value, r.to_value) for d in described.descriptors
               for r in d.floating_point_range]
-    assert ranges == [(0.01, 1e4), (0.01, 1.0)]
+    assert ranges == [(0.01, 1e4), (0.01, 1e4), (0.01, 1.0)]
 
 
 def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Probe) -> None:
