@@ -33,8 +33,9 @@ COLUMNS = {
     "tau_external": "external torque, the torque the environment applies at the joint: "
                     "tau_model - tau_measured (N m or N)",
     "qdd_predicted": "acceleration the commanded efforts produce (ABA; rad/s^2 or m/s^2)",
-    "tau_observer": "the dynamics node's ~/external_torques: its momentum observer's residual "
-                    "at the analysis's observer gain (N m or N; NaN where it gives none)",
+    "tau_observer": "the dynamics node's momentum observer's residual at the analysis's "
+                    "observer gain, the one its collision flags are on (N m or N; NaN where it "
+                    "gives none)",
     "collision": "the dynamics node's collision flag with the analysis's collision "
                  "thresholds: 1 flagged, 0 not (NaN: no thresholds, or no residual)",
 }
