@@ -300,10 +300,15 @@ class DynamicsNode(NodeBase):
                 self.clamp = bool(p.value)
         if payload and self.bare is not None:
             self._swap(self._carrying(self.bare, payload))
-        observer = {"friction", "observer_gain", "external_torques_gain", "collision_release",
-                    "collision_joints", *THRESHOLD_PARAMETERS}
-        if self.live is not None and observer & {p.name for p in params}:
-            self._observe_with(self.live, {p.name: p.value for p in params})
+        observer = {"friction", "observer_gain", "collision_release", "collision_joints",
+                    *THRESHOLD_PARAMETERS}
+        live, names = self.live, {p.name for p in params}
+        if live is not None and observer & names:
+            self._observe_with(live, {p.name: p.value for p in params})
+        elif live is not None and live.observer is not None and "external_torques_gain" in names:
+            # the published estimate alone starts again: the flags go on
+            live.observer.set_external_gain(next(p.value for p in params
+                                                 if p.name == "external_torques_gain"))
         return SetParametersResult(successful=True)
 
     def _observe_with(self, live: Live, changed: dict[str, Any] | None = None) -> None:

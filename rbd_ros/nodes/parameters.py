@@ -144,8 +144,9 @@ DYNAMICS = (
           f"through tanh(v / {SLIDING_SPEED:g}), whole above about {2.5 * SLIDING_SPEED:g} rad/s"),
     Param("observer_gain", DEFAULT_GAIN, "1/s: bandwidth of the momentum observer whose "
           "residual the collision flags and collision_thresholds* are on", span=(0.01, 1e4)),
-    Param("external_torques_gain", EXTERNAL_GAIN, "1/s: bandwidth of the same observer for "
-          "external_torques (lower: less noise, later)", span=(0.01, 1e4)),
+    Param("external_torques_gain", EXTERNAL_GAIN, "1/s: bandwidth of the momentum observer "
+          "behind external_torques (the collision flags are on its residual at observer_gain; "
+          "lower: less noise, later)", span=(0.01, 1e4)),
     Param("collision_joints", STRINGS, "the joints collision_thresholds* are for, in their "
           "order (others are never flagged); empty: `joints`, else the model's order"),
     Param(THRESHOLD_PARAMETERS[0], NUMBERS, "N m (N): external torque that flags a collision, "

@@ -186,3 +186,29 @@ def test_external_torques_are_the_same_observer_at_the_second_gain(differenced: 
         apart = max(apart, np.abs(both.residual - both.external_torques).max())
     assert apart > 0.01  # not one signal twice
     assert np.array_equal(fast.external_torques, fast.residual)  # without a second gain
+
+
+def test_a_new_external_gain_restarts_the_external_torques_alone() -> None:
+    """``set_external_gain`` mid-run (the dynamics node's external_torques_gain set live): the
+    residual the flags are on goes on as if nothing happened, and the external torques start
+    again at the new gain, as an observer at that gain started there (its p(0) from the same
+    states, so equal once the first's start has decayed)."""
+    m, change = load_urdf(ARM), 1.2  # s: while the push is on
+    both, fast = MomentumObserver(m, K, external_gain=EXTERNAL_GAIN), MomentumObserver(m, K)
+    fresh = MomentumObserver(m, 150.0)
+    for t, q, v, tau, external in simulate(fifth_link_wrench()):
+        if abs(t - change) < 1e-9:
+            both.set_external_gain(150.0)
+        both.update(t, q, v, tau)
+        fast.update(t, q, v, tau)
+        if t >= change - 1e-3:  # from the state before: the bank's first step spans it
+            fresh.update(t, q, v, tau)
+        assert np.array_equal(both.residual, fast.residual)
+        assert np.array_equal(both.settled, fast.settled)
+        if change <= t < change + 1.0 / 150.0 - 1e-3:
+            assert not both.external_torques.any()  # its p(0) being set
+        if t >= change + 10.0 / 150.0:
+            np.testing.assert_allclose(both.external_torques, fresh.residual, rtol=0,
+                                       atol=1e-3 * np.abs(external).max())
+    with pytest.raises(ValueError, match="gains must be positive"):
+        both.set_external_gain(0.0)

@@ -289,6 +289,34 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
     assert said[-1]["collision flags"] == "none", said[-1]
 
 
+def test_a_new_external_torques_gain_leaves_the_flags_on(node: NodeProcess,
+                                                         probe: Probe) -> None:
+    """external_torques_gain set live while a push is flagged: ~/external_torques starts again
+    (zero while its new p(0) is set), and the flag it does not feed stays raised."""
+    states = list(simulate(fifth_link_wrench(), 1.8, on=ON))
+    offset = T0 + 5 * 10**10  # a stretch of its own: the observer restarts
+    flags = probe.listen(DiagnosticArray, f"{PUSH}/collision", RELIABLE)
+    change = next(k for k, s in enumerate(states) if s[0] >= 1.2)  # while the push is on
+    before = by_name(feed(probe, states[:change], offset, True)[-1])  # (the list grows on)
+    assert probe.set_parameter(PUSH, "external_torques_gain", 150.0).successful
+    try:
+        after = feed(probe, states[change:], offset, True)
+    finally:
+        assert probe.set_parameter(PUSH, "external_torques_gain", KE).successful
+    assert np.abs(before).max() > 1.0  # the push, in the estimate
+    assert not np.any([by_name(m) for m in after[:6]])  # its new p(0): 1 / 150 s of states
+    mine = [((m.header.stamp.sec * 10**9 + m.header.stamp.nanosec - offset) * 1e-9,
+             m.status[0].level) for m in flags
+            if m.header.stamp.sec * 10**9 + m.header.stamp.nanosec >= offset]
+    raised = [t for t, level in mine if level == DiagnosticStatus.ERROR]
+    assert raised and raised[0] < states[change][0]
+    # every change of a flag is published (the heartbeat is a second of stamps away): from the
+    # gain's change to the push's end none changed, where a restarted detector would drop
+    # them for its settling and raise them again
+    assert not [t for t, _ in mine if states[change][0] <= t < ON[1]], mine
+    assert DiagnosticStatus.OK in [level for t, level in mine if t >= ON[1]]  # cleared after
+
+
 @pytest.mark.parametrize("args, reason", [
     (["-p", "observer_gain:=-5.0"], "observer_gain out of range Min: 0.01"),
     (["-p", "collision_release:=1.5"], "collision_release out of range Min: 0.01, Max: 1.0"),
@@ -417,9 +445,10 @@ def test_without_efforts_there_is_no_residual_and_it_says_why(ros: None, probe: 
             probe.spin_for(0.002)
         assert probe.spin_until(lambda: len(ext) >= 50, 10)
         # held still, 1 N m above gravity: the world pushes back with -1 N m, which the
-        # residual approaches through its two lags, 1 - (1 + K t) exp(-K t) (K the default)
+        # residual approaches through its two lags, 1 - (1 + K t) exp(-K t) (K the default
+        # external_torques_gain)
         r = by_name(ext[-1])
-        Kt = DEFAULT_GAIN * 49e-3
+        Kt = EXTERNAL_GAIN * 49e-3
         np.testing.assert_allclose(r, -(1 - (1 + Kt) * np.exp(-Kt)) * np.ones(7), rtol=0.02)
     finally:
         out = node.stop()

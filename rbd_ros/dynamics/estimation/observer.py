@@ -437,6 +437,16 @@ class MomentumObserver(_Run):
         self.restart()
         self._out[:] = 0.0
 
+    def set_external_gain(self, gain: float | F64) -> None:
+        """A new ``external_gain`` (positive): :attr:`external_torques` starts again from the
+        next state (its first 1 / K s set its p(0)); the residual at ``gain``, its flags and
+        their settling go on untouched."""
+        new = np.broadcast_to(np.asarray(gain, dtype=np.float64), self.external_gain.shape)
+        if not np.all(new > 0):
+            raise ModelError("the observer's gains must be positive")
+        self.external_gain[:] = new  # in place: the compiled call holds this array
+        self.state[BANK : 2 * BANK] = 0.0
+
     def update(self, t: float, q: F64, v: F64, tau: F64, differenced: bool = False) -> F64:
         """The residual (external joint torques) at time ``t`` (s) with the applied torques
         ``tau`` (the measured efforts). ``t`` must increase from call to call (a state at the
