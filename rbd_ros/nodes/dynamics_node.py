@@ -21,7 +21,9 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
   velocities (or, without them, a fit to the positions) and efforts: no acceleration, each
   joint's residual following its external torque through two first-order lags of time
   constant ``1 / external_torques_gain``. It restarts from zero after a gap in the stamps (over
-  ``observer.GAP_S``, 0.5 s), when they go back, and when the model or a parameter it uses changes.
+  ``observer.GAP_S``, 0.5 s), when they go back, and when the model, ``observer_gain`` or
+  ``friction`` changes (``external_torques_gain`` restarts it alone; new collision thresholds
+  apply from the next state, the observer going on).
 - out ``~/external_torques_from_acceleration`` (sensor_msgs/JointState, effort): the same
   quantity as the model's torque at the measured motion minus the measured effort, the
   acceleration differenced from the velocities: no lag, but the differences' noise
@@ -300,26 +302,29 @@ class DynamicsNode(NodeBase):
                 self.clamp = bool(p.value)
         if payload and self.bare is not None:
             self._swap(self._carrying(self.bare, payload))
-        observer = {"friction", "observer_gain", "collision_release", "collision_joints",
-                    *THRESHOLD_PARAMETERS}
-        live, names = self.live, {p.name for p in params}
-        if live is not None and observer & names:
-            self._observe_with(live, {p.name: p.value for p in params})
-        elif live is not None and live.observer is not None and "external_torques_gain" in names:
-            # the published estimate alone starts again: the flags go on
-            live.observer.set_external_gain(next(p.value for p in params
-                                                 if p.name == "external_torques_gain"))
+        changed = {p.name: p.value for p in params}
+        live, flags = self.live, {"collision_release", "collision_joints", *THRESHOLD_PARAMETERS}
+        if live is not None and {"friction", "observer_gain"} & changed.keys():
+            self._observe_with(live, changed)  # the observer and its flags start again
+        elif live is not None and live.observer is not None:
+            if flags & changed.keys():  # new flags from the next state, the observer going on
+                self._observe_with(live, changed, restart=False)
+            if "external_torques_gain" in changed:  # the published estimate alone restarts
+                live.observer.set_external_gain(changed["external_torques_gain"])
         return SetParametersResult(successful=True)
 
-    def _observe_with(self, live: Live, changed: dict[str, Any] | None = None) -> None:
-        """(Re)start ``live``'s observer and collision detector from the parameters (those in
-        ``changed`` being set)."""
+    def _observe_with(self, live: Live, changed: dict[str, Any] | None = None,
+                      restart: bool = True) -> None:
+        """(Re)start ``live``'s observer (``restart``) and its collision detector from the
+        parameters (those in ``changed`` being set)."""
         def value(name: str) -> Any:
             return changed[name] if changed and name in changed else self.param(name)
 
-        live.observer = MomentumObserver(live.model, value("observer_gain"),
-                                         bool(value("friction")), value("external_torques_gain"))
-        live.observed_ns = 0
+        if restart or live.observer is None:
+            live.observer = MomentumObserver(live.model, value("observer_gain"),
+                                             bool(value("friction")),
+                                             value("external_torques_gain"))
+            live.observed_ns = 0
         parts = [list(value(name) or []) for name in THRESHOLD_PARAMETERS]
         live.detector = None
         watched = self._watched(live, value("collision_joints"))

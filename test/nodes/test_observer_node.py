@@ -289,31 +289,43 @@ def test_the_threshold_grows_with_the_joints_speed(node: NodeProcess, probe: Pro
     assert said[-1]["collision flags"] == "none", said[-1]
 
 
-def test_a_new_external_torques_gain_leaves_the_flags_on(node: NodeProcess,
-                                                         probe: Probe) -> None:
-    """external_torques_gain set live while a push is flagged: ~/external_torques starts again
-    (zero while its new p(0) is set), and the flag it does not feed stays raised."""
+def test_live_changes_of_the_estimates_gain_or_the_thresholds_leave_the_flags_on(
+        node: NodeProcess, probe: Probe) -> None:
+    """Set live while a push is flagged: external_torques_gain restarts ~/external_torques
+    alone (zero while its new p(0) is set), and the flag it does not feed stays raised; new
+    collision thresholds apply from the next state, the observer going on (no restart of
+    ~/external_torques, no settling of the flags)."""
     states = list(simulate(fifth_link_wrench(), 1.8, on=ON))
     offset = T0 + 5 * 10**10  # a stretch of its own: the observer restarts
     flags = probe.listen(DiagnosticArray, f"{PUSH}/collision", RELIABLE)
-    change = next(k for k, s in enumerate(states) if s[0] >= 1.2)  # while the push is on
-    before = by_name(feed(probe, states[:change], offset, True)[-1])  # (the list grows on)
+    gain, thresholds = (next(k for k, s in enumerate(states) if s[0] >= at)  # push on
+                        for at in (1.2, 1.3))
+    before = by_name(feed(probe, states[:gain], offset, True)[-1])  # (the lists grow on)
     assert probe.set_parameter(PUSH, "external_torques_gain", 150.0).successful
     try:
-        after = feed(probe, states[change:], offset, True)
+        restarted = [by_name(m) for m in feed(probe, states[gain:thresholds], offset, True)]
+        assert probe.set_parameter(PUSH, "collision_thresholds",
+                                   [float(x) for x in 0.9 * push_thresholds()]).successful
+        went_on = by_name(feed(probe, states[thresholds:], offset, True)[0])
     finally:
         assert probe.set_parameter(PUSH, "external_torques_gain", KE).successful
+        assert probe.set_parameter(PUSH, "collision_thresholds",
+                                   [float(x) for x in push_thresholds()]).successful
     assert np.abs(before).max() > 1.0  # the push, in the estimate
-    assert not np.any([by_name(m) for m in after[:6]])  # its new p(0): 1 / 150 s of states
+    assert not np.any(restarted[:6])  # its new p(0): 1 / 150 s of states
+    np.testing.assert_allclose(went_on, restarted[-1], atol=0.05 * np.abs(before).max())
     mine = [((m.header.stamp.sec * 10**9 + m.header.stamp.nanosec - offset) * 1e-9,
              m.status[0].level) for m in flags
             if m.header.stamp.sec * 10**9 + m.header.stamp.nanosec >= offset]
     raised = [t for t, level in mine if level == DiagnosticStatus.ERROR]
-    assert raised and raised[0] < states[change][0]
-    # every change of a flag is published (the heartbeat is a second of stamps away): from the
-    # gain's change to the push's end none changed, where a restarted detector would drop
-    # them for its settling and raise them again
-    assert not [t for t, _ in mine if states[change][0] <= t < ON[1]], mine
+    assert raised and raised[0] < states[gain][0]
+    # every change of a flag is published (the heartbeat is a second of stamps away): none
+    # after the gain's change, where a restarted detector would drop them for its settling
+    # and raise them again; the new thresholds' detector raises them again at its first state
+    assert not [t for t, _ in mine if states[gain][0] <= t < states[thresholds][0]], mine
+    again = [(t, level) for t, level in mine if states[thresholds][0] <= t < ON[1]]
+    assert again and all(level == DiagnosticStatus.ERROR for _, level in again), again
+    assert again[0][0] == pytest.approx(states[thresholds][0])
     assert DiagnosticStatus.OK in [level for t, level in mine if t >= ON[1]]  # cleared after
 
 
