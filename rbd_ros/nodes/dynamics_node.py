@@ -320,7 +320,7 @@ class DynamicsNode(NodeBase):
         def value(name: str) -> Any:
             return changed[name] if changed and name in changed else self.param(name)
 
-        if restart or live.observer is None:
+        if restart:
             live.observer = MomentumObserver(live.model, value("observer_gain"),
                                              bool(value("friction")),
                                              value("external_torques_gain"))

@@ -304,18 +304,25 @@ def observer_over(mi, mf, maps, lin, ns, q, v, differenced, tau, fric, W, wv, ga
 _OVER = Direct(observer_over)
 
 
+def _gains(gain: float | F64, nv: int) -> F64:
+    """``gain``, one for all joints or one per joint, as one per joint; ModelError unless
+    every one is positive."""
+    g: F64 = np.broadcast_to(np.asarray(gain, dtype=np.float64), (nv,)).copy()
+    if not np.all(g > 0):
+        raise ModelError("the observer's gains must be positive")
+    return g
+
+
 class _Run:
     """What :func:`observer_over` keeps between calls, for one model."""
 
     def __init__(self, model: Model, gain: float | F64, friction: bool,
                  external_gain: float | F64 | None = None) -> None:
         self.model, self.data, self.friction = model, Data(model), bool(friction)
-        self.gain, self.external_gain = (
-            np.broadcast_to(np.asarray(g, dtype=np.float64), (model.nv,)).copy()
-            for g in (gain, 0.0 if external_gain is None else external_gain))
-        if not np.all(self.gain > 0) or (external_gain is not None
-                                         and not np.all(self.external_gain > 0)):
-            raise ModelError("the observer's gains must be positive")
+        self.gain = _gains(gain, model.nv)
+        #: zeros: no second bank (:func:`observer_step`)
+        self.external_gain = np.zeros(model.nv) if external_gain is None else \
+            _gains(external_gain, model.nv)
         self.state = np.zeros((ROWS, model.nv))
         self.hist_ns = np.zeros(HISTORY, dtype=np.int64)
         self.hist_q = np.zeros((HISTORY, model.nq))
@@ -441,10 +448,7 @@ class MomentumObserver(_Run):
         """A new ``external_gain`` (positive): :attr:`external_torques` starts again from the
         next state (its first 1 / K s set its p(0)); the residual at ``gain``, its flags and
         their settling go on untouched."""
-        new = np.broadcast_to(np.asarray(gain, dtype=np.float64), self.external_gain.shape)
-        if not np.all(new > 0):
-            raise ModelError("the observer's gains must be positive")
-        self.external_gain[:] = new  # in place: the compiled call holds this array
+        self.external_gain[:] = _gains(gain, self.model.nv)  # in place: the call holds it
         self.state[BANK : 2 * BANK] = 0.0
 
     def update(self, t: float, q: F64, v: F64, tau: F64, differenced: bool = False) -> F64:
