@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -98,10 +99,12 @@ def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.
 
     received: dict[tuple[int, int], float] = {}
 
-    def on_answer(msg: Any) -> None:
-        received[(msg.header.stamp.sec, msg.header.stamp.nanosec)] = time.time()
+    def on_answer(raw: bytes) -> None:
+        # the stamp read from the bytes: each answer's type costs the driver alike (rclpy's
+        # deserialisation took 14 us for Talos's JointState, 37 us for a Balance)
+        received[struct.unpack_from("<iI", raw, 4)] = time.time()
 
-    sub = node.create_subscription(answer_type or JointState, topic, on_answer, 10)
+    sub = node.create_subscription(answer_type or JointState, topic, on_answer, 10, raw=True)
     pub = node.create_publisher(JointState, "joint_states", qos_profile_sensor_data)
     if odom:
         from nav_msgs.msg import Odometry

@@ -105,3 +105,30 @@ def test_a_balance_is_rclpy_s_own_message(contacts: list[str],
     want.header.stamp.sec, want.header.stamp.nanosec = 12, 345_678_901
     want.header.frame_id = "odom_frame"
     assert deserialize_message(raw, Balance) == want
+
+
+def test_a_balance_written_in_place_is_the_balance_written_anew() -> None:
+    """The nodes' and the recordings' Balance bytes, filled in a kept template, equal the
+    message written field by field (above: rclpy's own), state after state, as the contacts,
+    the polygon's size and which points are defined change and come back."""
+    from rbd_ros.dynamics.contact.balance import Balance
+    from rbd_ros.wire.cdr import balance
+    from rbd_ros.wire.stamped import BalanceBytes
+
+    out = BalanceBytes("odom")
+    rng = np.random.default_rng(7)
+    sets = [["left_sole_link", "right_sole_link"], ["LF"], ["left_sole_link", "right_sole_link"],
+            [], ["LF"]]
+    for k, (contacts, vertices) in enumerate(zip(sets, (8, 1, 4, 0, 1), strict=True)):
+        zmp = None if k % 2 else rng.normal(size=3)
+        xi = None if k == 2 else rng.normal(size=3)
+        b = Balance(rng.normal(size=3), rng.normal(size=3), rng.normal(size=6),
+                    rng.normal(size=6), float(rng.normal()), zmp, xi, float(k),
+                    rng.normal(size=(vertices, 3)), float(rng.normal()), float("nan"))
+        head = np.concatenate((b.com, b.com_velocity, b.momentum, b.momentum_rate,
+                               [b.ground_height])).tolist()
+        want = balance("odom", 1_000_000_000 * k + 17, head,
+                       None if zmp is None else zmp.tolist(), None if xi is None else xi.tolist(),
+                       b.omega, contacts, b.support_polygon.tolist(),
+                       (b.zmp_margin, b.capture_point_margin))
+        assert out.fill(1_000_000_000 * k + 17, b, contacts) == want

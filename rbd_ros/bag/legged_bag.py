@@ -12,7 +12,7 @@ import numpy as np
 
 from ..dynamics.estimation.legged import Answer, Legged
 from ..wire.cdr import CDR_LE, trajectory_accelerations
-from ..wire.stamped import JointStateBytes, StampedBytes, balance_bytes
+from ..wire.stamped import BalanceBytes, JointStateBytes, StampedBytes
 from .mcap_writer import MESSAGE_DATA, OP_MESSAGE, McapWriter
 from .writers import JOINT_STATE_DEF
 
@@ -81,6 +81,7 @@ class LeggedBag:
         self.stamped = {(frame, n): StampedBytes(frame, n)
                         for frame in (world, self.base, *(c.link for c in legged.contacts))
                         for n in (3, 6)}
+        self.balance = BalanceBytes(world)
 
     def _put(self, topic: str, kind: str, stamp: int, data: bytes) -> None:
         k = self.channel.get(topic)
@@ -126,7 +127,7 @@ class LeggedBag:
                   self.torques.fill(t, r.tau[self.legged.v_index - 6]))
         if a.balance is not None:
             self._put("balance", "rbd_ros_interfaces/msg/Balance", t,
-                      balance_bytes(world, t, a.balance, a.contacts))
+                      self.balance.fill(t, a.balance, a.contacts))
 
     def flush(self) -> None:
         for k, (times, records) in self.pending.items():

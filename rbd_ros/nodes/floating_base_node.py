@@ -72,7 +72,7 @@ from ..dynamics.estimation.legged import Answer, Legged, Pending
 from ..wire.errors import InputError
 from ..wire.joint_names import NameMap
 from ..wire.joint_states import JointStateMerger
-from ..wire.stamped import JointStateBytes, StampedBytes, balance_bytes
+from ..wire.stamped import BalanceBytes, JointStateBytes, StampedBytes
 from .common import (
     LATCHED,
     NodeBase,
@@ -112,6 +112,7 @@ class Live(Legged):
         self.merger = JointStateMerger(model, names)
         self.base_link = model.body_names[0]
         self.torques = JointStateBytes(self.names)  # ~/joint_torques, as bytes
+        self.balance_out = BalanceBytes(world)  # ~/balance, as bytes
         self._stamped: dict[tuple[str, int], StampedBytes] = {}
 
     def stamped(self, frame: str, count: int) -> StampedBytes:
@@ -427,7 +428,7 @@ class FloatingBaseNode(NodeBase):
     def _publish_balance(self, live: Live, stamp: int, b: BalanceOf, links: list[str]) -> None:
         heard, world = self.heard, live.world
         if self.pub_balance in heard:
-            self.pub_balance.publish(balance_bytes(world, stamp, b, links))
+            self.pub_balance.publish(live.balance_out.fill(stamp, b, links))
         for pub, x in ((self.pub_zmp, b.zmp), (self.pub_capture, b.capture_point)):
             if pub in heard and x is not None:
                 pub.publish(live.stamped(world, 3).fill(stamp, x))

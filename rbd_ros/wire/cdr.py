@@ -224,19 +224,48 @@ def balance(frame: str, stamp: int, head: Sequence[float], zmp: Sequence[float] 
     """A little-endian rbd_ros_interfaces/Balance stamped ``stamp`` (ns) in ``frame``:
     ``head`` its 19 doubles from the centre of mass to the ground height, in the message's
     order; a point given as None is not defined (and written as zeros)."""
+    return _balance(frame, stamp, head, zmp, capture_point, omega, contacts, polygon,
+                    margins)[0]
+
+
+def balance_template(frame: str, contacts: Sequence[str], vertices: int
+                     ) -> tuple[bytes, dict[str, int]]:
+    """A Balance in ``frame`` with these contacts and a polygon of ``vertices`` zeros (a zero
+    stamp, both points undefined), and the byte offset of each field written in place:
+    ``head`` (19 doubles), ``zmp_defined`` and ``capture_point_defined`` (a bool each),
+    ``zmp`` and ``capture_point`` (3 doubles), ``omega``, ``polygon`` (3 doubles a vertex,
+    back to back) and ``margins`` (2)."""
+    return _balance(frame, 0, [0.0] * 19, None, None, 0.0, contacts, [[0.0] * 3] * vertices,
+                    (0.0, 0.0))
+
+
+def _balance(frame: str, stamp: int, head: Sequence[float], zmp: Sequence[float] | None,
+             capture_point: Sequence[float] | None, omega: float, contacts: Sequence[str],
+             polygon: Sequence[Sequence[float]], margins: Sequence[float]
+             ) -> tuple[bytes, dict[str, int]]:
     w = _Writer(stamp)
     w.string(frame)
-    w.doubles(head)
-    for p in (zmp, capture_point):
+    at: dict[str, int] = {}
+
+    def doubles(name: str, values: Sequence[float]) -> None:
+        w.pad(8)
+        at[name] = len(w.out)
+        w.doubles(values)
+
+    doubles("head", head)
+    for name, p in (("zmp", zmp), ("capture_point", capture_point)):
+        at[f"{name}_defined"] = len(w.out)
         w.out.append(p is not None)
-        w.doubles((0.0, 0.0, 0.0) if p is None else p)
-    w.doubles((omega,))
+        doubles(name, (0.0, 0.0, 0.0) if p is None else p)
+    doubles("omega", (omega,))
     w.strings(contacts)
     w.u32(len(polygon))
+    w.pad(8)
+    at["polygon"] = len(w.out)
     for vertex in polygon:
         w.doubles(vertex)
-    w.doubles(margins)
-    return bytes(w.out)
+    doubles("margins", margins)
+    return bytes(w.out), at
 
 
 def trajectory_accelerations(stamp: int, names: Sequence[str],

@@ -94,13 +94,44 @@ class JointStateReader:
                 *(np.frombuffer(raw, "<f8", n, o) for o, n in layout.fields))
 
 
-def balance_bytes(frame: str, stamp: int, b: Balance, contacts: Sequence[str]) -> bytes:
-    """An rbd_ros_interfaces/Balance as its CDR bytes (rclpy's message costs ~50 us)."""
-    head = np.concatenate((b.com, b.com_velocity, b.momentum, b.momentum_rate,
-                           [b.ground_height])).tolist()
-    zmp, capture = (None if x is None else x.tolist() for x in (b.zmp, b.capture_point))
-    return cdr.balance(frame, stamp, head, zmp, capture, b.omega, contacts,
-                       b.support_polygon.tolist(), (b.zmp_margin, b.capture_point_margin))
+class BalanceBytes:
+    """rbd_ros_interfaces/Balance messages in ``frame``, kept as their CDR bytes, one for each
+    set of contacts and polygon size: each state writes its stamp and numbers in place
+    (writing the message anew cost ~20 us a state, rclpy's ~50 us)."""
+
+    def __init__(self, frame: str) -> None:
+        self.frame = frame
+        self._kept: dict[tuple[tuple[str, ...], int], tuple[bytearray, dict[str, Any]]] = {}
+
+    def _template(self, contacts: tuple[str, ...], vertices: int
+                  ) -> tuple[bytearray, dict[str, Any]]:
+        raw, at = cdr.balance_template(self.frame, contacts, vertices)
+        buf = bytearray(raw)
+        sizes = {"head": 19, "zmp": 3, "capture_point": 3, "omega": 1,
+                 "polygon": 3 * vertices, "margins": 2}
+        views: dict[str, Any] = {k: np.frombuffer(buf, "<f8", n, at[k]) for k, n in sizes.items()}
+        views["polygon"] = views["polygon"].reshape(vertices, 3)
+        views.update(zmp_defined=at["zmp_defined"],
+                     capture_point_defined=at["capture_point_defined"])
+        if len(self._kept) < 64:  # contact sets and polygon sizes: a few
+            self._kept[(contacts, vertices)] = (buf, views)
+        return buf, views
+
+    def fill(self, stamp: int, b: Balance, contacts: Sequence[str]) -> bytes:
+        """The balance ``b`` stamped ``stamp`` (ns), ``contacts`` in touch."""
+        key = (tuple(contacts), len(b.support_polygon))
+        buf, v = self._kept.get(key) or self._template(*key)
+        struct.pack_into("<iI", buf, cdr.STAMP, *divmod(stamp, 1_000_000_000))
+        head = v["head"]
+        head[0:3], head[3:6], head[6:12] = b.com, b.com_velocity, b.momentum
+        head[12:18], head[18] = b.momentum_rate, b.ground_height
+        for name, p in (("zmp", b.zmp), ("capture_point", b.capture_point)):
+            buf[v[f"{name}_defined"]] = p is not None
+            v[name][:] = 0.0 if p is None else p
+        v["omega"][0] = b.omega
+        v["polygon"][:] = b.support_polygon
+        v["margins"][:] = b.zmp_margin, b.capture_point_margin
+        return bytes(buf)
 
 
 def odometry_sample(raw: bytes) -> tuple[int, F64]:
