@@ -14,9 +14,10 @@ import numpy as np
 from ..dynamics.contact.balance import Balance
 from ..dynamics.multibody.model import F64
 from . import cdr
-from .errors import InputError, usable
-from .joint_states import unit_base
+from .errors import LIMIT, InputError, usable
+from .joint_states import QUATERNION_TOLERANCE, unit_base
 from .layout_match import match_layout
+from .odometry_read import read_odometry
 
 #: (stamp in ns, names, positions, velocities, efforts) of a joint state
 JointStateValues = tuple[int, Sequence[str], Any, Any, Any]
@@ -137,6 +138,11 @@ class BalanceBytes:
 def odometry_sample(raw: bytes) -> tuple[int, F64]:
     """(stamp in ns, free-flyer state) of a nav_msgs/Odometry's XCDR1 bytes: its pose in the
     world and its twist in the base frame; InputError if the bytes cannot be read."""
+    words, when = np.empty(13, dtype=np.uint64), np.empty(1, dtype=np.int64)
+    x = words.view(np.float64)
+    if read_odometry(np.frombuffer(raw, dtype=np.uint8), when, words, x, LIMIT,
+                     QUATERNION_TOLERANCE):
+        return int(when[0]), x
     try:
         stamp, x = cdr.odometry(raw)
     except cdr.CdrError as e:

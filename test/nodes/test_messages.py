@@ -22,6 +22,7 @@ from rbd_ros.nodes.messages import (
     wrench_array,
 )
 from rbd_ros.wire.errors import InputError
+from rbd_ros.wire.odometry_read import read_odometry
 from rbd_ros.wire.stamped import StampedBytes
 
 
@@ -47,11 +48,49 @@ def test_odometry_fields_at_every_alignment_of_the_frame_names(frame_len: int) -
         m = _odometry(rng, "f" * frame_len, "c" * child_len)
         stamp, x = odometry_state(serialize_message(m), Odometry)
         assert stamp == m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
+        # read in the compiled pass, not left to the Python way
+        words = np.empty(13, dtype=np.uint64)
+        assert read_odometry(np.frombuffer(serialize_message(m), dtype=np.uint8),
+                             np.empty(1, dtype=np.int64), words, words.view(np.float64), 1e9,
+                             1e-3)
+        assert words.view(np.float64).tolist() == x.tolist()
         p, o, t = m.pose.pose.position, m.pose.pose.orientation, m.twist.twist
         assert x[:3].tolist() == [p.x, p.y, p.z]
         np.testing.assert_allclose(x[3:7], [o.x, o.y, o.z, o.w], rtol=0, atol=1e-15)
         assert x[7:].tolist() == [t.linear.x, t.linear.y, t.linear.z,
                                   t.angular.x, t.angular.y, t.angular.z]
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("x", float("nan"), "contains NaN or inf"), ("linear_y", 1e12, "beyond"),
+    ("w", 1.01, "unit quaternion"), ("w", 1.0005, None), ("sec", -5, None)])
+def test_odometry_the_compiled_reading_refuses_is_read_or_refused_the_python_way(
+        field: str, value: float, said: str | None) -> None:
+    """The node reads odometry in one compiled pass; what that pass does not take (a value
+    not finite or too large, a quaternion off unit) is read by cdr.odometry and unit_base,
+    which refuse it with its reason or, within the tolerance, normalise it; a stamp before
+    1970 reads as it is."""
+    from rbd_ros.wire import cdr
+    from rbd_ros.wire.joint_states import unit_base
+
+    m = _odometry(np.random.default_rng(3), "odom", "base_link")
+    o = m.pose.pose.orientation
+    o.x, o.y, o.z, o.w = 0.0, 0.0, 0.0, 1.0
+    if field == "sec":
+        m.header.stamp.sec = value
+    elif field == "linear_y":
+        m.twist.twist.linear.y = value
+    else:
+        setattr(o if field == "w" else m.pose.pose.position, field, value)
+    raw = serialize_message(m)
+    if said is not None:
+        with pytest.raises(InputError, match=said):
+            odometry_state(raw, Odometry)
+        return
+    stamp, x = odometry_state(raw, Odometry)
+    want_stamp, want = cdr.odometry(raw)
+    assert stamp == want_stamp == m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
+    assert x.tolist() == unit_base(want).tolist() and abs(x[6] - 1.0) < 1e-15
 
 
 def _big_endian(m: Odometry) -> bytes:
