@@ -51,7 +51,7 @@ def read_odometry(data, stamp, words, x, limit, tolerance):  # pragma: no cover 
     o = _string_end(data, o)  # after child_frame_id
     if o < 0:
         return False
-    o += (4 - o) % 8
+    o += (4 - o) % 8  # aligned to 8 from the data's start
     if o + 8 * 85 > n:  # pose, its covariance, twist, its covariance
         return False
     for k in range(7):
