@@ -92,13 +92,9 @@ class Legged:
         self.odom = Timeline("odometry", interpolate_base)
         self.imu = Timeline("IMU", lambda a, b, s: a + s * (b - a))  # specific force
         self.pending: deque[Pending] = deque(maxlen=1000)
-        # the QP's constant part for this model and contact set built now, not on a state; and
-        # the balance's kernel loaded (17 ms: the state after the first subscriber to the
-        # balance would wait for it, and the states behind it)
-        r = solve(model, self.data, model.neutral(), np.zeros(model.nv), np.zeros(model.nv),
-                  contacts, mu)
-        if r.feasible:
-            self.support.balance(r)
+        # the QP's constant part for this model and contact set, built now, not on a state
+        solve(model, self.data, model.neutral(), np.zeros(model.nv), np.zeros(model.nv),
+              contacts, mu)
 
     def touching(self, links: Sequence[str]) -> tuple[str, str] | None:
         """The contact links in touch from now on (an ``active_contacts`` message); None, or
