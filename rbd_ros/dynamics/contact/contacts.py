@@ -233,6 +233,68 @@ def body_frame(X, b):
     return X[b, :9].copy().reshape(3, 3), X[b, 9:].copy()
 
 
+@njit(cache=True, inline="always")
+def _three(x, o=0):
+    """``x[o : o + 3]`` as a tuple: a tuple stays in registers where a small array is
+    allocated (a state's split made ~40 of them, 2 us)."""
+    return (x[o], x[o + 1], x[o + 2])
+
+
+@njit(cache=True, inline="always")
+def _turn(M, x, transpose=False):
+    """M x (or M^T x) for a 3x3 array M and a 3-tuple x, as a tuple."""
+    if transpose:
+        return (M[0, 0] * x[0] + M[1, 0] * x[1] + M[2, 0] * x[2],
+                M[0, 1] * x[0] + M[1, 1] * x[1] + M[2, 1] * x[2],
+                M[0, 2] * x[0] + M[1, 2] * x[1] + M[2, 2] * x[2])
+    return (M[0, 0] * x[0] + M[0, 1] * x[1] + M[0, 2] * x[2],
+            M[1, 0] * x[0] + M[1, 1] * x[1] + M[1, 2] * x[2],
+            M[2, 0] * x[0] + M[2, 1] * x[1] + M[2, 2] * x[2])
+
+
+@njit(cache=True, inline="always")
+def _in_body(X, b, x):
+    """World vector ``x`` (a tuple) in body ``b``'s axes (``X``: placements, nb x 12; the
+    world itself for b < 0)."""
+    if b < 0:
+        return x
+    R = X[b]
+    return (R[0] * x[0] + R[3] * x[1] + R[6] * x[2], R[1] * x[0] + R[4] * x[1] + R[7] * x[2],
+            R[2] * x[0] + R[5] * x[1] + R[8] * x[2])
+
+
+@njit(cache=True, inline="always")
+def _in_world(X, b, x):
+    """Body ``b``'s vector ``x`` (a tuple, its axes) in world axes."""
+    if b < 0:
+        return x
+    R = X[b]
+    return (R[0] * x[0] + R[1] * x[1] + R[2] * x[2], R[3] * x[0] + R[4] * x[1] + R[5] * x[2],
+            R[6] * x[0] + R[7] * x[1] + R[8] * x[2])
+
+
+@njit(cache=True, inline="always")
+def _origin(X, b):
+    return (0.0, 0.0, 0.0) if b < 0 else (X[b, 9], X[b, 10], X[b, 11])
+
+
+@njit(cache=True, inline="always")
+def _add(a, b, s=1.0):
+    """a + s b for 3-tuples."""
+    return (a[0] + s * b[0], a[1] + s * b[1], a[2] + s * b[2])
+
+
+@njit(cache=True, inline="always")
+def _cross(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+@njit(cache=True, inline="always")
+def _moment(tau, p, o, f):
+    """tau + (p - o) x f for 3-tuples: a wrench's moment moved from ``p`` to ``o``."""
+    return _add(tau, _cross(_add(p, o, -1.0), f))
+
+
 @njit(cache=True)
 def contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A):
     """Each contact's axes R[c] (columns: two tangents, the normal) and point p[c] in the
@@ -240,30 +302,35 @@ def contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, 
     -> their sum about the first contact's point, world axes."""
     o = 0
     for c in range(size.shape[0]):
-        Rb, pbody = body_frame(X, body[c])
+        b = body[c]
         for j in range(3):
-            R[c, :, j] = mat_vec(Rb, contact_R[c, :, j])
-        p[c] = pbody + mat_vec(Rb, contact_p[c])
+            R[c, 0, j], R[c, 1, j], R[c, 2, j] = _in_world(X, b, _three(contact_R[c, :, j]))
+        pc = _add(_origin(X, b), _in_world(X, b, _three(contact_p[c])))
         if size[c] == 3:
             # tangents turn with the contact frame: its x axis in the surface (y if x is
             # normal to it)
-            n = normal[c]
+            n = _three(normal[c])
+            t, length = n, 0.0
             for j in range(2):
-                t = R[c, :, j] - np.sum(R[c, :, j] * n) * n
-                length = np.sqrt(np.sum(t * t))
+                axis = _three(R[c, :, j])
+                t = _add(axis, n, -(axis[0] * n[0] + axis[1] * n[1] + axis[2] * n[2]))
+                length = math.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
                 if length > 0.1:
                     break
-            t = t / length
-            R[c, :, 0] = t
-            R[c, :, 1] = cross3(n, t)
-            R[c, :, 2] = n
-            p[c] -= radius[c] * n
-        r = p[c] - p[0]
+            t = (t[0] / length, t[1] / length, t[2] / length)
+            side = _cross(n, t)
+            for r in range(3):
+                R[c, r, 0], R[c, r, 1], R[c, r, 2] = t[r], side[r], n[r]
+            pc = _add(pc, n, -radius[c])
+        p[c, 0], p[c, 1], p[c, 2] = pc
+        lever = _add(pc, _three(p[0]), -1.0)
         for j in range(3):
-            A[:3, o + j] = R[c, :, j]
-            A[3:, o + j] = cross3(r, R[c, :, j])
-            if size[c] == 6:
-                A[3:, o + 3 + j] = R[c, :, j]
+            axis = _three(R[c, :, j])
+            arm = _cross(lever, axis)
+            for r in range(3):
+                A[r, o + j], A[3 + r, o + j] = axis[r], arm[r]
+                if size[c] == 6:
+                    A[3 + r, o + 3 + j] = axis[r]
         o += size[c]
 
 
@@ -275,25 +342,33 @@ def _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenche
     (world), and each as an external force on its body (body frame, about its origin)."""
     o = 0
     for c in range(size.shape[0]):
-        f = mat_vec(R[c], w[o : o + 3])
-        forces[c] = f
-        tau = mat_vec(R[c], w[o + 3 : o + 6]) if size[c] == 6 else np.zeros(3)
+        Rc, b, pc = R[c], body[c], _three(p[c])
+        f = _turn(Rc, _three(w, o))
+        tau = _turn(Rc, _three(w, o + 3)) if size[c] == 6 else (0.0, 0.0, 0.0)
         o += size[c]
-        com_wrench[:3] += f
-        com_wrench[3:] += tau + cross3(p[c] - com, f)
-        Rb, pbody = body_frame(X, body[c])
-        pl = pbody + mat_vec(Rb, link_p[c])
-        in_body = (mat_vec(Rb, f, True), mat_vec(Rb, tau + cross3(p[c] - pl, f), True))
-        wrenches[c, :3] = mat_vec(link_R[c], in_body[0], True)
-        wrenches[c, 3:] = mat_vec(link_R[c], in_body[1], True)
-        fn = np.sum(f * R[c, :, 2])
-        cop[c] = p[c]
+        about_com = _moment(tau, pc, _three(com), f)
+        pbody = _origin(X, b)
+        pl = _add(pbody, _in_world(X, b, _three(link_p[c])))
+        f_body = _in_body(X, b, f)
+        f_link = _turn(link_R[c], f_body, True)
+        tau_link = _turn(link_R[c], _in_body(X, b, _moment(tau, pc, pl, f)), True)
+        fn = f[0] * Rc[0, 2] + f[1] * Rc[1, 2] + f[2] * Rc[2, 2]
+        cp = pc
         if size[c] == 6 and fn > 1e-9:
-            local = mat_vec(R[c], tau, True)
-            cop[c] += R[c, :, 0] * (-local[1] / fn) + R[c, :, 1] * (local[0] / fn)
-        if body[c] >= 0:
-            f_ext[body[c], :3] += mat_vec(Rb, f, True)
-            f_ext[body[c], 3:] += mat_vec(Rb, tau + cross3(p[c] - pbody, f), True)
+            local = _turn(Rc, tau, True)
+            cp = _add(_add(pc, _three(Rc[:, 0]), -local[1] / fn), _three(Rc[:, 1]),
+                      local[0] / fn)
+        for j in range(3):
+            forces[c, j] = f[j]
+            com_wrench[j] += f[j]
+            com_wrench[3 + j] += about_com[j]
+            wrenches[c, j], wrenches[c, 3 + j] = f_link[j], tau_link[j]
+            cop[c, j] = cp[j]
+        if b >= 0:
+            tau_body = _in_body(X, b, _moment(tau, pc, pbody, f))
+            for j in range(3):
+                f_ext[b, j] += f_body[j]
+                f_ext[b, 3 + j] += tau_body[j]
 
 
 @njit(cache=True)
@@ -355,6 +430,15 @@ def _reachable(A, need, unmet, E):
         need -= unmet
 
 
+@njit(cache=True, inline="always")
+def _needed(X, base, p0, need):
+    """The wrench the base needs (RNEA's base rows: base frame, about its origin) in world
+    axes, about ``p0``, into ``need``."""
+    force = _in_world(X, 0, _three(base))
+    moment = _moment(_in_world(X, 0, _three(base, 3)), _origin(X, 0), _three(p0), force)
+    need[0], need[1], need[2], need[3], need[4], need[5] = force + moment
+
+
 @njit(cache=True)
 def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal, radius, size,
            link_R, link_p, G, C0, b0, scratch, base, tau, com, momentum, com_wrench, wrenches,
@@ -382,13 +466,13 @@ def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal
     momentum_about(mf, W, X, com, momentum)  # from the body velocities RNEA left in W
     A[:] = 0.0
     contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A)
-    Rb = X[0, :9].copy().reshape(3, 3)
-    need[:3] = mat_vec(Rb, base[:3])
-    need[3:] = mat_vec(Rb, base[3:6]) - cross3(p[0] - X[0, 9:], need[:3])  # about p[0]
+    _needed(X, base, p[0], need)
     E = np.empty((6, 6))
-    # about a point of the contacts, what they cannot give is a pure moment
+    # about a point of the contacts, what they cannot give is a pure moment; then about the
+    # centre of mass
     _reachable(A, need, unmet, E)
-    unmet[3:] += cross3(p[0] - com, unmet[:3])  # about the centre of mass
+    unmet[3], unmet[4], unmet[5] = _moment(_three(unmet, 3), _three(p[0]), _three(com),
+                                           _three(unmet))
     C, b = C0.copy(), b0.copy()
     # the wrench balance along the span's basis: independent rows (met to rounding), then
     # rows of zeros, met wherever the others are
@@ -430,30 +514,48 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
         com = center_of_mass(model, placements(model, data, q))
         return Reaction(False, "no contact is active", base_wrench, np.zeros(6), com,
                         tau=np.zeros(model.nv - 6))
-    q, v, a = model.check_state(q, v, a, "a")
-    P = contact_problem(model, tuple(contacts), mu)
-    k, nb, n = len(contacts), model.nb, P.n
-    scratch = np.empty(nb * 18 + 7 * n + 6 + len(P.b) + 9 * k)
-    base, tau, com, h, cw, unmet = np.empty(model.nv), np.empty(model.nv), np.empty(3), \
-        np.empty(6), np.empty(6), np.empty(6)
-    wrenches, forces, points, cop = np.empty((k, 6)), np.empty((k, 3)), np.empty((k, 3)), \
-        np.empty((k, 3))
-    status = _SPLIT.call(model.mi, model.mf, model.maps, model.lin, q, v, a, data.W, data.wv,
-                         P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size, P.link_R,
-                         P.link_p, P.G, P.C, P.b, scratch, base, tau, com, h, cw, wrenches, forces,
-                         points, cop, unmet)
-    if status != OPTIMAL:
-        A, need, _ = _equalities(scratch, nb, n)
-        why = _unmet_reason(unmet, need) if status == UNMET else \
-            _why_not(contacts, P.cones, A, P.rows, P.lower, need, mu)
-        return Reaction(False, why, base[:6], np.zeros(6), com, tau=np.zeros(model.nv - 6),
-                        momentum=h, unmet=unmet)
-    # one row a link, by construction: zip's strict check would cost ~0.9 us each
-    links = P.links
-    return Reaction(True, "", base[:6], cw, com, dict(zip(links, wrenches)),  # noqa: B905
-                    dict(zip(links, forces)), dict(zip(links, points)),  # noqa: B905
-                    dict(zip(links, cop)), tau[6:], h,  # noqa: B905
-                    _axes(scratch, model.nb, n, len(P.b), k), unmet)
+    return Split(model, contacts, mu)(data, q, v, a)
+
+
+class Split:
+    """:func:`solve` for one model and a non-empty contact set, kept for state after state: its
+    arrays are made once and the Reaction of each call holds views of them, which the next
+    call overwrites (as Pinocchio's Data holds its last answer). A node answering a stream
+    uses one per contact set: it saves a state ~5 us of allocations, dicts and lookups."""
+
+    def __init__(self, model: Model, contacts: list[Contact], mu: float) -> None:
+        model.require_free_flyer()
+        self.model, self.contacts, self.mu = model, contacts, mu
+        P = self.problem = contact_problem(model, tuple(contacts), mu)
+        k, nb, n = len(contacts), model.nb, P.n
+        self.scratch = scratch = np.empty(nb * 18 + 7 * n + 6 + len(P.b) + 9 * k)
+        base, tau = np.empty(model.nv), np.empty(model.nv)
+        self.com, self.h, self.cw, self.unmet = np.empty(3), np.empty(6), np.empty(6), np.empty(6)
+        wrenches, forces, points, cop = (np.empty((k, 6)), np.empty((k, 3)), np.empty((k, 3)),
+                                         np.empty((k, 3)))
+        self.base = base[:6]
+        self._model = (model.mi, model.mf, model.maps, model.lin)
+        self._rest = (P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size, P.link_R,
+                      P.link_p, P.G, P.C, P.b, scratch, base, tau, self.com, self.h, self.cw,
+                      wrenches, forces, points, cop, self.unmet)
+        links = P.links  # one row a link, by construction
+        self._answer = (self.base, self.cw, self.com, dict(zip(links, wrenches, strict=True)),
+                        dict(zip(links, forces, strict=True)),
+                        dict(zip(links, points, strict=True)), dict(zip(links, cop, strict=True)),
+                        tau[6:], self.h, _axes(scratch, nb, n, len(P.b), k), self.unmet)
+
+    def __call__(self, data: Data, q: F64, v: F64, a: F64) -> Reaction:
+        """The split of the motion ``(q, v, a)``."""
+        q, v, a = self.model.check_state(q, v, a, "a")
+        status = _SPLIT.call(*self._model, q, v, a, data.W, data.wv, *self._rest)
+        if status == OPTIMAL:
+            return Reaction(True, "", *self._answer)
+        P, nb = self.problem, self.model.nb
+        A, need, _ = _equalities(self.scratch, nb, P.n)
+        why = _unmet_reason(self.unmet, need) if status == UNMET else \
+            _why_not(self.contacts, P.cones, A, P.rows, P.lower, need, self.mu)
+        return Reaction(False, why, self.base, np.zeros(6), self.com,
+                        tau=np.zeros(self.model.nv - 6), momentum=self.h, unmet=self.unmet)
 
 
 def _axes(scratch: F64, nb: int, n: int, rows: int, k: int) -> F64:

@@ -53,10 +53,27 @@ def _rotate_columns(J, i, k, c, s):
 
 
 @njit(cache=True)
+def _diagonal(G):
+    for i in range(G.shape[0]):
+        for k in range(G.shape[1]):
+            if i != k and G[i, k] != 0.0:
+                return False
+    return True
+
+
+@njit(cache=True)
 def _start(G, a, J, x):
     """``J = L^-T`` and the unconstrained minimum ``x = G^-1 a``; False when G is not
-    positive definite."""
+    positive definite. A diagonal G (the contact split's weights) directly."""
     n = G.shape[0]
+    if _diagonal(G):
+        J[:, :] = 0.0
+        for i in range(n):
+            if not G[i, i] > 0.0:
+                return False
+            J[i, i] = 1.0 / math.sqrt(G[i, i])
+            x[i] = a[i] / G[i, i]
+        return True
     Li = np.empty((n, n))
     if not inverse_cholesky(G, n, 0.0, Li):
         return False

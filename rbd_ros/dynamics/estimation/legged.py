@@ -23,7 +23,7 @@ import numpy as np
 
 from ..algorithm.floating import base_acceleration_from_imu, forward_dynamics
 from ..contact.balance import Balance, Support
-from ..contact.contacts import Contact, Reaction, check_contacts, solve
+from ..contact.contacts import Contact, Reaction, Split, check_contacts
 from ..errors import RbdError
 from ..multibody.configuration import interpolate_base
 from ..multibody.model import F64, Data, Model
@@ -88,13 +88,28 @@ class Legged:
         self.names = list(model.state_joint_names)
         self.v_index = np.array([model.joint(n).idx_v for n in self.names], dtype=np.int64)
         self.active = {c.link for c in contacts}
-        self.qdd = np.zeros(model.nv - 6)  # desired joint accelerations
+        self.acc = np.zeros(model.nv)  # the base's acceleration, then the joints'
+        self.qdd = self.acc[6:]  # the desired joint accelerations
         self.odom = Timeline("odometry", interpolate_base)
         self.imu = Timeline("IMU", lambda a, b, s: a + s * (b - a))  # specific force
         self.pending: deque[Pending] = deque(maxlen=1000)
-        # the QP's constant part for this model and contact set, built now, not on a state
-        solve(model, self.data, model.neutral(), np.zeros(model.nv), np.zeros(model.nv),
-              contacts, mu)
+        # the split of each contact set in touch, kept (its QP's constant part, its arrays);
+        # the whole set's built now, not on a state
+        self._splits: dict[frozenset[str], Split] = {}
+        self._split_of(self.active)
+
+    def _split_of(self, active: set[str]) -> Split | None:
+        """The kept split for the contact links in ``active`` (None: no contact is)."""
+        key = frozenset(active)
+        split = self._splits.get(key)
+        if split is None:
+            contacts = [c for c in self.contacts if c.link in key]
+            if not contacts:
+                return None
+            split = Split(self.model, contacts, self.mu)
+            if len(self._splits) < 64:  # 2^k sets of k contacts; a robot has a few
+                self._splits[key] = split
+        return split
 
     def touching(self, links: Sequence[str]) -> tuple[str, str] | None:
         """The contact links in touch from now on (an ``active_contacts`` message); None, or
@@ -140,14 +155,13 @@ class Legged:
     def answer(self, p: Pending, specific_force: F64 | None, note: str,
                balance: bool = True) -> Answer:
         """The answer for a paired joint state (``balance``: with the balance indicators, about
-        10 us more)."""
+        10 us more). Its reaction's arrays are this Legged's, overwritten by the next answer."""
         out = Answer(p.t)
         m = self.model
         if self.estimator is not None and not self._estimate(p, out):
             return out
-        contacts = [c for c in self.contacts if c.link in self.active]
-        out.contacts = [c.link for c in contacts]
-        if not contacts:  # flight: base and joints move under the measured efforts
+        split = self._split_of(self.active)
+        if split is None:  # flight: base and joints move under the measured efforts
             missing = self.without_effort(p)
             if missing:
                 out.status = f"flight, but the joint states carry no effort for {missing}"
@@ -155,9 +169,10 @@ class Legged:
             out.flight = forward_dynamics(m, self.data, p.q, p.v, p.effort[6:])
             out.status = "flight" + note
             return out
-        a_base = np.zeros(6) if specific_force is None else \
+        out.contacts = list(split.problem.links)
+        self.acc[:6] = 0.0 if specific_force is None else \
             base_acceleration_from_imu(m, p.q, p.v, specific_force)
-        r = solve(m, self.data, p.q, p.v, np.concatenate((a_base, self.qdd)), contacts, self.mu)
+        r = split(self.data, p.q, p.v, self.acc)
         if not r.feasible:
             out.warning = ("impossible", f"impossible with contacts {out.contacts}: {r.reason}")
             out.status = r.reason
