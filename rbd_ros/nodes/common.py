@@ -214,9 +214,7 @@ class NodeBase(Node):
         JointStateMerger): its stamp (ns), or None: the message was bad and is dropped whole,
         with a throttled warning."""
         try:
-            stamp, names, position, velocity, effort = reader.read(raw)
-            self.health.received(stamp)
-            update = merger.update(stamp, names, position, velocity, effort)
+            stamp, update = reader.merge(raw, merger, self.health.received)
         except InputError as e:
             self.warn("bad_state", f"dropped a joint_states message: {e}")
             return None

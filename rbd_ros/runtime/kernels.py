@@ -53,22 +53,28 @@ def load_node_kernels(floating_base: bool = True) -> None:
 
 def _merge_once(n: int) -> None:
     """The kernels that read a joint state, with the types the nodes give them: a message's
-    bytes and read-only values (layout_match.match_layout, joint_names.merge)."""
+    bytes and read-only values (layout_match.match_layout and merge_message,
+    joint_names.merge)."""
     import numpy as np
 
     from ..wire.cdr import joint_state, joint_state_layout
     from ..wire.joint_names import merge
-    from ..wire.layout_match import match_layout
+    from ..wire.layout_match import match_layout, merge_message
 
     raw = np.frombuffer(joint_state(["a"], (1, 1, 1)), dtype=np.uint8)
-    runs = np.array(joint_state_layout(raw.tobytes()).shared(), dtype=np.int64)
+    layout = joint_state_layout(raw.tobytes())
+    runs = np.array(layout.shared(), dtype=np.int64)
     match_layout(raw, np.zeros(1, dtype=np.int64), raw, runs, np.empty((0, 2), dtype=np.int64),
                  np.empty((1, 0), dtype=np.uint64))
     idx = np.arange(n)
     values = np.zeros(n)
     values.flags.writeable = False
-    merge(idx, idx, idx, values, values, values, 1, np.zeros(n), np.zeros(n), np.zeros(n),
-          np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool), np.ones(n), 1e9)
+    arrays = (np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n, dtype=np.int64),
+              np.zeros(n, dtype=bool), np.ones(n))
+    merge(idx, idx, idx, values, values, values, 1, *arrays, 1e9)
+    one = np.zeros(1, dtype=np.int64)
+    merge_message(raw, raw, runs, np.array(layout.fields, dtype=np.int64), one, one, one,
+                  *arrays, 1e9, one)
 
 
 _loaded = 0  # 1: a fixed-base node's kernels are loaded, 2: a floating-base node's too

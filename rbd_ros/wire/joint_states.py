@@ -224,7 +224,7 @@ class JointStateMerger:
         return (f"stale joint_states: {', '.join(parts)} the joint state at "
                 f"{format_stamp(self.latest)} (limit {timeout_ns * 1e-6:g} ms)")
 
-    def _plan(self, names: Sequence[str]) -> Plan:
+    def plan(self, names: Sequence[str]) -> Plan:
         """How a message with these names maps to the model (cached: drivers repeat them)."""
         cached = self._plans.get(tuple(names))
         if cached is not None:
@@ -249,7 +249,7 @@ class JointStateMerger:
                velocities: Sequence[float], efforts: Sequence[float]) -> Update:
         """Merge one message stamped ``stamp`` (integer ns); raises InputError (and keeps
         nothing) if it is unusable."""
-        update, rows, cols, qcols, whole = self._plan(names)
+        update, rows, cols, qcols, whole = self.plan(names)
         n = len(names)
         pos, vel, eff = values = (_values("position", positions, n),
                                   _values("velocity", velocities, n),
@@ -260,11 +260,14 @@ class JointStateMerger:
             field = ("position", "velocity", "effort")[bad]
             usable(values[bad], field)  # raises, saying why
             raise InputError(f"{field} is not usable")
-        if not update.updated:
-            return update
-        self.differenced = not vel.size and bool(pos.size)
-        self.latest = stamp
-        self.whole = whole
+        return self.merged(stamp, update, whole, not vel.size and bool(pos.size))
+
+    def merged(self, stamp: int, update: Update, whole: bool, differenced: bool) -> Update:
+        """After a message's values went in (here, or read and merged in one compiled call by
+        :meth:`rbd_ros.wire.stamped.JointStateReader.merge`): its stamp, whether it set every
+        joint and whether its velocities came from its positions."""
+        if update.updated:
+            self.differenced, self.latest, self.whole = differenced, stamp, whole
         return update
 
 

@@ -3,6 +3,7 @@ accelerations to arrays and back."""
 
 from __future__ import annotations
 
+import math
 import struct
 
 import numpy as np
@@ -192,6 +193,70 @@ def test_padding_that_differs_from_message_to_message_is_one_layout() -> None:
     offsets = np.cumsum([0] + [len(x) for x in messages])
     groups = decode(data, offsets)
     assert len(groups) == 1 and groups[0].stamps.tolist() == [k * 10**9 for k in range(5)]
+
+
+def _two_publishers(names: list[str], k: int, rng: np.random.Generator) -> bytes:
+    """Message ``k`` of an arm's publisher (positions, velocities, efforts of its first five
+    joints) and a wrist's (positions only) interleaved, padding garbled as Fast CDR leaves it;
+    a NaN at k = 20, a huge value at 41, a negative second at 50."""
+    from rbd_ros.wire import cdr
+
+    m = JointState(name=names[:5] if k % 3 else names[5:])
+    n = len(m.name)
+    m.position = rng.normal(size=n).tolist()
+    if k % 3:
+        m.velocity, m.effort = rng.normal(size=n).tolist(), rng.normal(size=n).tolist()
+    if k in (20, 41):
+        m.position[1] = [math.nan, 1e12][k == 41]
+    m.header.stamp.sec = -3 if k == 50 else 1_795_000_000 + k // 7
+    m.header.stamp.nanosec = (k * 48_611_111) % 10**9
+    raw = bytearray(serialize_message(m))
+    for a, b in cdr.joint_state_layout(bytes(raw)).pads:
+        raw[a:b] = rng.integers(0, 256, b - a, dtype=np.uint8).tobytes()
+    return bytes(raw)
+
+
+def test_a_joint_state_merged_in_one_compiled_call_is_the_one_read_and_merged_apart() -> None:
+    """A node reads and merges a message of a layout it knows in one compiled call: the arm's
+    joints then hold what reading the message and merging its arrays apart gives, message
+    after message (two publishers interleaved, one of positions only, padding that differs,
+    stamps that go back, a NaN and a huge value refused with the same reason, a negative
+    second), and only each publisher's first message and a refusal are read the general way."""
+    from rbd_ros.dynamics import load_urdf
+    from rbd_ros.robots import ARM
+    from rbd_ros.wire.joint_states import JointStateMerger
+    from rbd_ros.wire.stamped import JointStateValues
+
+    model = load_urdf(ARM)
+    fused, apart = JointStateMerger(model), JointStateMerger(model)
+    reader, plain = joint_state_reader(JointState), joint_state_reader(JointState)
+    general: list[bytes] = []
+    read = reader.read
+
+    def counted(raw: bytes) -> JointStateValues:
+        general.append(raw)
+        return read(raw)
+
+    reader.read = counted  # type: ignore[method-assign]
+    rng = np.random.default_rng(5)
+    for k in range(60):
+        raw = _two_publishers(model.state_joint_names, k, rng)
+        try:
+            want = plain.read(raw)
+            want_update = apart.update(*want)
+        except InputError as e:
+            with pytest.raises(InputError) as got:
+                reader.merge(raw, fused, lambda t: None)
+            assert str(got.value) == str(e)
+        else:
+            stamps: list[int] = []
+            assert reader.merge(raw, fused, stamps.append) == (want[0], want_update)
+            assert stamps == [want[0]]
+        for field in ("q", "v", "a", "effort", "stamp", "seen"):
+            np.testing.assert_array_equal(getattr(fused, field), getattr(apart, field), field)
+        assert (fused.latest, fused.whole, fused.differenced) == \
+            (apart.latest, apart.whole, apart.differenced)
+    assert len(general) == 4, len(general)
 
 
 @pytest.mark.parametrize("frame_len", range(9))
