@@ -139,6 +139,7 @@ class Live:
         self.held_v = np.intersect1d(self.out_v, held)  # no effort: their residual is NaN
         self.measured = np.setdiff1d(self.out_v, held)
         self.tau = np.zeros(model.nv)  # the observer's efforts: none for the base, held joints
+        self.efforts_given = False  # whether the merger has had every measured joint's effort
         self.observer: MomentumObserver | None = None
         self.observed_ns = 0  # stamp of the observer's last state (ns); its start: t0_ns
         self.t0_ns = 0
@@ -618,10 +619,12 @@ class DynamicsNode(NodeBase):
         assert observer is not None
         tau = live.tau
         tau[live.measured] = st.effort[live.measured]
-        if not np.isfinite(tau).all():
-            self.warn("no_effort", "external_torques and collision need the measured efforts: "
-                                   f"joint_states carries none for {self._no_effort(live)}")
-            return
+        if not live.efforts_given:  # NaN until a message gives one, then finite for good
+            if not np.isfinite(tau).all():
+                self.warn("no_effort", "external_torques and collision need the measured "
+                          f"efforts: joint_states carries none for {self._no_effort(live)}")
+                return
+            live.efforts_given = True
         gap = (ns - live.observed_ns) * 1e-9
         if ns != live.observed_ns:  # pieces of one state from several drivers share a stamp
             if live.observed_ns == 0 or not 0 < gap <= GAP_S:

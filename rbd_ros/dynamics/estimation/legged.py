@@ -135,11 +135,10 @@ class Legged:
         is over at ``now``: each as (state with the base's pose and twist filled in, specific
         force or None, notes), or as an Answer saying why it has none (a stale input)."""
         imu = bool(self.imu.stamps)  # once an IMU has spoken, its samples are awaited too
-        inputs = [self.odom, self.imu] if imu else [self.odom]
         while self.pending:
             p = self.pending[0]
-            waited = now - p.arrived >= self.timeout
-            if not waited and not all(x.covers(p.t) for x in inputs):
+            if now - p.arrived < self.timeout and not (
+                    self.odom.covers(p.t) and (not imu or self.imu.covers(p.t))):
                 return
             self.pending.popleft()
             x, note = self.odom.at(p.t, self.max_age)
@@ -149,8 +148,8 @@ class Legged:
                 yield Answer(p.t, said, ("stale", f"no answer for a joint state: {said}"))
                 continue
             p.q[:7], p.v[:6] = x[:7], x[7:]
-            notes = [n for n in (note, imu_note) if n]
-            yield p, f, f"; {', '.join(notes)}" if notes else ""
+            notes = f"{note}, {imu_note}" if note and imu_note else note or imu_note
+            yield p, f, f"; {notes}" if notes else ""
 
     def answer(self, p: Pending, specific_force: F64 | None, note: str,
                balance: bool = True) -> Answer:
