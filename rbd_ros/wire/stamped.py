@@ -21,7 +21,7 @@ from .odometry_read import read_odometry
 
 #: (stamp in ns, names, positions, velocities, efforts) of a joint state
 JointStateValues = tuple[int, Sequence[str], Any, Any, Any]
-_MERGE = Direct(merge_message)
+_MERGE, _READ_ODOMETRY = Direct(merge_message), Direct(read_odometry)
 
 
 class JointStateBytes:
@@ -182,8 +182,10 @@ def odometry_sample(raw: bytes) -> tuple[int, F64]:
     world and its twist in the base frame; InputError if the bytes cannot be read."""
     words, when = np.empty(13, dtype=np.uint64), np.empty(1, dtype=np.int64)
     x = words.view(np.float64)
-    if read_odometry(np.frombuffer(raw, dtype=np.uint8), when, words, x, LIMIT,
-                     QUATERNION_TOLERANCE):
+    # bytes (rclpy's) by their entry point; other buffers (a recording's) through numba's
+    # dispatch, which types them
+    read = _READ_ODOMETRY.call if type(raw) is bytes else read_odometry
+    if read(np.frombuffer(raw, dtype=np.uint8), when, words, x, LIMIT, QUATERNION_TOLERANCE):
         return int(when[0]), x
     try:
         stamp, x = cdr.odometry(raw)
