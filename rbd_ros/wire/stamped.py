@@ -71,9 +71,8 @@ class JointStateReader:
         self.runs = np.empty((0, 2), dtype=np.int64)  # the bytes every message of it shares
         self._at, self._none = np.zeros(1, dtype=np.int64), np.empty((0, 2), dtype=np.int64)
         self._out = np.empty((1, 0), dtype=np.uint64)
-        #: by message length, how each kept layout goes into its merger: (merger, the plan's
-        #: update, whole, differenced, merge_message's other arguments, the stamp it reads)
-        self._fast: dict[int, list[tuple[Any, ...]]] = {}
+        #: by message length, the layouts kept for a compiled merge (:meth:`merge`)
+        self._kept: dict[int, list[_Kept]] = {}
 
     def _same(self, raw: bytes) -> bool:
         """Whether ``raw`` has the last layout's shared bytes (one compiled pass)."""
@@ -106,35 +105,47 @@ class JointStateReader:
         in one compiled call (~2 us, where reading and merging apart take ~6 us); another, or
         one it refuses, the general way, which says why."""
         if type(raw) is bytes:
-            for kept, update, whole, differenced, args, stamp in self._fast.get(len(raw), ()):
-                if kept is merger:
-                    verdict = _MERGE.call(np.frombuffer(raw, np.uint8), *args)
+            for k in self._kept.get(len(raw), ()):
+                if k.merger is merger:
+                    verdict = _MERGE.call(np.frombuffer(raw, np.uint8), *k.args)
                     if verdict < 0:
-                        t = int(stamp[0])
+                        t = int(k.stamp[0])
                         received(t)
-                        return t, merger.merged(t, update, whole, differenced)
+                        return t, merger.merged(t, k.update, k.whole, k.differenced)
                     if verdict != OTHER_LAYOUT:
                         break  # refused: the general way says why
         t, names, position, velocity, effort = self.read(raw)
         received(t)
         update = merger.update(t, names, position, velocity, effort)
         if self.layout is not None and names is self.layout.names:  # read in place
-            self._keep(merger, self.layout)
+            self._keep(_Kept(self, merger, self.layout))
         return t, update
 
-    def _keep(self, merger: JointStateMerger, layout: cdr.JointStateLayout) -> None:
-        """How a message of ``layout`` goes into ``merger`` in one call (the last 8 layouts
-        of this merger are kept: a node's publishers)."""
-        kept = [e for e in (x for same in self._fast.values() for x in same) if e[0] is merger]
-        _, rows, cols, qcols, whole = plan = merger.plan(layout.names)
-        fields, stamp = np.array(layout.fields, dtype=np.int64), np.zeros(1, dtype=np.int64)
-        kept = [*kept[-7:], (merger, plan[0], whole, not fields[1, 1] and bool(fields[0, 1]),
-                             (self.ref, self.runs, fields, rows, cols, qcols, merger.q, merger.v,
-                              merger.a, merger.effort, merger.stamp, merger.seen, merger.scale,
-                              LIMIT, stamp), stamp)]
-        self._fast = {}
-        for e in kept:
-            self._fast.setdefault(e[4][0].shape[0], []).append(e)
+    def _keep(self, new: _Kept) -> None:
+        """Keep ``new``, with the last 7 others of its merger (a node's publishers)."""
+        kept = [k for same in self._kept.values() for k in same
+                if k.merger is new.merger and k.layout != new.layout]
+        self._kept = {}
+        for k in [*kept[-7:], new]:
+            self._kept.setdefault(k.layout.length, []).append(k)
+
+
+class _Kept:
+    """How a message of ``layout``, as ``reader`` last read it, goes into ``merger`` in one
+    compiled call (:func:`~rbd_ros.wire.layout_match.merge_message`'s arguments)."""
+
+    __slots__ = ("args", "differenced", "layout", "merger", "stamp", "update", "whole")
+
+    def __init__(self, reader: JointStateReader, merger: JointStateMerger,
+                 layout: cdr.JointStateLayout) -> None:
+        self.merger, self.layout = merger, layout
+        self.update, rows, cols, qcols, self.whole = merger.plan(layout.names)
+        fields = np.array(layout.fields, dtype=np.int64)
+        self.differenced = not fields[1, 1] and bool(fields[0, 1])  # positions only
+        self.stamp = np.zeros(1, dtype=np.int64)  # where the call writes the message's stamp
+        self.args = (reader.ref, reader.runs, fields, rows, cols, qcols, merger.q, merger.v,
+                     merger.a, merger.effort, merger.stamp, merger.seen, merger.scale, LIMIT,
+                     self.stamp)
 
 
 class BalanceBytes:
