@@ -293,7 +293,8 @@ def test_contact_parameters_per_link(node: NodeProcess, probe: Probe) -> None:
 
 def test_a_stale_joint_stops_the_answers_and_says_so(node: NodeProcess, probe: Probe) -> None:
     """Front and hind legs from two publishers; the hind legs' stops: no answer once its
-    joints are over input_timeout old, ~/status and /diagnostics name them; it resumes."""
+    joints are over input_timeout old, ~/status and /diagnostics name them; it resumes. An IMU
+    at rest with each state: once an IMU has spoken (an earlier test's) the node awaits it."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
     base = probe.listen(WrenchStamped, f"{NODE}/base_wrench")
@@ -302,13 +303,18 @@ def test_a_stale_joint_stops_the_answers_and_says_so(node: NodeProcess, probe: P
     front, hind = NAMES[:6], NAMES[6:]
     pubs = [probe.node.create_publisher(JointState, "/joint_states", SENSOR) for _ in "fh"]
     od = probe.node.create_publisher(Odometry, "/odom", SENSOR)
+    imu = probe.node.create_publisher(Imu, "/imu", SENSOR)
+    at_rest = Imu()
+    at_rest.linear_acceleration.z = 9.81  # the specific force of a base at rest
     t = [30 * 10**9]
 
     def step(with_hind: bool) -> bool:
-        """One state (its odometry first); False, for ``step(...) or done``."""
+        """One state (its odometry and IMU first); False, for ``step(...) or done``."""
         t[0] += 5_000_000
         sec, ns = divmod(t[0], 10**9)
         od.publish(odom(sec, nanosec=ns))
+        at_rest.header.stamp.sec, at_rest.header.stamp.nanosec = sec, ns
+        imu.publish(at_rest)
         for pub, names in zip(pubs, (front, hind) if with_hind else (front,), strict=False):
             msg = JointState(name=names, position=[float(Q_JOINTS[NAMES.index(n)]) for n in names],
                              velocity=[0.0] * 6, effort=[0.0] * 6)
