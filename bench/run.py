@@ -255,9 +255,9 @@ def batched(quick: bool) -> None:
 
 
 def contact_split(quick: bool) -> None:
-    """contacts.solve in process, one state per call, the QP every state: the floating-base
-    node's work on each message."""
-    from rbd_ros.dynamics.contact.contacts import Contact, solve
+    """contacts.solve in process, one state per call, the QP every state; and the same through
+    a kept Split (its arrays made once), the floating-base node's work on each message."""
+    from rbd_ros.dynamics.contact.contacts import Contact, Split, solve
     from rbd_ros.robots import QUADRUPED
 
     soles = [Contact(f"{side}_sole_link", half_length=0.1, half_width=0.05)
@@ -269,14 +269,18 @@ def contact_split(quick: bool) -> None:
         ("bundled quadruped, a trot's stance pair", QUADRUPED,
          [Contact("LF_foot"), Contact("RH_foot")])]
     print("\n## Contact split, one state per call (us): contacts.solve (the base's wrench, the "
-          "placements,\n   the QP, the wrenches, the joint torques), standing still")
+          "placements,\n   the QP, the wrenches, the joint torques), standing still; a kept "
+          "Split (the node's)")
+    print(f"  {'':<40} {'solve':>7} {'Split':>7}")
     for label, path, contacts in cases:
         m = load_urdf(path, floating_base=True)
         d = Data(m)
         q, z = m.neutral(), np.zeros(m.nv)
         assert solve(m, d, q, z, z, contacts, 0.7).feasible
-        t = best(functools.partial(solve, m, d, q, z, z, contacts, 0.7), 500 if quick else 5000)
-        print(f"  {label:<40} {t:7.1f}")
+        n = 500 if quick else 5000
+        t = best(functools.partial(solve, m, d, q, z, z, contacts, 0.7), n)
+        kept = best(functools.partial(Split(m, contacts, 0.7), d, q, z, z), n)
+        print(f"  {label:<40} {t:7.1f} {kept:7.1f}")
 
 
 FIRST_CALL = textwrap.dedent("""
