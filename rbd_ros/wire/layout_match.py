@@ -79,21 +79,27 @@ def merge_message(data, ref, runs, fields, rows, cols, qcols, q, v, a, effort, s
     and count of its positions, velocities and efforts)."""
     if data.shape[0] != ref.shape[0] or not _shares(data, 0, ref, runs):
         return OTHER_LAYOUT
-    sec, nanosec = _u32(data, STAMP), _u32(data, STAMP + 4)
-    if sec >= 2**31:  # sec is an int32
-        sec -= 2**32
-    stamp[0] = sec * 1_000_000_000 + nanosec
+    stamp[0] = header_stamp(data)
     return merge(rows, cols, qcols, _doubles(data, fields, 0), _doubles(data, fields, 1),
                  _doubles(data, fields, 2), stamp[0], q, v, a, effort, stamps, seen, scale,
                  limit)
 
 
 @njit(cache=True, inline="always")
-def _u32(data, o):  # pragma: no cover (compiled)
-    x = np.int64(0)
-    for k in range(4):
-        x |= np.int64(data[o + k]) << np.int64(8 * k)
-    return x
+def u32(data, x):  # pragma: no cover (compiled)
+    """The little-endian uint32 at ``data[x:x + 4]``."""
+    y = np.uint64(x)
+    return (np.int64(data[y]) | np.int64(data[y + np.uint64(1)]) << 8
+            | np.int64(data[y + np.uint64(2)]) << 16 | np.int64(data[y + np.uint64(3)]) << 24)
+
+
+@njit(cache=True, inline="always")
+def header_stamp(data):  # pragma: no cover (compiled)
+    """A message's header stamp (ns) from its little-endian CDR bytes: sec (int32), nanosec."""
+    sec = u32(data, STAMP)
+    if sec >= 2**31:
+        sec -= 2**32
+    return sec * 1_000_000_000 + u32(data, STAMP + 4)
 
 
 @njit(cache=True, inline="always")

@@ -10,14 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .layout_match import _word
-
-
-@njit(cache=True, inline="always")
-def _u32(data, x):  # pragma: no cover (compiled)
-    y = np.uint64(x)
-    return (np.int64(data[y]) | np.int64(data[y + np.uint64(1)]) << 8
-            | np.int64(data[y + np.uint64(2)]) << 16 | np.int64(data[y + np.uint64(3)]) << 24)
+from .layout_match import _word, header_stamp, u32
 
 
 @njit(cache=True, inline="always")
@@ -27,7 +20,7 @@ def _string_end(data, o):  # pragma: no cover (compiled)
     o += (4 - o) % 4
     if o + 4 > data.shape[0]:
         return -1
-    return o + 4 + _u32(data, o)
+    return o + 4 + u32(data, o)
 
 
 @njit(cache=True, nogil=True)
@@ -41,10 +34,7 @@ def read_odometry(data, stamp, words, x, limit, tolerance):  # pragma: no cover 
     n = data.shape[0]
     if n < 16 or data[0] != 0 or data[1] != 1:
         return False
-    sec = _u32(data, 4)
-    if sec >= 2 ** 31:
-        sec -= 2 ** 32
-    stamp[0] = sec * 1_000_000_000 + _u32(data, 8)
+    stamp[0] = header_stamp(data)
     o = _string_end(data, 12)  # after header.frame_id
     if o < 0:
         return False
