@@ -256,21 +256,13 @@ def _turn(M, x, transpose=False):
 def _in_body(X, b, x):
     """World vector ``x`` (a tuple) in body ``b``'s axes (``X``: placements, nb x 12; the
     world itself for b < 0)."""
-    if b < 0:
-        return x
-    R = X[b]
-    return (R[0] * x[0] + R[3] * x[1] + R[6] * x[2], R[1] * x[0] + R[4] * x[1] + R[7] * x[2],
-            R[2] * x[0] + R[5] * x[1] + R[8] * x[2])
+    return x if b < 0 else _turn(X[b, :9].reshape(3, 3), x, True)
 
 
 @njit(cache=True, inline="always")
 def _in_world(X, b, x):
     """Body ``b``'s vector ``x`` (a tuple, its axes) in world axes."""
-    if b < 0:
-        return x
-    R = X[b]
-    return (R[0] * x[0] + R[1] * x[1] + R[2] * x[2], R[3] * x[0] + R[4] * x[1] + R[5] * x[2],
-            R[6] * x[0] + R[7] * x[1] + R[8] * x[2])
+    return x if b < 0 else _turn(X[b, :9].reshape(3, 3), x)
 
 
 @njit(cache=True, inline="always")
