@@ -73,6 +73,24 @@ node.create_timer(1.0, lambda: None)
 """)
 
 
+#: the floating-base node itself, its physics replaced by the first state's answer, given
+#: again to every state: its subscriptions, reads, pairing, timers and publishing as they are.
+#: What it adds to the echo is what the node adds but the physics; the node less it, the
+#: physics' own cost there
+FB_WITHOUT_PHYSICS = """import sys
+from rbd_ros.nodes import floating_base_node as fb
+answer, kept = fb.Live.answer, {}
+def first(live, p, f, note, balance=True):
+    a = kept.get(balance)
+    if a is None:  # its reaction's arrays are the Live's: no later call overwrites them
+        a = kept[balance] = answer(live, p, f, note, balance)
+    a.t = p.t
+    return a
+fb.Live.answer = first
+raise SystemExit(fb.main())
+"""
+
+
 def _start(args: list[str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -270,14 +288,15 @@ def latency(n: int, rounds: int = 5) -> None:
     _table(_interleaved(cases, rounds), "echo (rclpy limit)")
 
 
-def _start_node(tmp: str, module: str, node: str, urdf_path: str, params: str
-                ) -> subprocess.Popen[bytes]:
-    """``python -m rbd_ros.nodes.<module>`` with ``params`` (YAML lines) and the URDF."""
+def _start_node(tmp: str, module: str, node: str, urdf_path: str, params: str,
+                script: str | None = None) -> subprocess.Popen[bytes]:
+    """``python -m rbd_ros.nodes.<module>`` (or ``python -c script``) with ``params`` (YAML
+    lines) and the URDF."""
     urdf = "\n".join("      " + x for x in Path(urdf_path).read_text().splitlines())
     file = Path(tmp) / f"{node}.yaml"
     file.write_text(f"{node}:\n  ros__parameters:\n{params}    robot_description: |\n{urdf}\n")
-    return _start(["-m", f"rbd_ros.nodes.{module}", "--ros-args", "--params-file", str(file),
-                   "--log-level", "error"])
+    what = ["-c", script] if script else ["-m", f"rbd_ros.nodes.{module}"]
+    return _start([*what, "--ros-args", "--params-file", str(file), "--log-level", "error"])
 
 
 def first_answer(cache: str) -> float:
@@ -349,12 +368,15 @@ def floating_latency(n: int, rounds: int = 3) -> None:
     first, again = _echoes(echo, run("echo", JointState))
     twin: Case = ("echo taking the odometry too, with the node's other entities",
                   lambda tmp: _start(["-c", ECHO_FB_TWIN]), run("echo", JointState))
-    def node(tmp: str) -> subprocess.Popen[bytes]:
-        return _start_node(tmp, "floating_base_node", "rbd_floating_base", path, params)
+    def node(tmp: str, script: str | None = None) -> subprocess.Popen[bytes]:
+        return _start_node(tmp, "floating_base_node", "rbd_floating_base", path, params, script)
 
     cases: list[Case] = [
-        first, twin, ("floating-base node, talos, 500 Hz", node,
+        first, twin, ("the node without its physics (first answer again)",
+                      lambda tmp: node(tmp, FB_WITHOUT_PHYSICS),
                       run("rbd_floating_base/base_wrench", WrenchStamped)),
+        ("floating-base node, talos, 500 Hz", node,
+         run("rbd_floating_base/base_wrench", WrenchStamped)),
         ("the same, to ~/balance (ZMP, capture point, polygon)", node,
          run("rbd_floating_base/balance", Balance)), again]
     print(f"\n## Floating-base node, Talos (nv 38, two flat feet), joint_states + odom at 500 Hz, "
