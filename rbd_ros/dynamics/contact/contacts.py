@@ -210,27 +210,9 @@ def contact_problem(model: Model, contacts: tuple[Contact, ...], mu: float) -> _
 
 
 @njit(cache=True, inline="always")
-def mat_vec(M, x, transpose=False):
-    """M x (or M^T x) for a 3x3 M, in loops: numba's @ needs scipy's BLAS."""
-    out = np.zeros(3)
-    for r in range(3):
-        for k in range(3):
-            out[r] += (M[k, r] if transpose else M[r, k]) * x[k]
-    return out
-
-
-@njit(cache=True, inline="always")
 def cross3(a, b):
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                      a[0] * b[1] - a[1] * b[0]])
-
-
-@njit(cache=True)
-def body_frame(X, b):
-    """Body ``b``'s axes and origin in the world (the world itself for b < 0)."""
-    if b < 0:
-        return np.eye(3), np.zeros(3)
-    return X[b, :9].copy().reshape(3, 3), X[b, 9:].copy()
 
 
 @njit(cache=True, inline="always")

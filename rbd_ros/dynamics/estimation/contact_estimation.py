@@ -65,12 +65,14 @@ from ..algorithm.kinematics import placements_kernel
 from ..algorithm.rnea import fext_torques
 from ..contact.contacts import (
     Contact,
-    body_frame,
+    _add,
+    _cross,
+    _in_body,
+    _origin,
+    _three,
     check_contacts,
     contact_geometry,
     contact_problem,
-    cross3,
-    mat_vec,
 )
 from ..errors import ModelError
 from ..multibody.model import F64, Direct, Model
@@ -142,16 +144,16 @@ def _contact_map(mi, mf, maps, lin, q, W, wv, body, contact_R, contact_p, normal
     o = 0
     for c in range(size.shape[0]):
         b = body[c]
-        Rb, pb = body_frame(X, b)
+        lever = _add(_three(p[c]), _origin(X, b), -1.0)  # from the body's origin (world axes)
         for j in range(size[c]):
             f_ext[:] = 0.0
-            axis = R[c, :, j % 3]
+            axis = _three(R[c, :, j % 3])
             if j < 3:  # a force along the axis, at the contact point
-                f, t = axis, cross3(p[c] - pb, axis)
+                f, t = axis, _cross(lever, axis)
             else:  # a sole's torque about the axis
-                f, t = np.zeros(3), axis
-            f_ext[b, :3] = mat_vec(Rb, f, True)
-            f_ext[b, 3:] = mat_vec(Rb, t, True)
+                f, t = (0.0, 0.0, 0.0), axis
+            f_ext[b, 0], f_ext[b, 1], f_ext[b, 2] = _in_body(X, b, f)
+            f_ext[b, 3], f_ext[b, 4], f_ext[b, 5] = _in_body(X, b, t)
             fext_torques(mi, mf, maps, lin, W, wv, f_ext, col)
             for r in range(col.shape[0]):
                 A[r, o + j] = -col[r]  # RNEA's torques drop by what the contact supplies
