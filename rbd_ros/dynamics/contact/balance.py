@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from ..multibody.model import F64, Direct, Model
-from .contacts import Contact, Reaction, cross3
+from .contacts import Contact, Reaction, _add, _cross, _three
 
 
 @dataclass(slots=True)
@@ -74,70 +74,100 @@ class Support:
         self.plane = np.array([e1, np.cross(self.up, e1)])  # the ground plane's axes
         self.mass = model.total_mass
         self.halves = {c.link: (c.half_length, c.half_width) for c in contacts}
-        self._halves: dict[tuple[str, ...], F64] = {}  # per set of links in touch
+        # per set of links in touch: the soles' half sizes, and the kernel's scratch (the
+        # points in touch, their plane coordinates, the hull's indices)
+        self._kept: dict[tuple[str, ...], tuple[F64, F64, F64, np.ndarray]] = {}
 
     def balance(self, r: Reaction) -> Balance:
         """The balance of the feasible split ``r`` (its contacts are the ones in touch)."""
         links = tuple(r.points)
-        halves = self._halves.get(links)
-        if halves is None:
-            halves = self._halves[links] = np.array([self.halves[x] for x in links])
-        k = len(links)
-        corners, hull = np.empty((4 * k, 3)), np.empty(8 * k + 1, dtype=np.int64)
-        out = np.empty(11)
-        count = _BALANCE.call(np.array(list(r.points.values())), r.axes, halves, self.up,
-                              self.plane, r.com, r.momentum, r.com_wrench, self.mass, self.g,
-                              corners, out, hull)
-        rate = r.com_wrench.copy()
-        rate[:3] -= self.mass * self.g * self.up
-        return Balance(r.com, r.momentum[:3] / self.mass, r.momentum, rate, out[0],
+        kept = self._kept.get(links)
+        if kept is None:
+            k = len(links)
+            kept = (np.array([self.halves[x] for x in links]), np.empty((4 * k, 3)),
+                    np.empty((4 * k, 2)), np.empty(8 * k + 1, dtype=np.int64))
+            if len(self._kept) < 64:  # 2^k sets of k contacts; a robot has a few
+                self._kept[links] = kept
+        out, polygon = np.empty(OUT), np.empty_like(kept[1])
+        count = _BALANCE.call(np.array(list(r.points.values())), r.axes, self.up, self.plane,
+                              r.com, r.momentum, r.com_wrench, self.mass, self.g, *kept, out,
+                              polygon)
+        return Balance(r.com, out[17:20], r.momentum, out[11:17], out[0],
                        out[1:4] if out[4] > 0 else None, out[5:8] if out[8] > 0 else None,
-                       out[8], corners[hull[:count]], out[9], out[10])
+                       out[8], polygon[:count], out[9], out[10])
 
 
-@njit(cache=True)
-def _balance(contact_points, axes, halves, up, plane, com, momentum, wrench, mass, g, points,
-             out, hull):
-    """Into ``points`` the points in touch (a point contact's, a sole's four corners; then
-    projected onto the ground plane), into ``out``: the ground height, the ZMP (3) and 1 if
-    defined, the capture point (3), omega (0: undefined), the two margins (NaN without a
-    point); into ``hull`` the polygon's vertices (indices into ``points``,
-    counter-clockwise); returns their count."""
+#: the length of :func:`_balance`'s ``out``
+OUT = 20
+
+
+@njit(cache=True, inline="always")
+def _support(contact_points, axes, halves, u, plane, points, xy, hull, polygon):
+    """The points in touch (a point contact's, a sole's four corners) into ``points``,
+    projected onto the ground plane, their coordinates in the plane into ``xy``, the support
+    polygon's indices into ``hull`` and its vertices into ``polygon``, counter-clockwise;
+    returns the ground plane's height and the polygon's vertex count."""
     k = 0
     for c in range(contact_points.shape[0]):
         hx, hy = halves[c, 0], halves[c, 1]
+        pc = _three(contact_points[c])
         if hx > 0 or hy > 0:
+            ex, ey = _three(axes[c, :, 0]), _three(axes[c, :, 1])
             for sx, sy in ((1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0), (1.0, -1.0)):
-                points[k] = contact_points[c] + sx * hx * axes[c, :, 0] + sy * hy * axes[c, :, 1]
+                points[k, 0], points[k, 1], points[k, 2] = _add(_add(pc, ex, sx * hx), ey,
+                                                                sy * hy)
                 k += 1
         else:
-            points[k] = contact_points[c]
+            points[k, 0], points[k, 1], points[k, 2] = pc
             k += 1
     h = np.inf
     for i in range(k):
-        h = min(h, np.sum(points[i] * up))
-    xy = np.empty((k, 2))
+        h = min(h, _dot(_three(points[i]), u))
     for i in range(k):
-        points[i] -= (np.sum(points[i] * up) - h) * up
-        xy[i] = _in_plane(points[i], plane)
-    count = _hull(xy, hull)
+        p = _three(points[i])
+        p = _add(p, u, -(_dot(p, u) - h))
+        points[i, 0], points[i, 1], points[i, 2] = p
+        xy[i, 0], xy[i, 1] = _in_plane(p, plane)
+    count = _hull(xy[:k], hull)
+    for j in range(count):
+        polygon[j] = points[hull[j]]
+    return h, count
+
+
+@njit(cache=True)
+def _balance(contact_points, axes, up, plane, com, momentum, wrench, mass, g, halves, points,
+             xy, hull, out, polygon):
+    """Into ``out``: the ground height, the ZMP (3) and 1 if defined, the capture point (3),
+    omega (0: undefined), the two margins (NaN without a point), the centroidal momentum's
+    rate (6) and the centre of mass's velocity (3); into ``polygon`` the support polygon's
+    vertices (:func:`_support`, with the scratch ``points``, ``xy`` and ``hull``); returns
+    their count. Its 3-vectors are tuples (contacts.py's helpers): it makes no small array."""
+    u = _three(up)
+    h, count = _support(contact_points, axes, halves, u, plane, points, xy, hull, polygon)
     out[0] = h
     out[1:] = 0.0
     out[9] = out[10] = np.nan
-    z = np.sum(com * up) - h
-    base = com - z * up  # the centre of mass's foot on the plane
-    f, n = wrench[:3], wrench[3:]
-    push = np.sum(f * up)
+    for j in range(3):
+        out[11 + j] = wrench[j] - mass * g * up[j]  # Newton: the total wrench and m g
+        out[14 + j] = wrench[3 + j]
+        out[17 + j] = momentum[j] / mass
+    centre = _three(com)
+    z = _dot(centre, u) - h
+    base = _add(centre, u, -z)  # the centre of mass's foot on the plane
+    f, n = _three(wrench), _three(wrench, 3)
+    push = _dot(f, u)
     if push > 1e-9 * mass * max(g, 1.0):  # the moment about ``base``; where it is vertical
-        zmp = base + cross3(up, n + z * cross3(up, f)) / push
-        out[1:4] = zmp
+        lever = _cross(u, _add(n, _cross(u, f), z))
+        zmp = (base[0] + lever[0] / push, base[1] + lever[1] / push, base[2] + lever[2] / push)
+        out[1], out[2], out[3] = zmp
         out[4] = 1.0
         out[9] = _margin(_in_plane(zmp, plane), xy, hull, count)
     if z > 0 and g > 0:
         omega = math.sqrt(g / z)
-        xi = com + momentum[:3] / mass / omega
-        xi = xi - (np.sum(xi * up) - h) * up
-        out[5:8] = xi
+        xi = (centre[0] + momentum[0] / mass / omega, centre[1] + momentum[1] / mass / omega,
+              centre[2] + momentum[2] / mass / omega)
+        xi = _add(xi, u, -(_dot(xi, u) - h))
+        out[5], out[6], out[7] = xi
         out[8] = omega
         out[10] = _margin(_in_plane(xi, plane), xy, hull, count)
     return count
@@ -146,10 +176,16 @@ def _balance(contact_points, axes, halves, up, plane, com, momentum, wrench, mas
 _BALANCE = Direct(_balance)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True, inline="always")
 def _in_plane(p, plane):
-    """``p``'s coordinates along the ground plane's two axes (the rows of ``plane``)."""
-    return np.array([np.sum(p * plane[0]), np.sum(p * plane[1])])
+    """``p``'s coordinates (a 3-tuple) along the ground plane's two axes (the rows of
+    ``plane``), as a tuple."""
+    return _dot(p, plane[0]), _dot(p, plane[1])
 
 
 @njit(cache=True)
@@ -184,12 +220,14 @@ def _hull(xy, out):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _segment_distance(p, a, b):
-    d = b - a
-    length = np.sum(d * d)
-    s = 0.0 if length == 0 else min(1.0, max(0.0, np.sum((p - a) * d) / length))
-    return math.sqrt(np.sum((a + s * d - p) ** 2))
+    dx, dy = b[0] - a[0], b[1] - a[1]
+    length = dx * dx + dy * dy
+    s = 0.0 if length == 0 else min(1.0, max(0.0, ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy)
+                                                 / length))
+    ex, ey = a[0] + s * dx - p[0], a[1] + s * dy - p[1]
+    return math.sqrt(ex * ex + ey * ey)
 
 
 @njit(cache=True)

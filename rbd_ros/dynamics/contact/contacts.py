@@ -210,12 +210,6 @@ def contact_problem(model: Model, contacts: tuple[Contact, ...], mu: float) -> _
 
 
 @njit(cache=True, inline="always")
-def cross3(a, b):
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]])
-
-
-@njit(cache=True, inline="always")
 def _three(x, o=0):
     """``x[o : o + 3]`` as a tuple: a tuple stays in registers where a small array is
     allocated (a state's split made ~40 of them, 2 us)."""
