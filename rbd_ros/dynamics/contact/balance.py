@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from ..multibody.model import F64, Direct, Model
-from .contacts import Contact, Reaction, _add, _cross, _three
+from .contacts import Contact, Reaction, _add, _cross, _dot, _three
 
 
 @dataclass(slots=True)
@@ -174,11 +174,6 @@ def _balance(contact_points, axes, up, plane, com, momentum, wrench, mass, g, ha
 
 
 _BALANCE = Direct(_balance)
-
-
-@njit(cache=True, inline="always")
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 @njit(cache=True, inline="always")

@@ -253,6 +253,11 @@ def _add(a, b, s=1.0):
 
 
 @njit(cache=True, inline="always")
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit(cache=True, inline="always")
 def _cross(a, b):
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
@@ -281,8 +286,8 @@ def contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, 
             t, length = n, 0.0
             for j in range(2):
                 axis = _three(R[c, :, j])
-                t = _add(axis, n, -(axis[0] * n[0] + axis[1] * n[1] + axis[2] * n[2]))
-                length = math.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+                t = _add(axis, n, -_dot(axis, n))
+                length = math.sqrt(_dot(t, t))
                 if length > 0.1:
                     break
             t = (t[0] / length, t[1] / length, t[2] / length)
@@ -320,7 +325,7 @@ def _distribute(w, X, com, body, link_R, link_p, size, R, p, com_wrench, wrenche
         f_body = _in_body(X, b, f)
         f_link = _turn(link_R[c], f_body, True)
         tau_link = _turn(link_R[c], _in_body(X, b, _moment(tau, pc, pl, f)), True)
-        fn = f[0] * Rc[0, 2] + f[1] * Rc[1, 2] + f[2] * Rc[2, 2]
+        fn = _dot(f, _three(Rc[:, 2]))
         cp = pc
         if size[c] == 6 and fn > 1e-9:
             local = _turn(Rc, tau, True)
