@@ -73,22 +73,54 @@ node.create_timer(1.0, lambda: None)
 """)
 
 
-#: the floating-base node itself, its physics replaced by the first state's answer, given
-#: again to every state: its subscriptions, reads, pairing, timers and publishing as they are.
-#: What it adds to the echo is what the node adds but the physics; the node less it, the
-#: physics' own cost there
-FB_WITHOUT_PHYSICS = """import sys
-from rbd_ros.nodes import floating_base_node as fb
-answer, kept = fb.Live.answer, {}
+def _timed(module: str, cls: str, topic: str, tag: str, patch: str = "") -> str:
+    """A node's script (``rbd_ros.nodes.<module>``, class ``cls``), timed inside: from each
+    joint state's arrival (its callback) to its output on ``topic`` handed to rclpy, as ns into
+    ``<tag>_<pid>.txt`` in the folder ``$RBD_BENCH_INSIDE`` (a few clock reads and dict lookups
+    a state; a wait for the state's odometry counts, as it delays the output); ``patch``: lines
+    run first."""
+    return f"""import atexit, os, time
+from rclpy.publisher import Publisher
+from rbd_ros.nodes import {module} as nodes
+clock, took, arrived, topics = time.perf_counter_ns, [], [0], {{}}
+on_state, publish = nodes.{cls}._on_joint_states, Publisher.publish
+def timed_state(node, live, raw):
+    arrived[0] = clock()
+    on_state(node, live, raw)
+def timed_publish(pub, msg):
+    if arrived[0]:
+        name = topics.get(id(pub)) or topics.setdefault(id(pub), pub.topic_name)
+        if name == "/{topic}":
+            took.append(clock() - arrived[0])
+            arrived[0] = 0
+    publish(pub, msg)
+nodes.{cls}._on_joint_states, Publisher.publish = timed_state, timed_publish
+path = os.path.join(os.environ["RBD_BENCH_INSIDE"], f"{tag}_{{os.getpid()}}.txt")
+atexit.register(lambda: open(path, "w").write(" ".join(map(str, took))))
+{patch}raise SystemExit(nodes.main())
+"""
+
+
+def _fb_timed(tag: str, topic: str = "rbd_floating_base/base_wrench", patch: str = "") -> str:
+    return _timed("floating_base_node", "FloatingBaseNode", topic, tag, patch)
+
+
+def _without_physics(tag: str, spin_us: int = 0) -> str:
+    """The floating-base node without its physics: ``Live.answer`` replaced by the first
+    state's answer, given again to every state (after spinning ``spin_us``); its subscriptions,
+    reads, pairing, timers and publishing as they are. What it adds to the echo is what the
+    node adds but the physics; the node less it, the physics' own cost there."""
+    spin = (f"    end = time.perf_counter_ns() + {spin_us * 1000}\n"
+            "    while time.perf_counter_ns() < end:\n        pass\n") if spin_us else ""
+    return _fb_timed(tag, patch=f"""answer, kept = nodes.Live.answer, {{}}
 def first(live, p, f, note, balance=True):
     a = kept.get(balance)
     if a is None:  # its reaction's arrays are the Live's: no later call overwrites them
         a = kept[balance] = answer(live, p, f, note, balance)
     a.t = p.t
-    return a
-fb.Live.answer = first
-raise SystemExit(fb.main())
-"""
+{spin}    return a
+nodes.Live.answer = first
+""")
 
 
 def _start(args: list[str]) -> subprocess.Popen[bytes]:
@@ -262,21 +294,28 @@ def latency(n: int, rounds: int = 5) -> None:
     from rbd_ros.dynamics import load_urdf
     from rbd_ros.robots import ARM
 
+    labels = {"arm": "dynamics node, bundled arm (7)", "observer":
+              "dynamics node, arm, observer + collision", "talos":
+              "dynamics node, talos free flyer (nv 38)"}
+
+    def start(tag: str, path: str, params: str, topic: str = "rbd_dynamics/gravity_torques"
+              ) -> Callable[[str], subprocess.Popen[bytes]]:
+        return lambda tmp: _start_node(tmp, "dynamics_node", "rbd_dynamics", path, params,
+                                       _timed("dynamics_node", "DynamicsNode", topic, tag))
+
     def node(path: str, ff: bool) -> Case:
-        label = ("dynamics node, talos free flyer (nv 38)" if ff else
-                 "dynamics node, bundled arm (7)")
         names = load_urdf(path, floating_base=ff).state_joint_names
-        return (label, lambda tmp: _start_node(tmp, "dynamics_node", "rbd_dynamics", path,
-                                               f"    floating_base: {'true' if ff else 'false'}\n"),
+        return (labels["talos" if ff else "arm"],
+                start("talos" if ff else "arm", path,
+                      f"    floating_base: {'true' if ff else 'false'}\n"),
                 lambda d: measure(d, names, "rbd_dynamics/gravity_torques", n // rounds))
 
     echo_names = [f"joint{k}" for k in range(1, 8)]
     first, again = _echoes("echo (rclpy limit)",
                            lambda d: measure(d, echo_names, "echo", n // rounds))
     observer: Case = (
-        "dynamics node, arm, observer + collision",
-        lambda tmp: _start_node(tmp, "dynamics_node", "rbd_dynamics", str(ARM),
-                                "    collision_thresholds: [50.0]\n"),
+        labels["observer"], start("observer", str(ARM), "    collision_thresholds: [50.0]\n",
+                                  "rbd_dynamics/external_torques"),
         lambda d: measure(d, echo_names, "rbd_dynamics/external_torques", n // rounds))
     twin: Case = ("echo with the node's subscriptions, services and timers",
                   lambda tmp: _start(["-c", ECHO_TWIN]),
@@ -285,7 +324,7 @@ def latency(n: int, rounds: int = 5) -> None:
              again]
     print(f"\n## Dynamics node at 1 kHz joint_states, {n} messages in {rounds} interleaved "
           "rounds, best effort 20 deep; latency = answer received - joint state stamped (ms)")
-    _table(_interleaved(cases, rounds), "echo (rclpy limit)")
+    _inside_table(cases, rounds, "echo (rclpy limit)", labels, twin[0])
 
 
 def _start_node(tmp: str, module: str, node: str, urdf_path: str, params: str,
@@ -342,12 +381,52 @@ def floating_latency(n: int, rounds: int = 3) -> None:
     """The floating-base node on Talos (both feet in contact, QP every message) at 500 Hz,
     each state after an odometry message of its stamp, beside the echo at the same rate;
     interleaved rounds, fresh processes, latencies pooled (as ``latency``)."""
-    isolate(*BENCH)
     from geometry_msgs.msg import WrenchStamped
-    from sensor_msgs.msg import JointState
 
     from rbd_ros_interfaces.msg import Balance
 
+    run, node, first, twin, again = _standing(n, rounds)
+    labels = {"bare": "the node without its physics (first answer again)",
+              "node": "floating-base node, talos, 500 Hz",
+              "balance": "the same, to ~/balance (ZMP, capture point, polygon)"}
+    cases: list[Case] = [
+        first, twin, (labels["bare"], node(_without_physics("bare")),
+                      run("rbd_floating_base/base_wrench", WrenchStamped)),
+        (labels["node"], node(_fb_timed("node")),
+         run("rbd_floating_base/base_wrench", WrenchStamped)),
+        (labels["balance"], node(_fb_timed("balance", "rbd_floating_base/balance")),
+         run("rbd_floating_base/balance", Balance)), again]
+    print(f"\n## Floating-base node, Talos (nv 38, two flat feet), joint_states + odom at 500 Hz, "
+          f"{n} messages in {rounds} interleaved rounds; latency to ~/base_wrench or ~/balance "
+          "(ms)")
+    _inside_table(cases, rounds, first[0], labels, twin[0])
+
+
+def driver_step(n: int, rounds: int = 3, delays: tuple[int, ...] = (0, 15, 30, 45)) -> None:
+    """The floating-base node without its physics, made to spin ``delays`` (us) more on each
+    state: how this bench's latency grows with a node's own time. A node that answers before
+    the driver is back in its wait is taken at once; a later one waits for the driver to wake."""
+    from geometry_msgs.msg import WrenchStamped
+
+    run, node, first, twin, again = _standing(n, rounds)
+    labels = {f"spin{d}": f"without physics, {d} us more a state" for d in delays}
+    cases: list[Case] = [first, twin, *(
+        (labels[f"spin{d}"], node(_without_physics(f"spin{d}", d)),
+         run("rbd_floating_base/base_wrench", WrenchStamped)) for d in delays), again]
+    print(f"\n## The floating-base node without its physics, spinning more a state ({n} states "
+          f"in {rounds} interleaved rounds, as floating_latency)")
+    _inside_table(cases, rounds, first[0], labels, twin[0])
+
+
+def _standing(n: int, rounds: int) -> tuple[
+        Callable[[str, Any], Callable[[Any], tuple[int, np.ndarray, int]]],
+        Callable[[str], Callable[[str], subprocess.Popen[bytes]]], Case, Case, Case]:
+    """Talos standing upright, soles flat (every state has an answer), at 500 Hz after an
+    odometry message of its stamp: ``run(topic, type)`` measures a case, ``node(script)``
+    starts the floating-base node from a script; the echo's two cases and the twin."""
+    from sensor_msgs.msg import JointState
+
+    isolate(*BENCH)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
     from pinref import robot_path
 
@@ -360,29 +439,39 @@ def floating_latency(n: int, rounds: int = 3) -> None:
               f"      left_sole_link: {sole}\n      right_sole_link: {sole}\n")
 
     def run(topic: str, kind: Any) -> Callable[[Any], tuple[int, np.ndarray, int]]:
-        # standing upright, soles flat: every state has an answer
         return lambda d: measure(d, names, topic, n // rounds, 500.0, kind, odom=True,
                                  positions=[0.0] * len(names))
 
-    echo = "echo (rclpy limit), 500 Hz"
-    first, again = _echoes(echo, run("echo", JointState))
+    def node(script: str) -> Callable[[str], subprocess.Popen[bytes]]:
+        return lambda tmp: _start_node(tmp, "floating_base_node", "rbd_floating_base", path,
+                                       params, script)
+
+    first, again = _echoes("echo (rclpy limit), 500 Hz", run("echo", JointState))
     twin: Case = ("echo taking the odometry too, with the node's other entities",
                   lambda tmp: _start(["-c", ECHO_FB_TWIN]), run("echo", JointState))
-    def node(tmp: str, script: str | None = None) -> subprocess.Popen[bytes]:
-        return _start_node(tmp, "floating_base_node", "rbd_floating_base", path, params, script)
+    return run, node, first, twin, again
 
-    cases: list[Case] = [
-        first, twin, ("the node without its physics (first answer again)",
-                      lambda tmp: node(tmp, FB_WITHOUT_PHYSICS),
-                      run("rbd_floating_base/base_wrench", WrenchStamped)),
-        ("floating-base node, talos, 500 Hz", node,
-         run("rbd_floating_base/base_wrench", WrenchStamped)),
-        ("the same, to ~/balance (ZMP, capture point, polygon)", node,
-         run("rbd_floating_base/balance", Balance)), again]
-    print(f"\n## Floating-base node, Talos (nv 38, two flat feet), joint_states + odom at 500 Hz, "
-          f"{n} messages in {rounds} interleaved rounds; latency to ~/base_wrench or ~/balance "
-          "(ms)")
-    _table(_interleaved(cases, rounds), echo)
+
+def _inside_table(cases: list[Case], rounds: int, echo: str, labels: dict[str, str],
+                  twin: str) -> None:
+    """``_interleaved`` and its table, with what the timed nodes (``_timed``, their tags
+    ``labels``' keys) measured inside, each beside its p50 over the twin's: what rclpy adds
+    is the twin's, so a node's gap over it is its own time."""
+    with tempfile.TemporaryDirectory() as inside:
+        os.environ["RBD_BENCH_INSIDE"] = inside
+        results = _interleaved(cases, rounds)
+        _table(results, echo)
+        t50 = np.percentile(results[twin][1], 50)
+        print("  inside each node, a joint state's arrival to its first output handed to rclpy "
+              "(us), beside its p50 over the twin's (us):")
+        for tag, label in labels.items():
+            took = [np.array(f.read_text().split(), dtype=float)[100:]
+                    for f in sorted(Path(inside).glob(f"{tag}_*.txt"))]
+            if took:
+                x = np.concatenate(took) / 1e3
+                gap = (np.percentile(results[label][1], 50) - t50) * 1e3
+                print(f"    {label}: p50 {np.percentile(x, 50):.1f}, p90 "
+                      f"{np.percentile(x, 90):.1f}; over the twin's: {gap:.0f}")
 
 
 def stale_stop(rates: tuple[float, ...] = (100.0, 1000.0), trials: int = 5) -> None:
