@@ -403,6 +403,29 @@ def _reachable(A, need, unmet, E):
         need -= unmet
 
 
+@njit(cache=True)
+def _balance_rows(A, need, unmet, p0, com, C, b):
+    """The QP's first six rows, ``C`` and ``b``: the wrench balance along a basis of what the
+    contacts can give (independent rows, met to rounding, then rows of zeros, met wherever the
+    others are), and into ``unmet`` what they cannot give: about a point of the contacts a
+    pure moment, then about the centre of mass."""
+    n = A.shape[1]
+    E = np.empty((6, 6))
+    _reachable(A, need, unmet, E)
+    unmet[3], unmet[4], unmet[5] = _moment(_three(unmet, 3), _three(p0), _three(com),
+                                           _three(unmet))
+    for r in range(6):
+        for j in range(n):
+            t = 0.0
+            for i in range(6):
+                t += E[r, i] * A[i, j]
+            C[r, j] = t
+        t = 0.0
+        for i in range(6):
+            t += E[r, i] * need[i]
+        b[r] = t
+
+
 @njit(cache=True, inline="always")
 def _needed(X, base, p0, need):
     """The wrench the base needs (RNEA's base rows: base frame, about its origin) in world
@@ -440,25 +463,13 @@ def _split(mi, mf, maps, lin, q, v, a, W, wv, body, contact_R, contact_p, normal
     A[:] = 0.0
     contact_geometry(X, body, contact_R, contact_p, normal, radius, size, R, p, A)
     _needed(X, base, p[0], need)
-    E = np.empty((6, 6))
-    # about a point of the contacts, what they cannot give is a pure moment; then about the
-    # centre of mass
-    _reachable(A, need, unmet, E)
-    unmet[3], unmet[4], unmet[5] = _moment(_three(unmet, 3), _three(p[0]), _three(com),
-                                           _three(unmet))
     C, b = C0.copy(), b0.copy()
-    # the wrench balance along the span's basis: independent rows (met to rounding), then
-    # rows of zeros, met wherever the others are
-    for r in range(6):
-        for j in range(n):
-            t = 0.0
-            for i in range(6):
-                t += E[r, i] * A[i, j]
-            C[r, j] = t
-        t = 0.0
-        for i in range(6):
-            t += E[r, i] * need[i]
-        b[r] = t
+    if np.any(size == 6):  # a sole's six columns span every wrench: the balance is A w = need
+        unmet[:] = 0.0
+        C[:6, :] = A
+        b[:6] = need
+    else:
+        _balance_rows(A, need, unmet, p[0], com, C, b)
     moment = unmet[3] ** 2 + unmet[4] ** 2 + unmet[5] ** 2
     if moment > UNMET_LEVER ** 2 * (need[0] ** 2 + need[1] ** 2 + need[2] ** 2):
         return UNMET
@@ -487,6 +498,7 @@ def solve(model: Model, data: Data, q: F64, v: F64, a: F64, contacts: list[Conta
         com = center_of_mass(model, placements(model, data, q))
         return Reaction(False, "no contact is active", base_wrench, np.zeros(6), com,
                         tau=np.zeros(model.nv - 6))
+    q, v, a = model.check_state(q, v, a, "a")
     return Split(model, contacts, mu)(data, q, v, a)
 
 
@@ -494,7 +506,9 @@ class Split:
     """:func:`solve` for one model and a non-empty contact set, kept for state after state: its
     arrays are made once and the Reaction of each call holds views of them, which the next
     call overwrites (as Pinocchio's Data holds its last answer). A node answering a stream
-    uses one per contact set: it saves a state ~5 us of allocations, dicts and lookups."""
+    uses one per contact set: it saves a state ~5 us of allocations, dicts and lookups. It
+    takes the state as the caller keeps it, unchecked: contiguous float64 vectors of the
+    model's sizes (:func:`solve` checks a user's)."""
 
     def __init__(self, model: Model, contacts: list[Contact], mu: float) -> None:
         model.require_free_flyer()
@@ -511,18 +525,20 @@ class Split:
         self._rest = (P.body, P.contact_R, P.contact_p, P.normal, P.radius, P.size, P.link_R,
                       P.link_p, P.G, P.C, P.b, scratch, base, tau, self.com, self.h, self.cw,
                       wrenches, forces, points, cop, self.unmet)
-        links = P.links  # one row a link, by construction
-        self._answer = (self.base, self.cw, self.com, dict(zip(links, wrenches, strict=True)),
-                        dict(zip(links, forces, strict=True)),
-                        dict(zip(links, points, strict=True)), dict(zip(links, cop, strict=True)),
-                        tau[6:], self.h, _axes(scratch, nb, n, len(P.b), k), self.unmet)
+        self.links = links = list(P.links)  # one row a link, by construction
+        # the answer, whose arrays each call overwrites
+        self._ok = Reaction(True, "", self.base, self.cw, self.com,
+                            dict(zip(links, wrenches, strict=True)),
+                            dict(zip(links, forces, strict=True)),
+                            dict(zip(links, points, strict=True)),
+                            dict(zip(links, cop, strict=True)), tau[6:], self.h,
+                            _axes(scratch, nb, n, len(P.b), k), self.unmet)
 
     def __call__(self, data: Data, q: F64, v: F64, a: F64) -> Reaction:
         """The split of the motion ``(q, v, a)``."""
-        q, v, a = self.model.check_state(q, v, a, "a")
         status = _SPLIT.call(*self._model, q, v, a, data.W, data.wv, *self._rest)
         if status == OPTIMAL:
-            return Reaction(True, "", *self._answer)
+            return self._ok
         P, nb = self.problem, self.model.nb
         A, need, _ = _equalities(self.scratch, nb, P.n)
         why = _unmet_reason(self.unmet, need) if status == UNMET else \

@@ -96,10 +96,14 @@ class Legged:
         # the split of each contact set in touch, kept (its QP's constant part, its arrays);
         # the whole set's built now, not on a state
         self._splits: dict[frozenset[str], Split] = {}
+        self._last: tuple[set[str] | None, Split | None] = (None, None)
         self._split_of(self.active)
 
     def _split_of(self, active: set[str]) -> Split | None:
-        """The kept split for the contact links in ``active`` (None: no contact is)."""
+        """The kept split for the contact links in ``active`` (None: no contact is); the
+        same set as the last call's (each change makes a new one) without a lookup."""
+        if active is self._last[0]:
+            return self._last[1]
         key = frozenset(active)
         split = self._splits.get(key)
         if split is None:
@@ -109,6 +113,7 @@ class Legged:
             split = Split(self.model, contacts, self.mu)
             if len(self._splits) < 64:  # 2^k sets of k contacts; a robot has a few
                 self._splits[key] = split
+        self._last = (active, split)
         return split
 
     def touching(self, links: Sequence[str]) -> tuple[str, str] | None:
@@ -168,7 +173,7 @@ class Legged:
             out.flight = forward_dynamics(m, self.data, p.q, p.v, p.effort[6:])
             out.status = "flight" + note
             return out
-        out.contacts = list(split.problem.links)
+        out.contacts = split.links
         self.acc[:6] = 0.0 if specific_force is None else \
             base_acceleration_from_imu(m, p.q, p.v, specific_force)
         r = split(self.data, p.q, p.v, self.acc)
