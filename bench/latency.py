@@ -455,15 +455,18 @@ def _standing(n: int, rounds: int) -> tuple[
 def _inside_table(cases: list[Case], rounds: int, echo: str, labels: dict[str, str],
                   twin: str) -> None:
     """``_interleaved`` and its table, with what the timed nodes (``_timed``, their tags
-    ``labels``' keys) measured inside, each beside its p50 over the twin's: what rclpy adds
-    is the twin's, so a node's gap over it is its own time."""
+    ``labels``' keys) measured inside, each beside its p50 over the twin's (how the one grows
+    with the other: ``driver_step``)."""
     with tempfile.TemporaryDirectory() as inside:
         os.environ["RBD_BENCH_INSIDE"] = inside
-        results = _interleaved(cases, rounds)
+        try:
+            results = _interleaved(cases, rounds)
+        finally:
+            del os.environ["RBD_BENCH_INSIDE"]
         _table(results, echo)
         t50 = np.percentile(results[twin][1], 50)
-        print("  inside each node, a joint state's arrival to its first output handed to rclpy "
-              "(us), beside its p50 over the twin's (us):")
+        print("  inside each node, a joint state's arrival to the output measured handed to "
+              "rclpy (us), beside its p50 over the twin's (us):")
         for tag, label in labels.items():
             took = [np.array(f.read_text().split(), dtype=float)[100:]
                     for f in sorted(Path(inside).glob(f"{tag}_*.txt"))]
