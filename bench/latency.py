@@ -20,7 +20,7 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
@@ -123,17 +123,29 @@ nodes.Live.answer = first
 """)
 
 
+#: what each running case's process printed (an unnamed file each, by pid): ``_stop`` gives it
+_PRINTED: dict[int, IO[bytes]] = {}
+
+
 def _start(args: list[str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    printed = tempfile.TemporaryFile()  # noqa: SIM115 (closed by _stop)
+    p = subprocess.Popen([sys.executable, *args], stdout=printed, stderr=subprocess.STDOUT)
+    _PRINTED[p.pid] = printed
+    return p
 
 
-def _stop(p: subprocess.Popen[bytes]) -> None:
+def _stop(p: subprocess.Popen[bytes]) -> str:
+    """Stop a case's process: what it printed, and its exit status if it ended before."""
+    ended = p.poll()
     p.send_signal(signal.SIGINT)
     try:
         p.wait(10)
     except subprocess.TimeoutExpired:
         p.kill()
+    with _PRINTED.pop(p.pid) as printed:
+        printed.seek(0)
+        text: str = printed.read().decode(errors="replace")
+    return text + (f"[it had ended by itself, status {ended}]" if ended is not None else "")
 
 
 def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.0,
@@ -212,6 +224,8 @@ def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.
         rclpy.spin_once(node, timeout_sec=0.01)
     node.destroy_subscription(sub)
     node.destroy_publisher(pub)
+    if odom:
+        node.destroy_publisher(base)
     lat = np.array([received[(s, ns)] - t for s, ns, t in sent if (s, ns) in received]) * 1e3
     return n - lat.size, lat, late
 
@@ -241,11 +255,13 @@ def _interleaved(cases: list[Case], rounds: int) -> dict[str, tuple[int, np.ndar
                     try:
                         dropped, got, skipped = run(driver)
                     finally:
-                        _stop(proc)
+                        printed = _stop(proc)
                     drops[label] += dropped
                     if not got.size:
+                        tail = "\n    ".join(printed.strip().splitlines()[-15:]) or "nothing"
                         print(f"  ({label}: no answer in 30 s in one round, the node not started "
-                              "or not found; its states count as dropped)")
+                              f"or not found; its states count as dropped. It printed:\n"
+                              f"    {tail})")
                     late[label] += skipped
                     lat[label].append(got)
     finally:

@@ -119,7 +119,7 @@ def test_replay_skips_long_gaps_and_stops_at_once_on_a_signal(tmp_path: Path, si
     time.sleep(1.0)  # replaying the joint states, in real time: 2 s of them are left
     start = time.monotonic()
     player.send_signal(signal.Signals[sig])
-    lines = []
+    lines: list[str] = []
     while not lines or not lines[-1].startswith("replayed "):  # its last word
         lines.append(player.stderr.readline())
         assert lines[-1], lines
