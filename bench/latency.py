@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import math
 import os
-import signal
 import struct
-import subprocess
 import sys
 import tempfile
 import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
+from rosutil import Process
 
 from rbd_ros.runtime.local_ros import BENCH, isolate
 
@@ -123,29 +124,8 @@ nodes.Live.answer = first
 """)
 
 
-#: what each running case's process printed (an unnamed file each, by pid): ``_stop`` gives it
-_PRINTED: dict[int, IO[bytes]] = {}
-
-
-def _start(args: list[str]) -> subprocess.Popen[bytes]:
-    printed = tempfile.TemporaryFile()  # noqa: SIM115 (closed by _stop)
-    p = subprocess.Popen([sys.executable, *args], stdout=printed, stderr=subprocess.STDOUT)
-    _PRINTED[p.pid] = printed
-    return p
-
-
-def _stop(p: subprocess.Popen[bytes]) -> str:
-    """Stop a case's process: what it printed, and its exit status if it ended before."""
-    ended = p.poll()
-    p.send_signal(signal.SIGINT)
-    try:
-        p.wait(10)
-    except subprocess.TimeoutExpired:
-        p.kill()
-    with _PRINTED.pop(p.pid) as printed:
-        printed.seek(0)
-        text: str = printed.read().decode(errors="replace")
-    return text + (f"[it had ended by itself, status {ended}]" if ended is not None else "")
+def _start(args: list[str]) -> Process:
+    return Process(sys.executable, *args)
 
 
 def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.0,
@@ -230,7 +210,7 @@ def measure(node: Any, names: list[str], topic: str, n: int, rate: float = 1000.
     return n - lat.size, lat, late
 
 
-Case = tuple[str, Callable[[str], "subprocess.Popen[bytes]"],
+Case = tuple[str, Callable[[str], Process],
              Callable[[Any], tuple[int, np.ndarray, int]]]
 
 
@@ -255,13 +235,14 @@ def _interleaved(cases: list[Case], rounds: int) -> dict[str, tuple[int, np.ndar
                     try:
                         dropped, got, skipped = run(driver)
                     finally:
-                        printed = _stop(proc)
+                        ended = None if proc.alive() else proc.proc.returncode
+                        printed = proc.stop()
                     drops[label] += dropped
                     if not got.size:
                         tail = "\n    ".join(printed.strip().splitlines()[-15:]) or "nothing"
                         print(f"  ({label}: no answer in 30 s in one round, the node not started "
-                              f"or not found; its states count as dropped. It printed:\n"
-                              f"    {tail})")
+                              f"or not found{'' if ended is None else f', it ended ({ended})'}; "
+                              f"its states count as dropped. It printed:\n    {tail})")
                     late[label] += skipped
                     lat[label].append(got)
     finally:
@@ -274,7 +255,7 @@ def _echoes(label: str, run: Callable[[Any], tuple[int, np.ndarray, int]]
             ) -> tuple[Case, Case]:
     """The echo measured first and, as a case of its own, last: its p99 over the first's is
     how far two runs of the same process differ in this table, the resolution of its ratios."""
-    def start(tmp: str) -> subprocess.Popen[bytes]:
+    def start(tmp: str) -> Process:
         return _start(["-c", ECHO])
 
     return (label, start, run), (f"{label}, again", start, run)
@@ -304,7 +285,6 @@ def latency(n: int, rounds: int = 5) -> None:
     """Each node alone on the machine, in turn, ``rounds`` times (n / rounds messages a time,
     a fresh process each), latencies pooled."""
     isolate(*BENCH)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
     from pinref import robot_path
 
     from rbd_ros.dynamics import load_urdf
@@ -315,7 +295,7 @@ def latency(n: int, rounds: int = 5) -> None:
               "dynamics node, talos free flyer (nv 38)"}
 
     def start(tag: str, path: str, params: str, topic: str = "rbd_dynamics/gravity_torques"
-              ) -> Callable[[str], subprocess.Popen[bytes]]:
+              ) -> Callable[[str], Process]:
         return lambda tmp: _start_node(tmp, "dynamics_node", "rbd_dynamics", path, params,
                                        _timed("dynamics_node", "DynamicsNode", topic, tag))
 
@@ -344,7 +324,7 @@ def latency(n: int, rounds: int = 5) -> None:
 
 
 def _start_node(tmp: str, module: str, node: str, urdf_path: str, params: str,
-                script: str | None = None) -> subprocess.Popen[bytes]:
+                script: str | None = None) -> Process:
     """``python -m rbd_ros.nodes.<module>`` (or ``python -c script``) with ``params`` (YAML
     lines) and the URDF."""
     urdf = "\n".join("      " + x for x in Path(urdf_path).read_text().splitlines())
@@ -382,7 +362,7 @@ def first_answer(cache: str) -> float:
                     pub.publish(JointState(name=names, position=[0.1] * len(names)))
                     rclpy.spin_once(node, timeout_sec=0.01)
             finally:
-                _stop(proc)
+                proc.stop()
     finally:
         if old is None:
             del os.environ["NUMBA_CACHE_DIR"]
@@ -436,14 +416,13 @@ def driver_step(n: int, rounds: int = 3, delays: tuple[int, ...] = (0, 15, 30, 4
 
 def _standing(n: int, rounds: int) -> tuple[
         Callable[[str, Any], Callable[[Any], tuple[int, np.ndarray, int]]],
-        Callable[[str], Callable[[str], subprocess.Popen[bytes]]], Case, Case, Case]:
+        Callable[[str], Callable[[str], Process]], Case, Case, Case]:
     """Talos standing upright, soles flat (every state has an answer), at 500 Hz after an
     odometry message of its stamp: ``run(topic, type)`` measures a case, ``node(script)``
     starts the floating-base node from a script; the echo's two cases and the twin."""
     from sensor_msgs.msg import JointState
 
     isolate(*BENCH)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "testkit"))
     from pinref import robot_path
 
     from rbd_ros.dynamics import load_urdf
@@ -458,7 +437,7 @@ def _standing(n: int, rounds: int) -> tuple[
         return lambda d: measure(d, names, topic, n // rounds, 500.0, kind, odom=True,
                                  positions=[0.0] * len(names))
 
-    def node(script: str) -> Callable[[str], subprocess.Popen[bytes]]:
+    def node(script: str) -> Callable[[str], Process]:
         return lambda tmp: _start_node(tmp, "floating_base_node", "rbd_floating_base", path,
                                        params, script)
 
@@ -516,7 +495,7 @@ def stale_stop(rates: tuple[float, ...] = (100.0, 1000.0), trials: int = 5) -> N
                 try:
                     stop_ms, said_ms = _stale_trials(driver, rate, trials)
                 finally:
-                    _stop(proc)
+                    proc.stop()
                 print(f"{rate:9.0f} Hz {np.median(stop_ms):32.1f} {max(stop_ms):6.1f} "
                       f"{np.median(said_ms):33.1f} {max(said_ms):6.1f}")
     finally:
