@@ -50,6 +50,34 @@ _DOMAIN = (isolate(*TESTS, run=os.getppid(), slot=int(_WORKER[2:])) if _WORKER
 # picks this one: the demo of one run never meets another run's, nor another worker's nodes
 os.environ["RBD_TEST_DOMAIN"] = str(_DOMAIN)
 
+from leftovers import MARK, end, owned  # noqa: E402
+
+# every process the tests start, and what those start, carries this process's id: what is
+# still running when the test (or the module, for a module's fixtures) that started it ends is
+# killed, and that test fails (.ci/run also looks for any left when the suites are done)
+_OWNER = os.environ[MARK] = str(os.getpid())
+GRACE_S = 60.0  # s: what is ending by itself (a stopped node's interpreter) has this long
+
+
+def _nothing_left(before: set[int], what: str) -> None:
+    left = end(_OWNER, set(owned(_OWNER)) - before, GRACE_S)
+    if left:
+        pytest.fail(f"{what} left {len(left)} process(es) running (now killed): "
+                    + "; ".join(left.values()), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _every_process_ends_with_its_test() -> Iterator[None]:
+    before = set(owned(_OWNER))  # the module's fixtures' processes, started before
+    yield
+    _nothing_left(before, "the test")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _every_process_ends_with_its_module() -> Iterator[None]:
+    yield
+    _nothing_left(set(), "the module's fixtures")
+
 
 def _build_the_entry_in_place() -> None:
     """The C entry (rbd_ros/dynamics/multibody/_entry.c) built beside its source when the rbd_ros
