@@ -93,6 +93,14 @@ class Probe:
                                                                   qos)
         return box
 
+    def listen_sent(self, msg_type: type, topic: str, qos: Any = 10) -> list[tuple[int, Any]]:
+        """(when its publisher sent it, ns on the machine's clock: DDS's source timestamp; the
+        message) for each message: what a node published when, whenever it arrives."""
+        box: list[tuple[int, Any]] = []
+        self.subscriptions[topic] = self.node.create_subscription(
+            msg_type, topic, lambda m, info: box.append((int(info["source_timestamp"]), m)), qos)
+        return box
+
     def sent_to_us(self, *topics: str, timeout: float = PATIENCE_S) -> bool:
         """Until a node's ``/diagnostics`` say it sends ``topics`` (its ``outputs sent``: its
         publishers have matched a subscriber, ours), or ``timeout`` s. What a node publishes
