@@ -39,7 +39,8 @@ Topics (relative names: remap them to your driver's; ``~/`` is under the node's 
   collision_thresholds_moving tanh(s / observer.MOVING_SPEED) + collision_thresholds_per_speed
   s`` (0.02 rad/s; ``rbd-ros analyze`` of free motion proposes all three). No joint is flagged
   in the first ``observer.SETTLE / observer_gain`` s after the observer (re)starts. Published
-  when a flag changes, and at least once a second of joint-state stamps.
+  when a flag changes, and at least once a second of joint-state stamps; when a gap in the
+  stamps restarts the observer, at once, with every flag cleared.
 
 - out ``~/status`` (std_msgs/String, latched): "ok", or what stops an output now (stale joint
   states, no command order, clamped commands, no model), when it changes
@@ -634,6 +635,9 @@ class DynamicsNode(NodeBase):
                               f"{abs(gap):.3f} s (it integrates over at most {GAP_S} s)")
                 observer.reset()
                 live.t0_ns = ns
+                if live.detector is not None:  # a new stretch: ~/collision says it at once
+                    live.detector.clear()
+                    live.reported_ns = 0
             live.observed_ns = ns
             observer.update((ns - live.t0_ns) * 1e-9, st.q, st.v, tau, st.differenced)
         external = observer.external_torques

@@ -543,6 +543,12 @@ class CollisionDetector:
         #: :func:`likely_links`; none else
         self.loaded = self.flags.copy()
 
+    def clear(self) -> None:
+        """No joint flagged: a new stretch of states, where the last one's flags mean nothing
+        (the observer restarted)."""
+        self.flags[:] = False
+        self.loaded = self.flags.copy()
+
     def update(self, residual: F64, velocity: F64 | None = None,
                settled: np.ndarray | None = None) -> bool:
         """New flags from the residuals and the joints' velocities as late (None: at rest),
