@@ -86,7 +86,7 @@ def test_the_cache_filled_at_set_up_leaves_nothing_for_the_nodes_to_compile(
             js.publish(JointState(name=arm_names, position=[0.1] * len(arm_names)))
             return all(answers)
 
-        assert probe.spin_until(step, 60.0), "the nodes did not answer"
+        assert probe.spin_until(step), "the nodes did not answer"
     finally:
         out = [n.stop() for n in nodes]
     for text in out:

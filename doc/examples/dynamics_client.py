@@ -16,18 +16,27 @@ Q = [0.0, 0.4, 0.0, -1.2, 0.0, 1.6, 0.8]
 REST = [0.0] * 7
 
 
-def call(node, client, request):
-    """One service call, waited for; the response, or None if no answer came within 10 s."""
-    future = client.call_async(request)
-    rclpy.spin_until_future_complete(node, future, timeout_sec=10.0)
-    return future.result()
+def call(node, client, request, seconds=60.0):
+    """One service call, waited for; the response, or None if no answer came within
+    ``seconds``. Asked again every 3 s without an answer: a new client's first response can be
+    lost while DDS is still matching it to the server (the services only compute, so asking
+    twice is harmless)."""
+    waited = 0.0
+    while waited < seconds:
+        future = client.call_async(request)
+        rclpy.spin_until_future_complete(node, future, timeout_sec=3.0)
+        if future.done():
+            return future.result()
+        client.remove_pending_request(future)
+        waited += 3.0
+    return None
 
 
 def answer(node, client, request):
     """The response of a call that must succeed; SystemExit with the reason if it did not."""
     res = call(node, client, request)
     if res is None:
-        sys.exit(f"{client.srv_name}: no answer within 10 s")
+        sys.exit(f"{client.srv_name}: no answer within a minute")
     if not res.success:
         sys.exit(f"{client.srv_name} refused: {res.message}")
     return res
@@ -68,7 +77,7 @@ def main() -> int:
         res = call(node, services[InverseDynamics],
                    InverseDynamics.Request(joint_names=JOINTS[:3], positions=Q[:3]))
         if res is None:
-            raise SystemExit("no answer within 10 s")
+            raise SystemExit("no answer within a minute")
         print("refused:" if not res.success else "accepted?", res.message)
         return 0
     finally:

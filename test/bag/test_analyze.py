@@ -132,7 +132,7 @@ def test_errors_say_what_to_fix(tmp_path: Path, recording: Rec) -> None:
                                        r"\['joint7'\]"):
         analyze([bag], tmp_path / "o3", AnalyzeOptions(urdf=other, progress=False))
     r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "analyze", str(tmp_path / "x"),
-                        "--quiet"], capture_output=True, text=True, timeout=120)
+                        "--quiet"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and r.stderr.startswith("error: cannot read")
 
 

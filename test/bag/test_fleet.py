@@ -23,6 +23,8 @@ from rbd_ros.bag.fleet import analyze_fleet, find_recordings
 from rbd_ros.bag.stream import Summary
 from rbd_ros.robots import ARM
 
+PATIENCE_S = 300.0  # s: what only a broken command takes (testkit/rosutil.py's)
+
 
 def _interruptible() -> None:
     """Ctrl-C reaches the command even when the suite runs in a background job (whose SIGINT
@@ -89,7 +91,7 @@ def test_no_recording_found_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "empty" / "deeper").mkdir(parents=True)
     (tmp_path / "empty" / "notes.txt").write_text("no bags here")
     r = _cli(str(tmp_path / "empty"), "--out", str(tmp_path / "o"))
-    _, stderr = r.communicate(timeout=120)
+    _, stderr = r.communicate(timeout=PATIENCE_S)
     assert r.returncode == 2 and stderr.startswith("error: no recording found under"), stderr
 
 
@@ -149,21 +151,35 @@ def test_a_worker_killed_fails_its_recording_alone(fleet: Path, recording: Rec,
     assert (out / "run" / "analysis.parquet").exists()
 
 
-def test_ctrl_c_stops_every_worker_at_once(fleet: Path, tmp_path: Path) -> None:
-    r = _cli(str(fleet), "--urdf", str(ARM), "--out", str(tmp_path / "out"), "--jobs", "2")
-    deadline = time.monotonic() + 60
+def test_ctrl_c_stops_every_worker_at_once(recording: Rec, tmp_path: Path) -> None:
+    """Twenty long recordings (each the arm's ten times over) on two workers, Ctrl-C once both
+    work: the command ends interrupted with most of them not analysed, and its workers are
+    gone."""
+    long = {k: np.concatenate([v] * 10) for k, v in recording.items()}
+    long["t"] = recording["t"][0] + np.arange(len(long["t"])) * 1e-3
+    write_rosbags(tmp_path / "fleet" / "r00", long, StoragePlugin.SQLITE3)
+    for k in range(1, 20):
+        shutil.copytree(tmp_path / "fleet" / "r00", tmp_path / "fleet" / f"r{k:02d}")
+    out = tmp_path / "out"
+    r = _cli(str(tmp_path / "fleet"), "--urdf", str(ARM), "--out", str(out), "--jobs", "2")
+    deadline = time.monotonic() + PATIENCE_S
     while len(_workers(r.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     workers = _workers(r.pid)
     assert len(workers) == 2
-    t = time.monotonic()
     r.send_signal(signal.SIGINT)  # to the command alone: its workers must still stop
-    _, stderr = r.communicate(timeout=10)
-    assert time.monotonic() - t < 2.0
+    _, stderr = r.communicate(timeout=PATIENCE_S)
     assert r.returncode == 130 and "interrupted" in stderr and "Traceback" not in stderr
-    time.sleep(0.2)
-    assert not [w for w in workers if Path(f"/proc/{w}").exists()
+    done = list(out.rglob("analysis.parquet"))
+    assert len(done) < 10, f"{len(done)} of 20 analysed after the interrupt"
+
+    def running() -> list[int]:
+        return [w for w in workers if Path(f"/proc/{w}").exists()
                 and "zombie" not in Path(f"/proc/{w}/status").read_text()]
+
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running()
 
 
 def test_on_a_dask_cluster_with_relative_paths_and_its_errors(
@@ -193,9 +209,7 @@ def test_on_a_dask_cluster_with_relative_paths_and_its_errors(
         with pytest.raises(BagError, match=why) as e:
             analyze_fleet(work, tmp_path / "x", opts, scheduler=address, timeout=2)
         assert "\n" not in str(e.value)
-    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0") as empty:  # type: ignore[no-untyped-call]
-        t = time.monotonic()
-        with pytest.raises(BagError, match="has no worker"):
-            analyze_fleet(work, tmp_path / "x", opts, scheduler=empty.scheduler_address,
-                          timeout=2)
-        assert time.monotonic() - t < 10
+    empty = LocalCluster(n_workers=0, host="127.0.0.1",  # type: ignore[no-untyped-call]
+                         dashboard_address="127.0.0.1:0")
+    with empty, pytest.raises(BagError, match="has no worker"):
+        analyze_fleet(work, tmp_path / "x", opts, scheduler=empty.scheduler_address, timeout=2)

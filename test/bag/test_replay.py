@@ -130,7 +130,7 @@ def test_replay_without_joint_states_says_so(tmp_path: Path) -> None:
     bag = _far_apart(tmp_path / "far")
     r = subprocess.run([sys.executable, "-m", "rbd_ros.app.cli", "replay", str(bag), "--delay",
                         "0.1", "--topics", "/robot_description"], capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "no sensor_msgs/JointState among the replayed topics" in r.stderr
     assert r.stderr.strip().endswith("replayed 1 of 1 messages")
