@@ -76,7 +76,10 @@ def publish(probe: Probe, run: Run, start: int, answered: Callable[[], int]) -> 
                          velocity=v[6:].tolist(),
                          effort=(run.tau[k] + rng.normal(0, sigma, len(run.joints))).tolist())
         msg.header.stamp = o.header.stamp
-        assert probe.spin_until(lambda k=k: k - answered() <= 50), (k, answered())
+        def caught_up(k: int = k) -> bool:
+            return k - answered() <= 50
+
+        assert probe.spin_until(caught_up), (k, answered())
         od.publish(o)
         js.publish(msg)
     probe.node.destroy_publisher(js)

@@ -385,15 +385,21 @@ def test_publish_rate_follows_sim_time(ros: None, probe: Probe, tmp_path: Path) 
         # then 50 more steps, each waited for: one answer each
         ns = [10 * 10**9]
 
-        def step() -> None:
+        def step() -> bool:
             ns[0] += 10_000_000
             at(ns[0])()
+            return bool(grav)
 
-        assert probe.spin_until(lambda: (step(), bool(grav))[1])
+        assert probe.spin_until(step)
         start = len(grav)
         for k in range(1, 51):
             step()
-            assert probe.spin_until(lambda k=k: len(grav) >= start + k), (k, len(grav))
+            want = start + k
+
+            def answered(want: int = want) -> bool:
+                return len(grav) >= want
+
+            assert probe.spin_until(answered), (k, len(grav))
         for _ in range(25):  # the clock stands again, half a second of wall time
             at(ns[0])()
             probe.spin_for(0.02)

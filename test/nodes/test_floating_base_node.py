@@ -214,7 +214,10 @@ def test_odometry_is_paired_with_each_state_by_stamp(node: NodeProcess, probe: P
             js.publish(_stamped(t, 250_000_000))
             probe.spin_for(0.02)  # the state waits: no odometry after it yet
             base(t, 0.6, 500_000_000)
-            assert probe.spin_until(lambda t=t: t in answered()), [s.data for s in status]
+            def came(t: int = t) -> bool:
+                return t in answered()
+
+            assert probe.spin_until(came), [s.data for s in status]
     finally:
         assert probe.set_parameter(NODE, "input_timeout", 0.05).successful
     for m in answered().values():  # halfway in time: z = 0.55

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -307,7 +307,8 @@ def answered_right_after(graph: Graph) -> set[str]:
     after = time.time_ns()
     weight = LEGS_MODEL.total_mass * 9.81
     arm_g = gravity(ARM_MODEL, Data(ARM_MODEL), np.full(7, 0.1))
-    right = {"/h1/rbd_dynamics/gravity_torques": lambda m: np.allclose(
+    right: dict[str, Callable[[Any], bool]] = {
+             "/h1/rbd_dynamics/gravity_torques": lambda m: np.allclose(
                  [m.effort[m.name.index(n)] for n in ARM_NAMES], arm_g, rtol=0, atol=1e-9),
              "/h2/rbd_floating_base/base_wrench": lambda m: abs(m.wrench.force.z - weight)
              < 1e-9 * weight}
