@@ -2,17 +2,11 @@
 # Set up (scripts/setup.sh --test) and run the whole test suite: pytest, which also runs ruff
 # and mypy. Exits non-zero on any failure, and when no test ran.
 #
-#   bash scripts/test.sh [--distro jazzy|kilted] [pytest arguments]
+#   bash scripts/test.sh [pytest arguments]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/venv.sh
-DISTRO="$DEFAULT_DISTRO"
-if [ "${1:-}" = "--distro" ]; then
-    DISTRO="${2:-}"
-    shift 2
-fi
-bash scripts/setup.sh --test --distro "$DISTRO" || exit 1
-VENV="$(venv_for "$DISTRO")"
+bash scripts/setup.sh --test || exit 1
 "$VENV/bin/python" -m pytest "${PYTEST_PARALLEL[@]}" "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then

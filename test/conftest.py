@@ -137,16 +137,50 @@ PIP_ONLY = {"rosbags": "rosbags", "quadprog": "quadprog", "mcap": "mcap",
             "mcap_ros2": "mcap-ros2-support", "example_robot_data": "example-robot-data"}
 
 
+#: without ROS 2 at all (``bash scripts/setup.sh --no-ros``: the core and the offline tools as
+#: a library), the tests that need it are skipped, saying so; where rclpy is installed, a ROS
+#: package that fails to import is an error like any other
+NO_ROS = importlib.util.find_spec("rclpy") is None
+WITHOUT_ROS = "needs ROS 2 (rclpy and the messages), which this venv lacks: bash scripts/setup.sh"
+
+
+def _ros_package(name: str) -> bool:
+    return name in ("rclpy", "rosutil", "rbd_ros_interfaces", "builtin_interfaces",
+                    "rcl_interfaces", "ament_index_python", "rosidl_runtime_py") or \
+        name.endswith(("_msgs", "_srvs"))
+
+
+def _missing(text: str) -> str | None:
+    # "No module named 'rosbags.highlevel'"; "import of rosbags halted" (blocked)
+    missing = re.search(r"No module named '(\w+)|import of (\w+) halted", text)
+    return (missing[1] or missing[2]) if missing else None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Any:
     report = yield
     if report.failed and isinstance(collector, pytest.Module):
-        # "No module named 'rosbags.highlevel'"; "import of rosbags halted" (blocked)
-        missing = re.search(r"No module named '(\w+)|import of (\w+) halted", str(report.longrepr))
-        pip = PIP_ONLY.get(missing[1] or missing[2]) if missing else None
+        missing = _missing(str(report.longrepr))
+        pip = PIP_ONLY.get(missing or "")
         if pip:
             report.outcome = "skipped"
             report.longrepr = (str(collector.path), None,
                                f"Skipped: needs {pip}, which has no rosdep key: pip install {pip} "
                                "(or pip install -r requirements-test.txt)")
+        elif NO_ROS and missing and _ros_package(missing):
+            report.outcome = "skipped"
+            report.longrepr = (str(collector.path), None, f"Skipped: {WITHOUT_ROS}")
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A test that imports ROS as it runs, without ROS 2: skipped, saying so."""
+    report = yield
+    if NO_ROS and report.failed and call.excinfo is not None and \
+            call.excinfo.errisinstance(ModuleNotFoundError):
+        missing = _missing(str(call.excinfo.value))
+        if missing and _ros_package(missing):
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), None, f"Skipped: {WITHOUT_ROS}")
     return report

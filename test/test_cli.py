@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from pages import assert_drawn_as_committed, assert_shown
 
 from rbd_ros.dynamics import Data, gravity, load_urdf
@@ -51,6 +52,7 @@ def test_demo_tracks_better_with_feed_forward_and_exits(tmp_path: Path) -> None:
     """The README's first command, as scripts/pictures.py runs it for the README's picture: the
     lockstep demo gives the same errors on every run, so the picture drawn now is the one
     committed (doc/images/demo_tracking.png)."""
+    pytest.importorskip("rclpy", reason="the demo runs ROS nodes")
     r = rbd_ros("demo", "--plot", str(tmp_path / "demo_tracking.png"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert_drawn_as_committed(tmp_path / "demo_tracking.png")
@@ -65,6 +67,7 @@ def test_demo_tracks_better_with_feed_forward_and_exits(tmp_path: Path) -> None:
 
 
 def test_quadruped_demo_reports_loads_impossible_motion_and_flight() -> None:
+    pytest.importorskip("rclpy", reason="the demo runs ROS nodes")
     r = rbd_ros("demo", "--robot", "quadruped")
     assert r.returncode == 0, r.stdout + r.stderr
     rows = {line[:30].strip(): line[30:] for line in r.stdout.splitlines()}
@@ -137,6 +140,7 @@ def test_the_demo_answers_each_simulated_state_once() -> None:
 def test_a_killed_demo_leaves_no_node_running() -> None:
     """A demo stopped by SIGKILL (a test's or a CI's timeout) takes its simulator and dynamics
     node with it: each child is asked to stop when its parent dies."""
+    pytest.importorskip("rclpy", reason="the demo runs ROS nodes")
     import os
     import signal
     import time
