@@ -375,33 +375,36 @@ def test_replay_pauses_and_resumes(tmp_path: Path, probe: Probe) -> None:
                                    "--start-paused", "--progress", "20", "--wait-for", "probe",
                                    "--wait-timeout", "300"], stderr=err, text=True)
 
-    def counts(state: str) -> list[int]:
-        """The player's count of the messages it sent, on each of its lines since the last
-        line in the other state."""
-        lines = [x for x in log.read_text().splitlines() if x.startswith("[")]
-        while lines and not lines[-1].startswith(f"[{state}]"):
-            lines.pop()
-        run = []
-        while lines and lines[-1].startswith(f"[{state}]"):
-            run.append(int(lines.pop().split(", ")[-1].split()[0]))
-        return run[::-1]
+    def lines() -> list[str]:
+        return [x for x in log.read_text().splitlines() if x.startswith("[")]
+
+    def counts(state: str, since: int = 0) -> list[int]:
+        """The player's count of the messages it sent, on each of its lines in ``state`` after
+        its first ``since`` lines, up to its last line."""
+        run = lines()[since:]
+        while run and not run[-1].startswith(f"[{state}]"):
+            run.pop()
+        out = []
+        while run and run[-1].startswith(f"[{state}]"):
+            out.append(int(run.pop().split(", ")[-1].split()[0]))
+        return out[::-1]
 
     try:
         assert probe.spin_until(lambda: len(counts("paused")) >= 20)  # a second, paused
         assert states == [] and set(counts("paused")) == {1}  # the description alone
         assert probe.call(Trigger, "/rbd_replay/resume", Trigger.Request(), retry=False).success
         assert probe.spin_until(lambda: len(states) >= 60)
+        before = len(lines())  # the lines written before the pause: none of them counts
         assert probe.call(Trigger, "/rbd_replay/pause", Trigger.Request(), retry=False).success
         again = probe.call(Trigger, "/rbd_replay/pause", Trigger.Request(), retry=False)
         assert not again.success and again.message == "paused already"
-        # paused: once the player's lines say so twice, its count stands (a message on its way
-        # when the pause came may be counted on the first)
-        assert probe.spin_until(lambda: len(log.read_text().split("[paused]")) > 1
-                                and len(counts("paused")) >= 2 + 20
-                                and not log.read_text().rstrip().endswith("[playing]"))
-        stood = counts("paused")[1:]
+        # paused: once the player has said so on 22 lines since, its count stands (a message on
+        # its way when the pause came may be counted on the first)
+        assert probe.spin_until(lambda: len(counts("paused", before)) >= 2 + 20)
+        stood = counts("paused", before)[1:]
         assert len(set(stood)) == 1, stood
         held = stood[0] - 1  # joint states sent: all but the description
+        assert held >= 60, (held, stood)
         assert probe.spin_until(lambda: len(states) >= held), (len(states), held)
         probe.spin_for(0.5)
         assert len(states) == held, (len(states), held)
