@@ -122,13 +122,14 @@ def test_a_worker_killed_fails_its_recording_alone(fleet: Path, recording: Rec,
                                                    tmp_path: Path) -> None:
     """The kernel's OOM killer, played by SIGKILL: every worker that opens robot_a/day1 dies.
     That recording is tried once more, then failed with the reason; the others finish.
-    day1 is the recording ten times over, long enough to be seen open (600 states were read
-    between two looks of this test, now and then)."""
+    day1 is the recording forty times over, long enough to be seen open by this test's looks
+    every 5 ms however late a loaded machine wakes it (600 states were read between two looks,
+    now and then)."""
     for robot in ("robot_a", "robot_b"):
         shutil.copytree(fleet / robot, tmp_path / robot)
     target = tmp_path / "robot_a" / "day1" / "rec"
     shutil.rmtree(target)
-    long = {k: np.concatenate([v] * 10) for k, v in recording.items()}
+    long = {k: np.concatenate([v] * 40) for k, v in recording.items()}
     long["t"] = recording["t"][0] + np.arange(len(long["t"])) * 1e-3
     write_rosbags(target, long, StoragePlugin.SQLITE3)
     out = tmp_path / "out"
