@@ -53,17 +53,19 @@ pip_install --no-deps --no-build-isolation -e .
 "$VENV/bin/python" -m compileall -q rbd_ros > /dev/null
 prefix="$(cd "$VENV" && pwd)"
 if [ "$ROS" = 1 ]; then
-    # the service definitions: an ament_cmake package, built against the wheels (about 20 s),
-    # again only when its sources changed
-    stamp="$prefix/.rbd_ros_interfaces.sha"
-    sha="$(cat rbd_ros_interfaces/CMakeLists.txt rbd_ros_interfaces/package.xml \
-            rbd_ros_interfaces/pyproject.toml rbd_ros_interfaces/srv/* rbd_ros_interfaces/msg/* \
-            | sha256sum | cut -d' ' -f1)"
-    if [ "$(cat "$stamp" 2>/dev/null)" != "$sha" ]; then
-        AMENT_PREFIX_PATH="$prefix" CMAKE_PREFIX_PATH="$prefix" \
-            pip_install --no-deps --no-build-isolation --force-reinstall ./rbd_ros_interfaces
-        echo "$sha" > "$stamp"
-    fi
+    # the service definitions (rbd_ros_interfaces) and the part of control_msgs the trajectory
+    # controller serves (pip/control_msgs: the wheels have no control_msgs), ament_cmake
+    # packages built against the wheels (about 20 s each), again only when their sources changed
+    for pkg in rbd_ros_interfaces pip/control_msgs; do
+        stamp="$prefix/.$(basename "$pkg").sha"
+        sha="$(find "$pkg" rbd_ros_interfaces/cmake -type f | sort | xargs cat | sha256sum \
+                | cut -d' ' -f1)"
+        if [ "$(cat "$stamp" 2>/dev/null)" != "$sha" ]; then
+            AMENT_PREFIX_PATH="$prefix" CMAKE_PREFIX_PATH="$prefix" \
+                pip_install --no-deps --no-build-isolation --force-reinstall "./$pkg"
+            echo "$sha" > "$stamp"
+        fi
+    done
     # what `ros2 run` and `ros2 launch` look for under the prefix, which an editable install
     # does not write: the ament index marker, share/rbd_ros (setup.py's data_files) and the
     # nodes' executables in lib/rbd_ros
@@ -88,7 +90,7 @@ fi
 "$VENV/bin/python" -m rbd_ros.app.numba_cache
 if [ "$ROS" = 1 ]; then
     AMENT_PREFIX_PATH="$prefix" "$VENV/bin/python" -c "
-import rbd_ros.dynamics, rbd_ros_interfaces.srv
+import rbd_ros.dynamics, rbd_ros_interfaces.srv, control_msgs.action
 from ament_index_python import get_package_share_directory as share
 assert share('rbd_ros') == '$prefix/share/rbd_ros'" \
         || { echo "error: set-up failed" >&2; exit 1; }

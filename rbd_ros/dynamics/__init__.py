@@ -1,8 +1,9 @@
-"""The dynamics core, numpy and numba only (no ROS in here), in four rooms: ``multibody`` (a URDF
+"""The dynamics core, numpy and numba only (no ROS in here), in five rooms: ``multibody`` (a URDF
 read into a Model, a thread's Data, spatial algebra), ``algorithm`` (RNEA, ABA, CRBA,
 kinematics, momentum, centroidal quantities, the inertial regressor, the floating base),
-``contact`` (the feet's reactions and their QP) and ``estimation`` (the momentum observer,
-collisions, which feet carry the robot). The names most callers need are here."""
+``contact`` (the feet's reactions and their QP), ``estimation`` (the momentum observer,
+collisions, which feet carry the robot) and ``control`` (a joint trajectory's splines, its
+tolerances, computed torque). The names most callers need are here."""
 
 from .algorithm import floating
 from .algorithm.aba import aba, aba_batch, euler_step

@@ -11,3 +11,8 @@ class URDFError(RbdError):
 
 class ModelError(RbdError):
     """The model cannot answer this call (wrong sizes, unknown names, singular subtree)."""
+
+
+class TrajectoryError(RbdError):
+    """A trajectory cannot be followed (no points, times not increasing, sizes that differ,
+    values out of the model's limits): the message says which point and joint."""

@@ -1,0 +1,107 @@
+"""A joint trajectory's points joined into a motion, as joint_trajectory_controller joins them.
+
+Each segment between two points is a polynomial in time whose order the two points decide:
+linear when either gives positions alone (the velocity is the segment's slope, the
+acceleration zero), cubic (Hermite) when both give velocities, quintic when both also give
+accelerations. The motion starts from a given state (position, velocity, acceleration: the
+state when the trajectory arrived) and reaches the first point at its ``time_from_start``;
+after the last point its position is held at rest. Times are integer nanoseconds from the
+trajectory's start, never rounded through float seconds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import TrajectoryError
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+
+
+def _coefficients(T: float, p0: F64, v0: F64 | None, a0: F64 | None, p1: F64, v1: F64 | None,
+                  a1: F64 | None) -> F64:
+    """(6, joints) coefficients of p(s) = sum c_k s^k, s in [0, T] seconds."""
+    c = np.zeros((6, p0.size))
+    c[0] = p0
+    if v0 is None or v1 is None:  # linear
+        c[1] = (p1 - p0) / T
+        return c
+    c[1] = v0
+    if a0 is None or a1 is None:  # cubic Hermite
+        c[2] = (3 * (p1 - p0) - (2 * v0 + v1) * T) / T**2
+        c[3] = (2 * (p0 - p1) + (v0 + v1) * T) / T**3
+        return c
+    c[2] = a0 / 2  # quintic
+    c[3] = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3)
+    c[4] = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
+    c[5] = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T**2) / (2 * T**5)
+    return c
+
+
+class Spline:
+    """The motion through ``positions`` (points, joints) at ``times_ns`` (from the start,
+    strictly increasing, >= 0) from the state ``start`` (position, velocity, acceleration;
+    ``start`` is reached at time 0). ``velocities`` and ``accelerations`` are (points, joints)
+    arrays with a NaN row where a point gives none, or None where no point does."""
+
+    def __init__(self, times_ns: I64 | list[int], positions: F64, velocities: F64 | None,
+                 accelerations: F64 | None, start: tuple[F64, F64, F64]) -> None:
+        times = np.asarray(times_ns, dtype=np.int64)
+        q = np.asarray(positions, dtype=np.float64)
+        n, joints = q.shape
+        if n == 0 or times.shape != (n,):
+            raise TrajectoryError(f"{times.size} times for {n} points: give one "
+                                  "time_from_start per point, and at least one point")
+        if times[0] < 0 or np.any(np.diff(times) <= 0):
+            raise TrajectoryError("the points' time_from_start must be >= 0 and strictly "
+                                  "increasing")
+        v = None if velocities is None else np.asarray(velocities, dtype=np.float64)
+        a = None if accelerations is None else np.asarray(accelerations, dtype=np.float64)
+
+        def row(x: F64 | None, k: int) -> F64 | None:
+            return None if x is None or np.isnan(x[k]).any() else x[k]
+
+        p0, v0, a0 = (np.asarray(x, dtype=np.float64) for x in start)
+        knots, coeffs = [], []
+        if times[0] > 0:  # from the start state to the first point
+            knots.append(0)
+            coeffs.append(_coefficients(times[0] * 1e-9, p0, v0, a0, q[0], row(v, 0), row(a, 0)))
+        for k in range(n - 1):
+            knots.append(int(times[k]))
+            coeffs.append(_coefficients((times[k + 1] - times[k]) * 1e-9, q[k], row(v, k),
+                                        row(a, k), q[k + 1], row(v, k + 1), row(a, k + 1)))
+        self.knots = np.array(knots, dtype=np.int64)  # each segment's start, ns
+        self.coeffs = np.array(coeffs).reshape(len(coeffs), 6, joints)
+        self.start = (p0, v0, a0)
+        self.end = q[-1].copy()
+        self.duration_ns = int(times[-1])
+        self.joints = joints
+
+    def sample(self, t_ns: int) -> tuple[F64, F64, F64]:
+        """(position, velocity, acceleration) at ``t_ns`` from the start: the start's position
+        at rest before 0, the last point's at rest from the last time on."""
+        q, v, a = self.sample_many(np.array([t_ns], dtype=np.int64))
+        return q[0], v[0], a[0]
+
+    def sample_many(self, t_ns: I64) -> tuple[F64, F64, F64]:
+        """:meth:`sample` at each of ``t_ns``: three (len(t_ns), joints) arrays."""
+        t = np.asarray(t_ns, dtype=np.int64)
+        q = np.empty((t.size, self.joints))
+        v, a = np.zeros_like(q), np.zeros_like(q)
+        before, after = t < 0, t >= self.duration_ns
+        q[before] = self.start[0]  # at rest where it starts until the start
+        q[after] = self.end
+        inside = ~(before | after)
+        if inside.any() and self.knots.size:
+            ti = t[inside]
+            k = np.searchsorted(self.knots, ti, side="right") - 1
+            s = ((ti - self.knots[k]) * 1e-9)[:, None]
+            c = self.coeffs[k]  # (samples, 6, joints)
+            q[inside] = c[:, 0] + s * (c[:, 1] + s * (c[:, 2] + s * (c[:, 3] + s * (
+                c[:, 4] + s * c[:, 5]))))
+            v[inside] = c[:, 1] + s * (2 * c[:, 2] + s * (3 * c[:, 3] + s * (
+                4 * c[:, 4] + s * 5 * c[:, 5])))
+            a[inside] = 2 * c[:, 2] + s * (6 * c[:, 3] + s * (12 * c[:, 4] + s * 20 * c[:, 5]))
+        return q, v, a
