@@ -76,6 +76,7 @@ setup(
             "dynamics_node = rbd_ros.nodes.dynamics_node:main",
             "simulator_node = rbd_ros.nodes.simulator_node:main",
             "floating_base_node = rbd_ros.nodes.floating_base_node:main",
+            "trajectory_controller_node = rbd_ros.nodes.trajectory_controller_node:main",
         ],
     },
 )

@@ -23,6 +23,7 @@ KEYS = {
     "diagnostic_msgs": "diagnostic_msgs",
     "trajectory_msgs": "trajectory_msgs", "nav_msgs": "nav_msgs",
     "rosgraph_msgs": "rosgraph_msgs", "rbd_ros_interfaces": "rbd_ros_interfaces",
+    "control_msgs": "control_msgs",
     "launch": "launch", "launch_ros": "launch_ros",
     "xacro": "xacro", "ruamel": "python3-ruamel.yaml",
     "matplotlib": "python3-matplotlib", "scipy": "python3-scipy",

@@ -11,7 +11,7 @@ controller is up.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rcl_interfaces.msg import ParameterType
@@ -56,6 +56,39 @@ class Controllers:
             future = client.call_async(GetParameters.Request(names=["joints"]))
             future.add_done_callback(lambda f, c=c: self._answer(c, f))
         return names
+
+    def order(self, known: Sequence[str], wanted: Sequence[str], topics: Iterable[str],
+              rename: Callable[[Sequence[str]], Sequence[str]]) -> tuple[list[str] | None, str]:
+        """The joint order of the Float64MultiArray ``topics`` (resolved names): ``wanted``
+        (a node's ``joints`` parameter), else the ``joints`` of the controller those topics go
+        to, its names through ``rename`` (a driver's to the model's); (None, why) when neither
+        gives one whose joints are all ``known`` (the model's)."""
+        if wanted:
+            lacking = [j for j in wanted if j not in known]
+            if not lacking:
+                return list(wanted), ""
+            return None, f"the joints parameter names {lacking}, which the model does not have"
+        controllers = self.ask(topics)
+        answers = {c: self.joints.get(c, "?") for c in controllers}
+        orders = {c: None if j in ("?", None) else list(rename(j)) for c, j in answers.items()}
+        if not controllers:
+            return None, ("no joint order: the joints parameter is empty and no topic goes to "
+                          "a controller's /<controller>/commands")
+        if any(j == "?" for j in answers.values()):
+            return None, (f"waiting for the joints parameter of {', '.join(controllers)} (the "
+                          "controller they go to)")
+        if any(j is None for j in answers.values()):
+            return None, (f"{', '.join(c for c, j in answers.items() if j is None)} has no "
+                          "string-array parameter joints")
+        if len({tuple(o) for o in orders.values() if o is not None}) > 1:
+            return None, f"the controllers' joints differ: {orders}"
+        order = next(iter(orders.values()))
+        assert order is not None
+        lacking = [j for j in order if j not in known]
+        if not lacking:
+            return order, ""
+        return None, (f"the joints of {controllers[0]} name {lacking}, which the model does "
+                      "not have (joint_rename maps a driver's names to the model's)")
 
     def _answer(self, controller: str, future: Any) -> None:
         self._asked.pop(controller, None)

@@ -58,6 +58,7 @@ import sys
 import time
 from array import array
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -70,6 +71,7 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
+from ..dynamics.control import Spline
 from ..dynamics.estimation.observer import (
     GAP_S,
     SETTLE,
@@ -101,10 +103,22 @@ from .messages import (
     wrench_array,
 )
 from .parameters import DYNAMICS, declare, refusal
-from .trajectory import Trajectory
 
 COLLISION_HEARTBEAT_NS = 1_000_000_000
 WATCHDOG_S = 0.02  # how often silent inputs, subscribers and controllers are looked at
+
+
+@dataclass
+class FeedForward:
+    """The desired trajectory: its joints' velocity indices, its points as
+    :func:`.messages.trajectory_points` reads them, the stamp it starts at (ns; 0: the next
+    joint state's) and its motion, made from the measured state when the first joint state
+    after it comes."""
+
+    v_index: np.ndarray
+    points: tuple[list[int], np.ndarray, np.ndarray | None, np.ndarray | None]
+    start_ns: int
+    spline: Spline | None = None
 
 
 class Live:
@@ -133,7 +147,7 @@ class Live:
         self.command = np.full(model.nv, np.nan)
         if model.has_free_flyer:
             self.command[:6] = 0.0  # an unactuated base
-        self.trajectory: Trajectory | None = None
+        self.trajectory: FeedForward | None = None
         self.messages: dict[int, Any] = {}  # output message per publisher, names filled in
         held = np.array([self.index.index[n] for n in names.held if n in self.index.index],
                         dtype=np.int64)
@@ -400,40 +414,11 @@ class DynamicsNode(NodeBase):
         """The Float64MultiArray topics' joint order: ``wanted`` (the ``joints`` parameter),
         else the joints of the controller those topics go to; None (and ``~/status`` says
         what to set) when neither gives one the model can follow."""
-        known = set(model.state_joint_names)
-        why = ""
-        if wanted:
-            lacking = [j for j in wanted if j not in known]
-            if not lacking:
-                self.report("order", None)
-                return wanted
-            why = f"the joints parameter names {lacking}, which the model does not have"
-        else:
-            controllers = self.controllers.ask(self._positional_topics())
-            answers = {c: self.controllers.joints.get(c, "?") for c in controllers}
-            rename = self.name_map()
-            orders = {c: None if j in ("?", None) else list(rename.names(j))
-                      for c, j in answers.items()}
-            if not controllers:
-                why = ("no joint order: the joints parameter is empty and no topic goes to a "
-                       "controller's /<controller>/commands")
-            elif any(j == "?" for j in answers.values()):
-                why = (f"waiting for the joints parameter of {', '.join(controllers)} (the "
-                       f"controller of the *_command topics)")
-            elif any(j is None for j in answers.values()):
-                why = (f"{', '.join(c for c, j in answers.items() if j is None)} has no "
-                       "string-array parameter joints")
-            elif len({tuple(o) for o in orders.values() if o is not None}) > 1:
-                why = f"the controllers' joints differ: {orders}"
-            else:
-                order = next(iter(orders.values()))
-                assert order is not None
-                lacking = [j for j in order if j not in known]
-                if not lacking:
-                    self.report("order", None)
-                    return order
-                why = (f"the joints of {controllers[0]} name {lacking}, which the model does "
-                       "not have (joint_rename maps a driver's names to the model's)")
+        order, why = self.controllers.order(model.state_joint_names, wanted,
+                                            self._positional_topics(), self.name_map().names)
+        if order is not None:
+            self.report("order", None)
+            return order
         self.report("order", f"effort_commands and the *_command outputs are off: {why}; set "
                              f"the joints parameter to the controller's order (the model's "
                              f"joints: {model.state_joint_names})")
@@ -523,20 +508,20 @@ class DynamicsNode(NodeBase):
         live.command[idx] = eff
 
     def _on_trajectory(self, live: Live, msg: JointTrajectory) -> None:
+        """The desired motion: its points joined as the trajectory controller joins them,
+        from the state measured at the first joint state after it; a header stamp of zero
+        starts it at that state's stamp."""
         try:
             idx = live.index.order(msg.joint_names)
             if not msg.points:
                 live.trajectory = None  # an empty trajectory stops the feed-forward
                 return
-            measured = live.merger.q[live.index.q_index(np.array(idx, dtype=np.int64))]
-            times, q, v, a = trajectory_points(msg.points, len(idx), measured)
+            points = trajectory_points(msg.points, len(idx))
         except InputError as e:
             self.warn("bad_trajectory", f"dropped desired_trajectory: {e}")
             return
-        start = stamp_ns(msg.header.stamp)
-        if start == 0:
-            start = self.get_clock().now().nanoseconds
-        live.trajectory = Trajectory(idx, times, q, v, a, start)
+        live.trajectory = FeedForward(np.array(idx, dtype=np.int64), points,
+                                      stamp_ns(msg.header.stamp))
 
     # ------------------------------------------------------------------ outputs
     def _publish(self, live: Live, stamp: int) -> None:
@@ -576,9 +561,13 @@ class DynamicsNode(NodeBase):
         else:
             live.observed_ns = 0  # not observed: it starts afresh when someone listens
         if live.trajectory is not None and (self.pub_ff in heard or self.pub_ff_cmd in heard):
-            pd, vd, ad = live.trajectory.sample(stamp)
+            ff, idx = live.trajectory, live.trajectory.v_index
+            if ff.spline is None:
+                ff.spline = Spline(*ff.points, (st.q[live.index.q_index(idx)], st.v[idx],
+                                                np.zeros(idx.size)))
+                ff.start_ns = ff.start_ns or stamp
+            pd, vd, ad = ff.spline.sample(stamp - ff.start_ns)
             q, v, a = st.q.copy(), np.zeros(m.nv), np.zeros(m.nv)
-            idx = live.trajectory.v_index
             q[live.index.q_index(idx)] = pd
             v[idx], a[idx] = vd, ad
             self._emit(live, stamp, self.pub_ff, self.pub_ff_cmd, rnea(m, d, q, v, a,

@@ -103,28 +103,30 @@ def float_values(data: Sequence[float], names: Sequence[str], what: str) -> F64:
     return usable(a, what)
 
 
-def trajectory_points(points: Sequence[Any], n: int, hold: F64
-                      ) -> tuple[list[int], F64, F64, F64]:
-    """A JointTrajectory's points for ``n`` joints: their times from the start (ns) and
-    positions, velocities and accelerations (a point without positions holds the one before,
-    the first ``hold``; without velocities or accelerations, zero); InputError unless every
-    array is empty or ``n`` long, every value finite and the times strictly increasing."""
-    arr = [np.zeros((len(points), n)) for _ in range(3)]
+def trajectory_points(points: Sequence[Any], n: int
+                      ) -> tuple[list[int], F64, F64 | None, F64 | None]:
+    """A JointTrajectory's points for ``n`` joints as a :class:`~..dynamics.control.Spline`
+    takes them: their times from the start (ns), positions, and velocities and accelerations
+    with a NaN row where a point gives none (None where no point does). InputError, naming the
+    point, unless every point has ``n`` positions, velocities and accelerations empty or ``n``
+    long (accelerations only with velocities), every value finite and the times strictly
+    increasing (joint_trajectory_controller's rules)."""
+    q = np.zeros((len(points), n))
+    v, a = np.full_like(q, np.nan), np.full_like(q, np.nan)
     for k, pt in enumerate(points):
-        for f, out in zip(("positions", "velocities", "accelerations"), arr, strict=True):
+        for f, out in (("positions", q), ("velocities", v), ("accelerations", a)):
             vals = getattr(pt, f)
-            if len(vals) not in (0, n):
+            if len(vals) not in (0, n) or (f == "positions" and len(vals) != n):
                 raise InputError(f"point {k} has {len(vals)} {f} for {n} joints")
             if len(vals):
-                out[k] = vals
-            elif f == "positions":
-                out[k] = hold if k == 0 else out[k - 1]
+                out[k] = usable(np.asarray(vals, dtype=np.float64), f"point {k}'s {f}")
+        if len(pt.accelerations) and not len(pt.velocities):
+            raise InputError(f"point {k} has accelerations but no velocities")
     times = [stamp_ns(pt.time_from_start) for pt in points]
-    for f, x in zip(("positions", "velocities", "accelerations"), arr, strict=True):
-        usable(x, f)
-    if any(b <= a for a, b in itertools.pairwise(times)):
-        raise InputError("the points' times must be strictly increasing")
-    return times, arr[0], arr[1], arr[2]
+    if any(b <= a for a, b in itertools.pairwise(times)) or (times and times[0] < 0):
+        raise InputError("the points' time_from_start must be >= 0 and strictly increasing")
+    given = [None if np.isnan(x).all() else x for x in (v, a)]
+    return times, q, given[0], given[1]
 
 
 def odometry_state(raw: bytes, kind: Any) -> tuple[int, F64]:

@@ -194,6 +194,66 @@ FLOATING_BASE = (
     *JOINT_NAMES,
 )
 
+def _per_joint(name: str, least: float) -> Callable[[Any], str]:
+    """Values of a per-joint array parameter: each finite and >= ``least``."""
+    def check(values: Any) -> str:
+        bad = [x for x in values if not (math.isfinite(x) and x >= least)]
+        return f"{name} must be finite and >= {least:g}, got {bad}" if bad else ""
+
+    return check
+
+
+TRAJECTORY_CONTROLLER = (
+    _urdf("URDF of the arm (fixed base); empty: wait for the robot_description topic"),
+    Param("joints", STRINGS, "the controlled joints, in the order of the commands topic; "
+          "empty: the effort controller's `joints`, read from the node /C when commands is "
+          "remapped to /C/commands (until then: no commands)"),
+    Param("natural_frequency", 20.0, "rad/s: every joint's error settles as a second-order "
+          "system of this natural frequency (kp = w^2, kd = 2 zeta w) where kp and kd are "
+          "unset", span=(0.01, 1e4)),
+    Param("damping_ratio", 1.0, "zeta of that system: 1 critically damped",
+          span=(0.0, 100.0)),
+    Param("kp", NUMBERS, "1/s^2 per joint (or one for all): the commanded acceleration per "
+          "rad of position error; unset: natural_frequency^2", check=_per_joint("kp", 0.0)),
+    Param("kd", NUMBERS, "1/s per joint (or one for all): ...per rad/s of velocity error; "
+          "unset: 2 damping_ratio natural_frequency", check=_per_joint("kd", 0.0)),
+    Param("ki", NUMBERS, "1/s^3 per joint (or one for all): ...per rad s of integrated "
+          "position error; unset: 0 (no integral)", check=_per_joint("ki", 0.0)),
+    Param("integral_limit", [10.0], "rad/s^2 per joint (or one for all): the most commanded "
+          "acceleration the integral may add (it also stops growing while a joint's effort is "
+          "clamped)", check=_per_joint("integral_limit", 0.0)),
+    Param("path_tolerance", NUMBERS, "rad (m) per joint (or one for all): a goal aborts "
+          "(PATH_TOLERANCE_VIOLATED) when a joint's position error exceeds it while the "
+          "motion runs (a goal's path_tolerance overrides it); unset or 0: none",
+          check=_per_joint("path_tolerance", 0.0)),
+    Param("goal_tolerance", NUMBERS, "rad (m) per joint (or one for all): a goal succeeds once "
+          "every joint is this close to its final position after the motion's end (and "
+          "slower than stopped_velocity_tolerance); unset or 0: any position",
+          check=_per_joint("goal_tolerance", 0.0)),
+    Param("stopped_velocity_tolerance", 0.01, "rad/s: ...and every joint this slow; 0: any "
+          "speed", span=(0.0, 1e3)),
+    Param("goal_time", 0.0, "s: a goal that is not within its goal tolerance this long after "
+          "its motion's end aborts (GOAL_TOLERANCE_VIOLATED; a goal's goal_time_tolerance "
+          "overrides it); 0: it waits", span=(0.0, 1e6)),
+    Param("action_monitor_rate", 20.0, "Hz of the goal's feedback (by joint-state stamps)",
+          span=(0.01, 1e4)),
+    Param("joint_state_timeout", 0.05, "s: a joint whose last joint_states stamp is this far "
+          "from the newest one's, or joint_states silent this long, aborts the goal and stops "
+          "the commands after one last at gravity compensation", span=(0.001, 60.0)),
+    Param("friction", False, "add the URDF's joint friction (viscous, and Coulomb through "
+          f"tanh(v / {SLIDING_SPEED:g})) to the efforts"),
+    Param("gravity", [0.0, 0.0, -9.81], "gravity in the root frame, m/s^2",
+          check=_said(check_gravity)),
+    Param("payload_link", "", "the link that holds `payload`; empty: no payload"),
+    Param("payload", NUMBERS, "a held tool or object on `payload_link`: mass (kg), centre of "
+          "mass x y z (m, link frame), inertia about it ixx ixy ixz iyy iyz izz (kg m^2), as "
+          "`rbd-ros identify --payload` prints it; unset or empty: none"),
+    Param("joint_states_qos", "sensor_data", "QoS of joint_states: sensor_data (best effort, "
+          f"{SENSOR.depth} deep) or reliable ({REPLAY_DEPTH} deep)", read_only=True,
+          check=_said(input_qos)),
+    *JOINT_NAMES,
+)
+
 SIMULATOR = (
     Param("robot_description", "", "URDF", read_only=True),
     Param("rate", 1000.0, "steps per second", read_only=True),

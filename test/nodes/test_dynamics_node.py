@@ -510,8 +510,8 @@ def test_outputs_at_todays_stamps_are_exact(ros: None, probe: Probe, tmp_path: P
         traj = probe.node.create_publisher(JointTrajectory, "/ns/desired_trajectory", 10)
         t0 = 1_795_000_000 * 10**9 + 123_456_789  # ns; as float seconds good to ~238 ns
         c, acc = np.linspace(0.5, 2.0, 7), np.linspace(-3.0, 3.0, 7)
-        # a trajectory from Q to Q + 0.5 over one second from t0, at rest: the feed-forward
-        # at stamp t is RNEA at rest at Q + 0.5 (t - t0) / 1 s
+        # a trajectory from Q to Q + 0.5 over one second from t0, from rest to rest (quintic:
+        # the minimum-jerk motion): the feed-forward at stamp t is RNEA on its closed form
         pts = [JointTrajectoryPoint(positions=list(Q + d), velocities=[0.0] * 7,
                                     accelerations=[0.0] * 7, time_from_start=Duration(sec=s))
                for d, s in ((0.0, 0), (0.5, 1))]
@@ -558,9 +558,12 @@ def test_outputs_at_todays_stamps_are_exact(ros: None, probe: Probe, tmp_path: P
             np.testing.assert_allclose(by_name(m), want, rtol=1e-9, atol=1e-9)
         for m in ff:
             stamp = m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
-            q = Q + 0.5 * (stamp - t0) / 1e9
-            np.testing.assert_allclose(by_name(m), rnea(MODEL, DATA, q, np.zeros(7),
-                                                        np.zeros(7)), rtol=0, atol=1e-11)
+            x = (stamp - t0) / 1e9
+            q = Q + 0.5 * (10 * x**3 - 15 * x**4 + 6 * x**5)
+            v = np.full(7, 0.5 * (30 * x**2 - 60 * x**3 + 30 * x**4))
+            a = np.full(7, 0.5 * (60 * x - 180 * x**2 + 120 * x**3))
+            np.testing.assert_allclose(by_name(m), rnea(MODEL, DATA, q, v, a), rtol=0,
+                                       atol=1e-11)
     finally:
         print(node.stop())
 

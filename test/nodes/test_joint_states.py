@@ -7,7 +7,7 @@ import pytest
 from urdfs import inertia, joint, limit, link, robot
 
 from rbd_ros.dynamics import load_urdf
-from rbd_ros.nodes.trajectory import Trajectory
+from rbd_ros.dynamics.control import Spline
 from rbd_ros.robots import ARM, QUADRUPED
 from rbd_ros.wire.errors import InputError
 from rbd_ros.wire.joint_states import JointStateMerger, base_state
@@ -70,17 +70,6 @@ def test_floating_base_joints_follow_the_base_coordinates() -> None:
         base_state([0, float("nan"), 0], [0, 0, 0, 1], [0] * 6)
 
 
-def test_trajectory_sampling_interpolates_and_holds() -> None:
-    p = np.array([[0.0, 1.0], [1.0, 3.0]])
-    v = np.array([[1.0, 2.0], [1.0, 2.0]])
-    t = Trajectory([0, 1], [0, SEC], p, v, np.zeros_like(p), start_ns=10 * SEC)
-    np.testing.assert_allclose(t.sample(10 * SEC + SEC // 2)[0], [0.5, 2.0])
-    np.testing.assert_allclose(t.sample(9 * SEC)[0], [0.0, 1.0])
-    end = t.sample(12 * SEC)
-    np.testing.assert_allclose(end[0], [1.0, 3.0])
-    np.testing.assert_allclose(end[1], 0.0)
-
-
 def test_mimic_joints_in_a_message_follow_their_source() -> None:
     """joint_state_broadcaster publishes a gripper's mimic joints too: they are neither used
     nor reported as unknown; the model derives them from their source."""
@@ -120,9 +109,10 @@ def test_estimates_at_1khz_are_exact_at_todays_stamps(motion: str) -> None:
 
 
 def test_trajectory_sampled_at_todays_stamps_is_exact() -> None:
-    """Sampling a trajectory at a stamp of today, 1 us after a point: the interpolation weight
-    is exact (through float seconds it was off by ~5e-8 of the step)."""
+    """Sampling a trajectory at a stamp of today, as the nodes do (integer ns from its start),
+    every 1 us of a 1 ms segment: the interpolation is exact (through float seconds it was off
+    by ~5e-8 of the step)."""
     p = np.array([[0.0], [1.0]])
-    t = Trajectory([0], [0, 1_000_000], p, np.zeros_like(p), np.zeros_like(p), start_ns=NOW)
+    t = Spline([0, 1_000_000], p, None, None, (np.zeros(1), np.zeros(1), np.zeros(1)))
     for k in range(1, 1000):
-        assert t.sample(NOW + 1000 * k)[0][0] == pytest.approx(k / 1000, rel=1e-12, abs=0)
+        assert t.sample(NOW + 1000 * k - NOW)[0][0] == pytest.approx(k / 1000, rel=1e-12, abs=0)

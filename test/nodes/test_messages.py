@@ -312,7 +312,9 @@ def test_wrenches_and_accelerations_go_both_ways_and_refuse_nan() -> None:
         accel_array(bad)
 
 
-def test_trajectory_points_hold_positions_and_refuse_what_cannot_be_followed() -> None:
+def test_trajectory_points_as_the_controller_takes_them() -> None:
+    """Positions on every point; velocities and accelerations where given (a NaN row where a
+    point gives none, None where none does); what cannot be followed refused, naming it."""
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectoryPoint
 
@@ -320,17 +322,21 @@ def test_trajectory_points_hold_positions_and_refuse_what_cannot_be_followed() -
         return JointTrajectoryPoint(time_from_start=Duration(sec=int(t), nanosec=round(
             (t % 1) * 1e9)), **f)
 
-    held = np.array([0.1, 0.2])
     times, q, v, a = trajectory_points(
-        [point(0.5, velocities=[1.0, 2.0]), point(1.25, positions=[3.0, 4.0]),
-         point(2.0, accelerations=[5.0, 6.0])], 2, held)
-    assert times == [500_000_000, 1_250_000_000, 2_000_000_000]
-    assert q.tolist() == [[0.1, 0.2], [3.0, 4.0], [3.0, 4.0]]  # held, given, then held
-    assert v.tolist() == [[1.0, 2.0], [0.0, 0.0], [0.0, 0.0]]
-    assert a.tolist() == [[0.0, 0.0], [0.0, 0.0], [5.0, 6.0]]
-    for bad, why in (([point(0.0, positions=[1.0])], "has 1 positions for 2 joints"),
-                     ([point(1.0), point(1.0)], "strictly increasing"),
-                     ([point(0.0, velocities=[float("nan"), 0.0])],
-                      "velocities contains NaN or inf")):
+        [point(0.5, positions=[0.1, 0.2], velocities=[1.0, 2.0]),
+         point(1.25, positions=[3.0, 4.0])], 2)
+    assert times == [500_000_000, 1_250_000_000]
+    assert q.tolist() == [[0.1, 0.2], [3.0, 4.0]]
+    assert v is not None and v[0].tolist() == [1.0, 2.0] and np.isnan(v[1]).all()
+    assert a is None
+    nan = float("nan")
+    for bad, why in (([point(0.0, positions=[1.0])], "point 0 has 1 positions for 2 joints"),
+                     ([point(0.0, velocities=[1.0, 2.0])], "point 0 has 0 positions"),
+                     ([point(1.0, positions=[0, 0]), point(1.0, positions=[0, 0])],
+                      "strictly increasing"),
+                     ([point(0.0, positions=[0, 0], accelerations=[1.0, 1.0])],
+                      "accelerations but no velocities"),
+                     ([point(0.0, positions=[0, 0], velocities=[nan, 0.0])],
+                      "point 0's velocities contains NaN or inf")):
         with pytest.raises(InputError, match=why):
-            trajectory_points(bad, 2, held)
+            trajectory_points(bad, 2)

@@ -5,8 +5,10 @@ linear when either gives positions alone (the velocity is the segment's slope, t
 acceleration zero), cubic (Hermite) when both give velocities, quintic when both also give
 accelerations. The motion starts from a given state (position, velocity, acceleration: the
 state when the trajectory arrived) and reaches the first point at its ``time_from_start``;
-after the last point its position is held at rest. Times are integer nanoseconds from the
-trajectory's start, never rounded through float seconds.
+from the last point on, that point holds as it is given (its velocity and acceleration, zero
+where it gives none: a controller's goal ends at rest; a single point is a desired state).
+Times are integer nanoseconds from the trajectory's start, never rounded through float
+seconds.
 """
 
 from __future__ import annotations
@@ -75,13 +77,15 @@ class Spline:
         self.knots = np.array(knots, dtype=np.int64)  # each segment's start, ns
         self.coeffs = np.array(coeffs).reshape(len(coeffs), 6, joints)
         self.start = (p0, v0, a0)
-        self.end = q[-1].copy()
+        last = [q[-1], *(np.zeros(joints) if row(x, n - 1) is None else row(x, n - 1)
+                         for x in (v, a))]
+        self.end = tuple(np.array(x) for x in last)
         self.duration_ns = int(times[-1])
         self.joints = joints
 
     def sample(self, t_ns: int) -> tuple[F64, F64, F64]:
         """(position, velocity, acceleration) at ``t_ns`` from the start: the start's position
-        at rest before 0, the last point's at rest from the last time on."""
+        at rest before 0, the last point as given from its time on."""
         q, v, a = self.sample_many(np.array([t_ns], dtype=np.int64))
         return q[0], v[0], a[0]
 
@@ -92,7 +96,7 @@ class Spline:
         v, a = np.zeros_like(q), np.zeros_like(q)
         before, after = t < 0, t >= self.duration_ns
         q[before] = self.start[0]  # at rest where it starts until the start
-        q[after] = self.end
+        q[after], v[after], a[after] = self.end
         inside = ~(before | after)
         if inside.any() and self.knots.size:
             ti = t[inside]
@@ -105,3 +109,29 @@ class Spline:
                 4 * c[:, 4] + s * 5 * c[:, 5])))
             a[inside] = 2 * c[:, 2] + s * (6 * c[:, 3] + s * (12 * c[:, 4] + s * 20 * c[:, 5]))
         return q, v, a
+
+
+def beyond_limits(spline: Spline, names: list[str], lower: F64, upper: F64, velocity: F64,
+                  step_ns: int = 10_000_000) -> str:
+    """'' when the motion keeps every joint (``names``) within its position limits
+    [``lower``, ``upper``] and its speed within ``velocity``, sampled at every point and every
+    ``step_ns`` between; else the first place it does not: which joint, when, by how much."""
+    t = np.union1d(np.arange(0, spline.duration_ns, step_ns, dtype=np.int64),
+                   np.append(spline.knots, spline.duration_ns))
+    # the last point's own velocity: just before it is reached
+    t = np.union1d(t, [max(spline.duration_ns - 1, 0)])
+    q, v, _ = spline.sample_many(t)
+    eps = 1e-9
+    checks = (("position", q, q < lower - eps, lower), ("position", q, q > upper + eps, upper),
+              ("velocity", v, np.abs(v) > velocity * (1 + eps), velocity))
+    first = None
+    for what, x, over, bound in checks:
+        rows, cols = np.nonzero(over)
+        if rows.size and (first is None or rows[0] < first[0]):
+            first = (int(rows[0]), int(cols[0]), what, x, bound)
+    if first is None:
+        return ""
+    k, j, what, x, bound = first
+    limit = (f"its URDF limits [{lower[j]:.4g}, {upper[j]:.4g}]" if what == "position"
+             else f"its URDF velocity limit {bound[j]:.4g}")
+    return f"{names[j]} at {t[k] * 1e-9:.3f} s: {what} {x[k, j]:.4g} beyond {limit}"
