@@ -697,6 +697,9 @@ def test_a_payload_set_at_runtime_is_in_every_torque(node: NodeProcess, probe: P
         return np.array(res.efforts)
 
     bare = answer()
+    plain = pin.buildModelFromXML(ARM.read_text())
+    np.testing.assert_allclose(bare, pin.computeGeneralizedGravity(plain, plain.createData(), Q),
+                               atol=1e-9)  # (no payload left on the node by another test)
     assert probe.set_parameter(NODE, "payload", payload_values()).successful  # carried once its link is set
     np.testing.assert_allclose(answer(), bare, atol=1e-12)
     assert probe.set_parameter(NODE, "payload_link", "link7").successful
@@ -713,6 +716,7 @@ def test_a_payload_set_at_runtime_is_in_every_torque(node: NodeProcess, probe: P
     assert not result.successful and "no link 'gripper'" in result.reason
     assert probe.set_parameter(NODE, "payload", []).successful
     np.testing.assert_allclose(answer(), bare, atol=1e-12)
+    assert probe.set_parameter(NODE, "payload_link", "").successful  # the node as it was
     assert node.alive()
 
 

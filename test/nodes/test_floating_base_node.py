@@ -111,16 +111,20 @@ def test_active_contacts_flight_and_impossible_motion(node: NodeProcess, probe: 
     status = probe.listen(String, f"{NODE}/status")
     flight = probe.listen(AccelStamped, f"{NODE}/flight/base_acceleration")
     active = probe.node.create_publisher(ActiveContacts, "/active_contacts", 10)
+    imu = probe.node.create_publisher(Imu, "/imu", SENSOR)
     probe.spin_until(lambda: active.get_subscription_count() > 0)
+    # (an IMU in free fall: once one has spoken the node waits for it, and this test's second
+    # part leaves one that did)
+    free_fall = Imu()
+    free_fall.header.stamp.sec = 20
     assert run_until(probe, lambda: bool(flight and status) and status[-1].data == "flight", 20,
-                     [(active, ActiveContacts(links=[]))])
+                     [(active, ActiveContacts(links=[])), (imu, free_fall)])
     a_base, _ = forward_dynamics(MODEL, DATA, q_full(), np.zeros(MODEL.nv), np.zeros(12))
     got = flight[-1].accel
     np.testing.assert_allclose([got.linear.x, got.linear.y, got.linear.z,
                                 got.angular.x, got.angular.y, got.angular.z], a_base, atol=1e-9)
     assert status[-1].data == "flight"
     # an IMU that says the base falls faster than gravity: the feet would have to pull
-    imu = probe.node.create_publisher(Imu, "/imu", SENSOR)
     falling = Imu()
     falling.header.stamp.sec = 30
     falling.linear_acceleration.z = -8.0

@@ -76,7 +76,7 @@ from ..contact.contacts import (
 )
 from ..errors import ModelError
 from ..multibody.model import F64, Direct, Model
-from .observer import R1, MomentumObserver
+from .observer import GAP_S, R1, MomentumObserver
 
 #: the contact observer's gain, 1/s: its lag is 1/gain (1 ms, a sample at 1 kHz). A contact's
 #: force is some tens of newtons against noise of a few tenths, so speed wins over smoothing
@@ -297,11 +297,19 @@ class ContactEstimator:
         self._noise = np.full((5, model.nv), np.nan)  # the velocities' (_velocity_noise)
         self._noise[V_MEDIAN:] = 0.0
         self._tau = np.zeros(model.nv)
+        self._t = -np.inf  # the last state's time, s
 
     def update(self, t: float, q: F64, v: F64, effort: F64) -> ContactEstimate:
         """The estimate at time ``t`` (s, increasing) from the full state (base pose and twist
-        from odometry) and the measured joint efforts (``nv - 6``, the model's joint order)."""
+        from odometry) and the measured joint efforts (``nv - 6``, the model's joint order).
+        Time that goes back, or jumps over ``observer.GAP_S`` (a recording replayed again, a
+        pause), starts the estimate again, as it starts the observer: no contact is decided
+        until it has settled, and what each contact did before is forgotten."""
         m = self.model
+        if t < self._t or t - self._t > GAP_S:
+            self._memory[:] = -np.inf
+            self.touching[:] = False
+        self._t = t
         self._tau[6:] = m.check_vector(effort, m.nv - 6, "effort")
         q, v, _ = m.check_state(q, v, self._tau, "effort")
         self.observer.update(t, q, v, self._tau)
