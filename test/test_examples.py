@@ -81,7 +81,8 @@ def test_each_command_is_one_the_code_takes(page: str, words: list[str]) -> None
 
 #: the robot each parameters file the pages show is written for, by its file name
 YAML_ROBOTS = {"my_arm.yaml": "arm7", "anymal.yaml": "anymal_c", "talos.yaml": "talos",
-               "dynamics.yaml": "arm7", "floating_base.yaml": "quadruped"}  # (config/)
+               "dynamics.yaml": "arm7", "floating_base.yaml": "quadruped",  # (config/)
+               "trajectory_controller.yaml": "arm7"}
 
 
 def parameter_files() -> list[tuple[str, str, str]]:
@@ -96,8 +97,8 @@ def parameter_files() -> list[tuple[str, str, str]]:
 
 
 def test_the_pages_show_parameter_files() -> None:
-    assert {name for _, name, _ in parameter_files()} | {"dynamics.yaml",
-                                                           "floating_base.yaml"} == set(YAML_ROBOTS)
+    assert {name for _, name, _ in parameter_files()} | {
+        "dynamics.yaml", "floating_base.yaml", "trajectory_controller.yaml"} == set(YAML_ROBOTS)
 
 
 def robot_urdf(robot: str) -> str:
@@ -209,8 +210,9 @@ def test_each_ros2_command_names_what_the_node_offers(page: str, words: list[str
             pytest.fail(f"{page}: no check for `{' '.join(words)}`")
 
 
-@pytest.mark.parametrize("section,config", [("The dynamics node", "dynamics.yaml"),
-                                            ("The floating-base node", "floating_base.yaml")])
+@pytest.mark.parametrize("section,config", [
+    ("The dynamics node", "dynamics.yaml"), ("The floating-base node", "floating_base.yaml"),
+    ("The trajectory controller", "trajectory_controller.yaml")])
 def test_the_topic_tables_are_the_nodes(section: str, config: str, tmp_path: Path) -> None:
     """doc/nodes.md's topic table of a node (written by hand) lists what the node, started
     with its config/ file, subscribes to and publishes, by name and type, and nothing else."""
@@ -223,6 +225,13 @@ def test_the_topic_tables_are_the_nodes(section: str, config: str, tmp_path: Pat
         for rclpy_own in ("/parameter_events", "/rosout"):
             for entities in graph.values():
                 entities.pop(rclpy_own, None)
+        # an action's own topics (its feedback and status): the section names the action
+        actions = {t.split("/_action/")[0] for t in graph["out"] if "/_action/" in t}
+        for action in actions:
+            assert f"`{action.replace(f'/{key}', '~', 1)}`" in text, (section, action)
+            for side in graph.values():
+                for t in [t for t in side if t.startswith(f"{action}/_action/")]:
+                    del side[t]
         table: dict[str, dict[str, str]] = {"in": {}, "out": {}}
         for direction, names, kind in re.findall(r"^\| (in|out) \| ([^|]+) \| ([^|]+) \|", text,
                                              re.M):

@@ -50,10 +50,13 @@ def test_the_package_share_resolves_through_the_ament_index(ament: Path) -> None
     assert (share / "package.xml").read_text() == (ROOT / "package.xml").read_text(), \
         f"{share} holds another package.xml than this tree's: set up (or colcon build) again"
     for f in ("package.xml", "launch/dynamics.launch.py", "launch/floating_base.launch.py",
-              "config/dynamics.yaml", "config/floating_base.yaml", "urdf/arm7.urdf"):
+              "launch/trajectory_controller.launch.py", "config/dynamics.yaml",
+              "config/floating_base.yaml", "config/trajectory_controller.yaml",
+              "urdf/arm7.urdf"):
         assert (share / f).is_file(), f
     lib = Path(get_package_prefix("rbd_ros")) / "lib" / "rbd_ros"
-    for exe in ("dynamics_node", "floating_base_node", "simulator_node"):
+    for exe in ("dynamics_node", "floating_base_node", "simulator_node",
+                "trajectory_controller_node"):
         assert os.access(lib / exe, os.X_OK), exe
 
 
@@ -64,7 +67,7 @@ def test_every_public_entry_point_resolves() -> None:
 
     scripts = [e for e in entry_points(group="console_scripts") if e.value.startswith("rbd_ros.")]
     assert {e.name for e in scripts} >= {"rbd-ros", "dynamics_node", "floating_base_node",
-                                         "simulator_node"}
+                                         "simulator_node", "trajectory_controller_node"}
     for e in scripts:
         assert callable(e.load()), e.value
     command = shutil.which("rbd-ros", path=os.pathsep.join(

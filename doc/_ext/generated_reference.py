@@ -32,7 +32,8 @@ REGION = re.compile(r"(<!-- generated: (.+?) -->\n)(.*?)(<!-- end generated -->)
 FENCE = {".py": "python", ".yaml": "yaml", ".sh": "bash"}
 NODES = {"rbd_dynamics": ("dynamics_node", "DynamicsNode"),  # node name: module, class
          "rbd_floating_base": ("floating_base_node", "FloatingBaseNode"),
-         "rbd_simulator": ("simulator_node", "SimulatorNode")}
+         "rbd_simulator": ("simulator_node", "SimulatorNode"),
+         "rbd_trajectory_controller": ("trajectory_controller_node", "TrajectoryControllerNode")}
 TYPES = {1: "bool", 2: "integer", 3: "double", 4: "string", 5: "byte[]", 6: "bool[]",
          7: "integer[]", 8: "double[]", 9: "string[]"}
 
