@@ -434,6 +434,7 @@ class TrajectoryControllerNode(NodeBase):
             else:
                 self._hold_measured(live)
         self.stamp = stamp
+        t0 = time.perf_counter_ns()
         desired = live.reference.sample(stamp)
         tau = live.law.efforts(st.q, st.v, desired, dt if 0 < dt <= self.timeout_ns * 1e-9
                                else 0.0)[live.v]
@@ -444,6 +445,7 @@ class TrajectoryControllerNode(NodeBase):
             tau = np.clip(tau, -live.limits, live.limits)
         live.command.data = array("d", tau.tobytes())
         self.pub_command.publish(live.command)
+        self.health.answer(time.perf_counter_ns() - t0)
         active = self.active
         if active is not None:
             self._judge(live, active, stamp, desired)

@@ -1,7 +1,8 @@
-"""Both nodes, each in its own process, fed for a minute at 1 kHz with hostile inputs drawn by
-hypothesis between good joint states: random names, sizes and duplicates, NaN, inf and huge
+"""The three nodes, each in its own process, fed for a minute at 1 kHz with hostile inputs drawn
+by hypothesis between good joint states: random names, sizes and duplicates, NaN, inf and huge
 values, stamps out of order or far in the future, on joint states, odometry, commands,
-trajectories and service requests. Neither node dies, no output holds a non-finite value, each
+trajectories, service requests and FollowJointTrajectory goals (the trajectory controller
+reads the arm's joint states). No node dies, no output holds a non-finite value, each
 answers good states during the minute and right after it, memory stays flat, and every refusal
 says why. (How many of the good states a node answers at 1 kHz depends on the machine and what
 runs beside it: bench/latency.py measures that.)"""
@@ -18,11 +19,14 @@ from typing import Any
 import numpy as np
 import pytest
 import rclpy
+from control_msgs.action import FollowJointTrajectory
+from control_msgs.msg import JointTolerance
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from nav_msgs.msg import Odometry
+from rclpy.action import ActionClient
 from rclpy.serialization import deserialize_message
 from rosutil import PATIENCE_S, SENSOR, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
@@ -88,9 +92,12 @@ def hostile(draw: Any) -> tuple[Any, ...]:
         st.tuples(st.just("legs"), st.just("odom"), st.lists(values, min_size=13, max_size=13),
                   stamps()),
         st.tuples(st.just("arm"), st.just("commands"), arrays(len(ARM_NAMES))),
-        st.tuples(st.just("arm"), st.just("trajectory"), names_of(ARM_NAMES),
+        st.tuples(st.just("arm"), st.sampled_from(["trajectory", "ctl_trajectory", "goal"]),
+                  names_of(ARM_NAMES),
                   st.lists(st.tuples(arrays(7), arrays(7), arrays(7), st.integers(-10**9, 10**9)),
-                           max_size=3)),
+                           max_size=3),
+                  st.lists(st.tuples(st.sampled_from([*ARM_NAMES, "bogus"]), values),
+                           max_size=3), stamps()),
         st.tuples(st.just("arm"), st.sampled_from(["gravity", "inverse"]), names_of(ARM_NAMES),
                   arrays(7), arrays(7), arrays(7)),
         st.tuples(st.just("legs"), st.just("desired"), names_of(LEGS), arrays(12)),
@@ -131,13 +138,17 @@ class Graph:
         arm = params_file(tmp / "arm.yaml", "/h1/rbd_dynamics", {
             "robot_description": ARM.read_text(), "joints": ARM_NAMES,
             "collision_thresholds": [5.0]})
+        ctl = params_file(tmp / "ctl.yaml", "/h1/rbd_trajectory_controller", {
+            "robot_description": ARM.read_text(), "joints": ARM_NAMES})
         legs = params_file(tmp / "legs.yaml", "/h2/rbd_floating_base",
                            {"robot_description": QUADRUPED.read_text()})
         self.nodes = {
             "arm": NodeProcess("rbd_ros.nodes.dynamics_node", "-r", "__ns:=/h1",
                                "--params-file", str(arm)),
             "legs": NodeProcess("rbd_ros.nodes.floating_base_node", "-r", "__ns:=/h2",
-                                "--params-file", str(CONFIG), "--params-file", str(legs))}
+                                "--params-file", str(CONFIG), "--params-file", str(legs)),
+            "ctl": NodeProcess("rbd_ros.nodes.trajectory_controller_node", "-r", "__ns:=/h1",
+                               "-r", "commands:=ctl_commands", "--params-file", str(ctl))}
         n = probe.node
         # first, so that the probe serves it first: each node's count of the states it answered
         self.diagnostics = probe.listen(DiagnosticArray, "/diagnostics", 100)
@@ -148,6 +159,8 @@ class Graph:
                     "commands": n.create_publisher(Float64MultiArray, "/h1/effort_commands", 10),
                     "trajectory": n.create_publisher(JointTrajectory, "/h1/desired_trajectory",
                                                      10),
+                    "ctl_trajectory": n.create_publisher(
+                        JointTrajectory, "/h1/rbd_trajectory_controller/joint_trajectory", 10),
                     "desired": n.create_publisher(JointTrajectory, "/h2/desired_accelerations",
                                                   10),
                     "contacts": n.create_publisher(ActiveContacts, "/h2/active_contacts", 10)}
@@ -157,6 +170,11 @@ class Graph:
                                                    "/h1/rbd_dynamics/inverse_dynamics"),
                         "floating": n.create_client(
                             FloatingBaseDynamics, "/h2/rbd_floating_base/floating_base_dynamics")}
+        self.action = ActionClient(n, FollowJointTrajectory,
+                                   "/h1/rbd_trajectory_controller/follow_joint_trajectory")
+        self.goals: list[Any] = []  # the goals' result futures, once accepted
+        self.sending: list[Any] = []  # the goals not answered yet
+        self.results: list[Any] = []
         # raw bytes, read after the minute: the probe keeps up with nine topics at 1 kHz only
         # if it does not deserialise them as they come
         self.outputs: dict[str, list[bytes]] = {}
@@ -168,6 +186,7 @@ class Graph:
                             ("/h1/rbd_dynamics/predicted_accelerations", JointTrajectory),
                             ("/h1/rbd_dynamics/external_torques", JointState),
                             ("/h1/rbd_dynamics/external_torques_from_acceleration", JointState),
+                            ("/h1/ctl_commands", Float64MultiArray),
                             ("/h2/rbd_floating_base/base_wrench", WrenchStamped),
                                             ("/h2/rbd_floating_base/joint_torques", JointState),
                             ("/h2/rbd_floating_base/status", String)]:
@@ -209,12 +228,20 @@ class Graph:
             self.pub["odom"].publish(odom(now + offset, x))
         elif kind == "commands":
             self.pub["commands"].publish(Float64MultiArray(data=rest[0]))
-        elif kind == "trajectory":
-            names, points = rest
-            self.pub["trajectory"].publish(JointTrajectory(joint_names=names, points=[
+        elif kind in ("trajectory", "ctl_trajectory", "goal"):
+            names, points, tolerances, offset = rest
+            msg = JointTrajectory(joint_names=names, points=[
                 JointTrajectoryPoint(positions=p, velocities=v, accelerations=a,
                                      time_from_start=stamp(Odometry(), max(t, 0)).header.stamp)
-                for p, v, a, t in points]))
+                for p, v, a, t in points])
+            if offset:
+                stamp(msg, now + offset)
+            if kind != "goal":
+                self.pub[kind].publish(msg)
+                return
+            goal = FollowJointTrajectory.Goal(trajectory=msg, path_tolerance=[
+                JointTolerance(name=j, position=float(x)) for j, x in tolerances])
+            self.sending.append(self.action.send_goal_async(goal))
         elif kind == "desired":
             names, acc = rest
             self.pub["desired"].publish(JointTrajectory(joint_names=names, points=[
@@ -241,6 +268,13 @@ class Graph:
         for f in [f for f in self.futures if f.done()]:
             self.responses.append(f.result())
             self.futures.remove(f)
+        for f in [f for f in self.sending if f.done()]:
+            self.sending.remove(f)
+            assert f.result().accepted, "a goal was rejected (the node accepts and aborts)"
+            self.goals.append(f.result().get_result_async())
+        for f in [f for f in self.goals if f.done()]:
+            self.results.append(f.result())
+            self.goals.remove(f)
 
     def alive(self) -> None:
         for name, proc in self.nodes.items():
@@ -257,6 +291,7 @@ def graph(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Graph
             out["/h1/rbd_dynamics/gravity_torques"] and out["/h2/rbd_floating_base/base_wrench"]
             )), "the nodes did not start answering"
         assert all(c.wait_for_service(timeout_sec=PATIENCE_S) for c in g.clients.values())
+        assert g.action.wait_for_server(timeout_sec=PATIENCE_S)
         for _ in range(2000):  # warm: two seconds of good states, then the memory's baseline
             g.good()
             probe.spin_for(0.001)
@@ -340,7 +375,8 @@ def test_what_came_back(graph: Graph) -> None:
     sent, answered = graph.sent, answered_during(graph)
     print(f"good states sent to each node during the minute: {sent}; answered: "
           f"{dict(answered)}")
-    for node in ("rbd_dynamics: health", "rbd_floating_base: health"):
+    for node in ("rbd_dynamics: health", "rbd_floating_base: health",
+                 "rbd_trajectory_controller: health"):
         assert answered[node] > 0, (node, answered, sent)
     right = answered_right_after(graph)
     assert len(right) == 2, f"after the minute, answered rightly only on {sorted(right)}"
@@ -368,6 +404,16 @@ def test_what_came_back(graph: Graph) -> None:
                            m.wrench.torque.x, m.wrench.torque.y, m.wrench.torque.z]])
             assert all(np.isfinite(a).all() for a in arrays_of), (topic, m)
     assert graph.responses, "no service response"
+    # every goal ended (the last ones: by the node's stop, or at once when refused), and each
+    # that did not succeed says why
+    from action_msgs.msg import GoalStatus
+
+    print(f"hostile inputs: {len(graph.results)} goals ended, "
+          f"{Counter(r.status for r in graph.results)}")
+    for r in graph.results:
+        if r.status == GoalStatus.STATUS_ABORTED:
+            assert len(r.result.error_string) > 10 and r.result.error_code < 0, r
+        assert "internal error" not in r.result.error_string, r
     for r in graph.responses:
         if r.success:
             assert np.isfinite(r.efforts).all(), r

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from control_msgs.action import FollowJointTrajectory
 from control_msgs.msg import JointTolerance
 from rclpy.action import ActionClient
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rosutil import LATCHED, NodeProcess, Probe, params_file
+from rosutil import LATCHED, PATIENCE_S, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -304,3 +305,31 @@ def test_holding_at_rest_the_commands_are_gravity(
     status = probe.listen(String, f"{NS}/rbd_trajectory_controller/status", LATCHED)
     # (a clamp of an earlier test's motion is said for a second after the last)
     assert probe.spin_until(lambda: bool(status) and status[-1].data == "ok"), status[-1].data
+
+
+def test_ros2_action_send_goal_drives_it(client: tuple[Probe, Any, list[JointState]]) -> None:
+    """`ros2 action send_goal` (ros2cli at Jazzy, where it is installed beside the package: the
+    pip set-up has no ros2cli wheel) sends a goal from YAML and gets the result."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    ros2 = shutil.which("ros2", path=str(Path(sys.executable).parent))
+    if ros2 is None:
+        pytest.skip("no ros2 CLI beside this Python (ros2cli, ros2action, rosidl_runtime_py)")
+    start = at_rest(client)
+    target = start + 0.05
+    goal_yaml = ("{trajectory: {joint_names: [" + ", ".join(NAMES) + "], points: [{positions: ["
+                 + ", ".join(f"{x:.6f}" for x in target) + "], time_from_start: {sec: 1}}]}}")
+    env = {**os.environ, "AMENT_PREFIX_PATH": sys.prefix}
+    r = subprocess.run([ros2, "action", "send_goal", "--feedback", ACTION,
+                        "control_msgs/action/FollowJointTrajectory", goal_yaml],
+                       capture_output=True, text=True, timeout=PATIENCE_S, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Goal accepted" in r.stdout and "error_code: 0" in r.stdout, r.stdout
+    assert "Goal finished with status: SUCCEEDED" in r.stdout, r.stdout
+    # the arm at rest after the stamp of the last feedback the CLI printed
+    sec, nanosec = re.findall(r"stamp:\s+sec: (\d+)\s+nanosec: (\d+)", r.stdout)[-1]
+    last = int(sec) * 10**9 + int(nanosec)
+    assert np.abs(at_rest(client, since=last) - target).max() < 0.01
