@@ -34,7 +34,9 @@ Result = FollowJointTrajectory.Result
 URDF = re.sub(r'friction="[0-9.]+"', 'friction="0"', ARM.read_text())
 MODEL = load_urdf(ARM)
 NAMES = list(MODEL.state_joint_names)
-RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+#: the states and commands as they are now: the latest, never a backlog (a reliable queue of
+#: every state trails the loop by seconds on a loaded machine)
+LATEST = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 NS = "/tc"
 ACTION = f"{NS}/rbd_trajectory_controller/follow_joint_trajectory"
 
@@ -64,7 +66,7 @@ def client(rig: dict[str, Any]) -> Iterator[tuple[Probe, Any, list[JointState]]]
 
     probe = Probe("tc_client")
     action = ActionClient(probe.node, FollowJointTrajectory, ACTION)
-    states = probe.listen(JointState, f"{NS}/joint_states", RELIABLE)
+    states = probe.listen(JointState, f"{NS}/joint_states", LATEST)
     assert probe.spin_until(action.server_is_ready), "no action server"
     assert probe.spin_until(lambda: len(states) > 10), "the loop does not run"
     yield probe, action, states
@@ -230,7 +232,7 @@ def test_a_new_goal_preempts_smoothly_and_a_cancel_holds(
     def into(handle: Any, seconds: float) -> bool:  # its feedback: 20 a second of its stamps
         return len(FEEDBACK[bytes(handle.goal_id.uuid)]) > 20 * seconds
 
-    first = send(client, goal(NAMES, point(4.0, start + 0.3)))
+    first = send(client, goal(NAMES, point(8.0, start + 0.3)))
     assert probe.spin_until(lambda: into(first, 1.0))
     second = send(client, goal(NAMES, point(1.0, start - 0.1)))
     status, result = outcome(client, first)
@@ -240,7 +242,7 @@ def test_a_new_goal_preempts_smoothly_and_a_cancel_holds(
     assert status == GoalStatus.STATUS_SUCCEEDED, result.error_string
     assert np.abs(at_rest(client, second) - (start - 0.1)).max() < 0.02
 
-    third = send(client, goal(NAMES, point(4.0, start + 0.3)))
+    third = send(client, goal(NAMES, point(8.0, start + 0.3)))
     assert probe.spin_until(lambda: into(third, 1.0))
     cancel = third.cancel_goal_async()
     assert probe.spin_until(cancel.done)
@@ -248,7 +250,7 @@ def test_a_new_goal_preempts_smoothly_and_a_cancel_holds(
     assert status == GoalStatus.STATUS_CANCELED, result.error_string
     assert result.error_string == "canceled: holding where the arm is"
     held = at_rest(client, third)
-    assert 0.05 < np.abs(held - (start - 0.1)).max() < 0.35  # stopped on the way
+    assert 0.02 < np.abs(held - (start - 0.1)).max() < 0.3  # stopped on the way
     assert np.abs(at_rest(client) - held).max() < 0.01, "the arm did not hold"
 
 
@@ -268,15 +270,17 @@ def test_a_goal_naming_some_joints_holds_the_others(
 
 def test_the_topic_moves_the_arm_and_an_empty_trajectory_holds(
         client: tuple[Probe, Any, list[JointState]]) -> None:
-    """A JointTrajectory on ~/joint_trajectory, stamped to start two seconds after the last
-    state seen here: the arm waits, moves, and holds its last point; an empty one sent while a
-    slower motion runs holds the arm where it is."""
+    """A JointTrajectory on ~/joint_trajectory, stamped to start two simulated seconds after
+    the controller's time (the last feedback of a short goal): the arm waits, moves, and holds
+    its last point; an empty one sent while a slower motion runs holds the arm where it is."""
     probe, _, states = client
     pub = probe.node.create_publisher(JointTrajectory,
                                       f"{NS}/rbd_trajectory_controller/joint_trajectory", 10)
     assert probe.spin_until(lambda: pub.get_subscription_count() > 0)
     start = at_rest(client)
-    t0 = stamp(states[-1]) + 2 * 10**9
+    clock = send(client, goal(NAMES, point(0.1, start)))
+    assert outcome(client, clock)[0] == GoalStatus.STATUS_SUCCEEDED
+    t0 = stamp(FEEDBACK[bytes(clock.goal_id.uuid)][-1].feedback) + 2 * 10**9
     msg = JointTrajectory(joint_names=NAMES, points=[point(0.5, start + 0.1)])
     msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(t0, 10**9)
     pub.publish(msg)
@@ -284,7 +288,7 @@ def test_the_topic_moves_the_arm_and_an_empty_trajectory_holds(
     assert np.abs(at_rest(client, since=t0 + 10**9 // 2) - first).max() < 0.01
     before = [m for m in states if stamp(m) < t0]
     assert np.abs(np.array(before[-1].position) - start).max() < 0.01  # waited for its start
-    pub.publish(JointTrajectory(joint_names=NAMES, points=[point(6.0, start - 0.3)]))
+    pub.publish(JointTrajectory(joint_names=NAMES, points=[point(8.0, start - 0.3)]))
     assert probe.spin_until(lambda: np.abs(now(states) - first).max() > 0.05)
     pub.publish(JointTrajectory(joint_names=NAMES))  # empty: hold
     held = at_rest(client, since=stamp(states[-1]))  # (a state of the motion)
@@ -297,7 +301,7 @@ def test_holding_at_rest_the_commands_are_gravity(
     """Held still, the controller's efforts are the model's gravity torques at the measured
     posture, up to its PD's answer to the error that is left."""
     probe, _, states = client
-    cmd = probe.listen(Float64MultiArray, f"{NS}/effort_commands", RELIABLE)
+    cmd = probe.listen(Float64MultiArray, f"{NS}/effort_commands", LATEST)
     assert probe.spin_until(lambda: len(cmd) > 200)
     d = Data(MODEL)
     g = gravity(MODEL, d, now(states))
