@@ -15,7 +15,7 @@ from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from quadsim import Run, simulate, stand, trot
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rosutil import NodeProcess, Probe, params_file
+from rosutil import PATIENCE_S, NodeProcess, Probe, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
@@ -82,8 +82,13 @@ def publish(probe: Probe, run: Run, start: int, answered: Callable[[], int]) -> 
         assert probe.spin_until(caught_up), (k, answered())
         od.publish(o)
         js.publish(msg)
-    probe.node.destroy_publisher(js)
-    probe.node.destroy_publisher(od)
+    # every message delivered before the writers go (a writer deleted at once can take its
+    # last unacknowledged messages with it: the run's last states, now and then, under load)
+    from rclpy.duration import Duration
+
+    for pub in (od, js):
+        assert pub.wait_for_all_acked(Duration(seconds=PATIENCE_S))
+        probe.node.destroy_publisher(pub)
 
 
 def test_bad_estimation_parameters_are_refused(node: NodeProcess, probe: Probe) -> None:
