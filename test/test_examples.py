@@ -229,9 +229,9 @@ def test_the_topic_tables_are_the_nodes(section: str, config: str, tmp_path: Pat
         actions = {t.split("/_action/")[0] for t in graph["out"] if "/_action/" in t}
         for action in actions:
             assert f"`{action.replace(f'/{key}', '~', 1)}`" in text, (section, action)
-            for side in graph.values():
-                for t in [t for t in side if t.startswith(f"{action}/_action/")]:
-                    del side[t]
+            for entities in graph.values():
+                for t in [t for t in entities if t.startswith(f"{action}/_action/")]:
+                    del entities[t]
         table: dict[str, dict[str, str]] = {"in": {}, "out": {}}
         for direction, names, kind in re.findall(r"^\| (in|out) \| ([^|]+) \| ([^|]+) \|", text,
                                              re.M):

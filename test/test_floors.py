@@ -86,7 +86,7 @@ def test_no_import_runs_up_a_floor() -> None:
 
 
 #: the core's rooms (doc/design.md), each importing only from those before it
-CORE_ROOMS = ("errors", "multibody", "algorithm", "contact", "estimation")
+CORE_ROOMS = ("errors", "multibody", "algorithm", "contact", "estimation", "control")
 
 
 def test_the_core_rooms_import_only_the_rooms_before_them() -> None:
