@@ -13,7 +13,8 @@ is clamped to the URDF's limits, as the node clamps it. Then the same with 2 kg 
 link that the model does not know (MuJoCo's arm carries it, ours does not), and with it known
 (``payload`` set): the RMS and worst tracking error over all joints, rad.
 
-MuJoCo is a bench and test dependency only (requirements-test.txt)."""
+MuJoCo is a bench dependency only: ``.venv/bin/python -m pip install -r
+requirements-bench.txt``."""
 
 from __future__ import annotations
 
@@ -87,7 +88,11 @@ class Plant:
     """MuJoCo's arm, its joints in our model's order."""
 
     def __init__(self, urdf: str, model: Model) -> None:
-        import mujoco
+        try:
+            import mujoco
+        except ImportError:
+            sys.exit("bench/tracking.py needs MuJoCo: .venv/bin/python -m pip install -r "
+                     "requirements-bench.txt")
 
         text = urdf
         head = re.search(r"<robot\b[^>]*>", text)
