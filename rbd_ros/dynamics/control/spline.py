@@ -22,23 +22,31 @@ F64 = NDArray[np.float64]
 I64 = NDArray[np.int64]
 
 
-def _coefficients(T: float, p0: F64, v0: F64 | None, a0: F64 | None, p1: F64, v1: F64 | None,
-                  a1: F64 | None) -> F64:
-    """(6, joints) coefficients of p(s) = sum c_k s^k, s in [0, T] seconds."""
-    c = np.zeros((6, p0.size))
-    c[0] = p0
-    if v0 is None or v1 is None:  # linear
-        c[1] = (p1 - p0) / T
-        return c
-    c[1] = v0
-    if a0 is None or a1 is None:  # cubic Hermite
-        c[2] = (3 * (p1 - p0) - (2 * v0 + v1) * T) / T**2
-        c[3] = (2 * (p0 - p1) + (v0 + v1) * T) / T**3
-        return c
-    c[2] = a0 / 2  # quintic
-    c[3] = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3)
-    c[4] = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
-    c[5] = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T**2) / (2 * T**5)
+def _coefficients(T: F64, p: F64, v: F64, a: F64) -> F64:
+    """(segments, 6, joints) coefficients of each segment's p(s) = sum c_k s^k, s in [0, T]
+    seconds, between the knots ``p``, ``v``, ``a`` (segments + 1, joints; NaN rows: the knot
+    gives none): linear where either end gives no velocities, cubic Hermite where either gives
+    no accelerations, quintic where both give both."""
+    given_v = np.asarray(~np.isnan(v).any(axis=1))  # (knots,): the knot gives them
+    given_a = np.asarray(~np.isnan(a).any(axis=1))
+    linear = ~(given_v[:-1] & given_v[1:])[:, None]
+    quintic = (given_a[:-1] & given_a[1:])[:, None] & ~linear
+    v, a = np.nan_to_num(v), np.nan_to_num(a)
+    p0, p1, v0, v1, a0, a1 = p[:-1], p[1:], v[:-1], v[1:], a[:-1], a[1:]
+    T = T[:, None]
+    dp = p1 - p0
+    c = np.zeros((len(T), 6, p.shape[1]))
+    c[:, 0] = p0
+    c[:, 1] = np.where(linear, dp / T, v0)
+    c[:, 2] = np.where(linear, 0.0, np.where(
+        quintic, a0 / 2, (3 * dp - (2 * v0 + v1) * T) / T**2))
+    c[:, 3] = np.where(linear, 0.0, np.where(
+        quintic, (20 * dp - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3),
+        (-2 * dp + (v0 + v1) * T) / T**3))
+    c[:, 4] = np.where(quintic, (-30 * dp + (14 * v1 + 16 * v0) * T
+                                 + (3 * a0 - 2 * a1) * T**2) / (2 * T**4), 0.0)
+    c[:, 5] = np.where(quintic, (12 * dp - 6 * (v1 + v0) * T - (a0 - a1) * T**2)
+                       / (2 * T**5), 0.0)
     return c
 
 
@@ -59,27 +67,20 @@ class Spline:
         if times[0] < 0 or np.any(np.diff(times) <= 0):
             raise TrajectoryError("the points' time_from_start must be >= 0 and strictly "
                                   "increasing")
-        v = None if velocities is None else np.asarray(velocities, dtype=np.float64)
-        a = None if accelerations is None else np.asarray(accelerations, dtype=np.float64)
-
-        def row(x: F64 | None, k: int) -> F64 | None:
-            return None if x is None or np.isnan(x[k]).any() else x[k]
-
         p0, v0, a0 = (np.asarray(x, dtype=np.float64) for x in start)
-        knots, coeffs = [], []
+        missing = np.full_like(q, np.nan)
+        v = missing if velocities is None else np.asarray(velocities, dtype=np.float64)
+        a = missing if accelerations is None else np.asarray(accelerations, dtype=np.float64)
+        edges = times
         if times[0] > 0:  # from the start state to the first point
-            knots.append(0)
-            coeffs.append(_coefficients(times[0] * 1e-9, p0, v0, a0, q[0], row(v, 0), row(a, 0)))
-        for k in range(n - 1):
-            knots.append(int(times[k]))
-            coeffs.append(_coefficients((times[k + 1] - times[k]) * 1e-9, q[k], row(v, k),
-                                        row(a, k), q[k + 1], row(v, k + 1), row(a, k + 1)))
-        self.knots = np.array(knots, dtype=np.int64)  # each segment's start, ns
-        self.coeffs = np.array(coeffs).reshape(len(coeffs), 6, joints)
+            edges = np.r_[0, times]
+            q, v, a = (np.vstack([x0, x]) for x0, x in ((p0, q), (v0, v), (a0, a)))
+        self.knots = edges[:-1]  # each segment's start, ns
+        self.coeffs = _coefficients(np.diff(edges) * 1e-9, q, v, a)
         self.start = (p0, v0, a0)
-        last = [q[-1], *(np.zeros(joints) if row(x, n - 1) is None else row(x, n - 1)
-                         for x in (v, a))]
-        self.end = tuple(np.array(x) for x in last)
+        # the last point as given: zero where it gives no velocities or accelerations
+        self.end = (q[-1].copy(), *(np.zeros(joints) if np.isnan(x[-1]).any() else x[-1].copy()
+                                    for x in (v, a)))
         self.duration_ns = int(times[-1])
         self.joints = joints
 
