@@ -24,6 +24,7 @@ from rclpy.exceptions import (
     ParameterUninitializedException,
 )
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
 from std_msgs.msg import String
@@ -83,6 +84,7 @@ EARLY_S = 5.0
 class NodeBase(Node):
     FLOATING_BASE = False  # whether the node needs the floating-base kernels
     live: Any = None  # everything that depends on the model, once there is one
+    urdf: str | None = ""  # the URDF of the model in use
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         # the compiled kernels are loaded (or, with an empty cache, compiled) before anything
@@ -174,6 +176,19 @@ class NodeBase(Node):
             self.get_logger().info(
                 f"answered the {len(held)} inputs that arrived before the model"
                 + (f"; {lost} older than {EARLY_S:g} s were dropped" if lost else ""))
+
+    def refused_model(self, source: str, error: Exception) -> None:
+        """A URDF from ``source`` that cannot be the model: said, the last good model kept."""
+        self.get_logger().error(f"rejected the URDF from {source}; keeping "
+                                f"{'the last good model' if self.live else 'no model'}: {error}")
+
+    def model_in_use(self, urdf: str, source: str, model: Any, from_parameter: bool) -> None:
+        """``urdf`` (from ``source``) is the model in use now: the ``robot_description``
+        parameter then shows it, wherever it came from, and the log says which model it is."""
+        self.urdf = urdf
+        if not from_parameter and self.param("robot_description") != urdf:
+            self.set_parameters([Parameter("robot_description", value=urdf)])
+        self.get_logger().info(f"model from {source}: {model.summary().splitlines()[0]}")
 
     # rclpy gives every publisher and subscription default QoS-event handlers, and the
     # executor walks each of them on every wake-up: at 1 kHz the dynamics node's 24 cost

@@ -182,7 +182,6 @@ class DynamicsNode(NodeBase):
         super().__init__("rbd_dynamics", **kwargs)
         self.live: Live | None = None
         self.bare: Model | None = None  # the model in use without its payload
-        self.urdf = ""  # the URDF of the model in use
         declare(self, DYNAMICS)
         self.name_map()  # a bad rule stops the node with its reason
         self._check_startup()
@@ -398,13 +397,9 @@ class DynamicsNode(NodeBase):
         except (RbdError, InputError) as e:
             if from_parameter:
                 raise
-            self.get_logger().error(f"rejected the URDF from {source}; keeping "
-                                    f"{'the last good model' if self.live else 'no model'}: {e}")
+            self.refused_model(source, e)
             return
-        self.urdf = urdf
-        if not from_parameter and self.param("robot_description") != urdf:
-            self.set_parameters([Parameter("robot_description", value=urdf)])
-        self.get_logger().info(f"model from {source}: {model.summary().splitlines()[0]}")
+        self.model_in_use(urdf, source, model, from_parameter)
         held = self.live.merger.held if self.live else []
         if held:
             self.get_logger().warning(

@@ -114,7 +114,6 @@ class TrajectoryControllerNode(NodeBase):
         super().__init__("rbd_trajectory_controller", **kwargs)
         self.live: Live | None = None
         self.bare: Model | None = None
-        self.urdf = ""
         declare(self, TRAJECTORY_CONTROLLER)
         self.name_map()
         for p in TRAJECTORY_CONTROLLER:
@@ -186,15 +185,9 @@ class TrajectoryControllerNode(NodeBase):
         except (RbdError, InputError, ValueError) as e:
             if from_parameter:
                 raise
-            self.get_logger().error(f"rejected the URDF from {source}; keeping "
-                                    f"{'the last good model' if self.live else 'no model'}: {e}")
+            self.refused_model(source, e)
             return
-        self.urdf = urdf
-        if not from_parameter and self.param("robot_description") != urdf:
-            self.set_parameters([Parameter("robot_description", value=urdf)])
-        self.get_logger().info(f"model from {source}: {bare.summary().splitlines()[0]}")
-        self.hear()
-        self.release_early()
+        self.model_in_use(urdf, source, bare, from_parameter)
 
     def _rebuild(self, changed: dict[str, Any] | None = None, bare: Model | None = None
                  ) -> None:
