@@ -102,7 +102,7 @@ from .messages import (
     trajectory_points,
     wrench_array,
 )
-from .parameters import DYNAMICS, declare, refusal
+from .parameters import DYNAMICS, check_declared, declare, refusal
 
 COLLISION_HEARTBEAT_NS = 1_000_000_000
 WATCHDOG_S = 0.02  # how often silent inputs, subscribers and controllers are looked at
@@ -232,10 +232,7 @@ class DynamicsNode(NodeBase):
 
     # ------------------------------------------------------------------ parameters
     def _check_startup(self) -> None:
-        for p in DYNAMICS:
-            reason = p.refusal(self.param(p.name))
-            if reason:
-                raise ValueError(f"parameter {p.name}: {reason}")
+        check_declared(self.param, DYNAMICS)
         reason = self._payload_invalid({})
         if reason:
             raise ValueError(reason)

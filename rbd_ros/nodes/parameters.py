@@ -70,6 +70,16 @@ def declare(node: Node, table: Sequence[Param]) -> None:
         node.declare_parameter(p.name, p.default, p.descriptor())
 
 
+def check_declared(param: Callable[[str], Any], table: Sequence[Param]) -> None:
+    """ValueError naming the first parameter of ``table`` whose value at start-up
+    (``param(name)``: a node's, None where unset) its row refuses: a node that cannot work
+    with it does not start."""
+    for p in table:
+        reason = p.refusal(param(p.name))
+        if reason:
+            raise ValueError(f"parameter {p.name}: {reason}")
+
+
 def refusal(table: Sequence[Param], name: str, value: Any) -> str:
     """Why ``value`` cannot be parameter ``name`` of ``table``, by its row's check ('' if it
     can, is unset, or the row has none)."""

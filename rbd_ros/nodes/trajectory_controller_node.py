@@ -70,7 +70,7 @@ from ..wire.joint_states import JointStateMerger, format_stamp
 from .common import LATCHED, NodeBase, input_qos, run
 from .controllers import Controllers
 from .messages import joint_state_reader, stamp_msg, stamp_ns, trajectory_points
-from .parameters import TRAJECTORY_CONTROLLER, declare, refusal
+from .parameters import TRAJECTORY_CONTROLLER, check_declared, declare, refusal
 
 WATCHDOG_S = 0.02  # how often stale inputs, cancels and controllers are looked at
 Result = FollowJointTrajectory.Result
@@ -116,10 +116,7 @@ class TrajectoryControllerNode(NodeBase):
         self.bare: Model | None = None
         declare(self, TRAJECTORY_CONTROLLER)
         self.name_map()
-        for p in TRAJECTORY_CONTROLLER:
-            reason = p.refusal(self.param(p.name))
-            if reason:
-                raise ValueError(f"parameter {p.name}: {reason}")
+        check_declared(self.param, TRAJECTORY_CONTROLLER)
         self.timeout_ns = round(self.param("joint_state_timeout") * 1e9)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.reader = joint_state_reader(JointState)
