@@ -36,7 +36,13 @@ RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 def node(ros: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NodeProcess]:
     extra = params_file(tmp_path_factory.mktemp("p") / "estimate.yaml", "rbd_floating_base",
                         {"robot_description": QUADRUPED.read_text(), "estimate_contacts": True,
-                         "joint_states_qos": "reliable"})
+                         "joint_states_qos": "reliable",
+                         # a state waits up to 10 s (the most allowed) for its odometry:
+                         # our new writers match on our side first, and under load the node's
+                         # odometry reader can match a run's writer over 50 ms after its joint
+                         # states reader (a CI run's first 51 states were all refused as stale,
+                         # none answered, and the run waited for answers in vain)
+                         "input_timeout": 10.0})
     proc = NodeProcess("rbd_ros.nodes.floating_base_node", "--params-file", str(CONFIG),
                        "--params-file", str(extra))
     yield proc
