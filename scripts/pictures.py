@@ -6,8 +6,8 @@ what it draws with the committed pictures, so they match the code):
 It needs the test set-up (``scripts/setup.sh --test``): Talos comes from example-robot-data,
 and the pushed arm is the tests' simulator (``testkit/armsim.py``).
 
-* ``demo_tracking.png``: the live demo's tracking errors, PD alone and with the dynamics node's
-  feed-forward (``rbd-ros demo --plot``).
+* ``demo_tracking.png``: the live demo's tracking errors, PD alone, with the dynamics node's
+  feed-forward, and by the trajectory controller's computed torque (``rbd-ros demo --plot``).
 * ``analysis_joint2.png``: ``rbd-ros analyze`` of a recording of the bundled arm held by PD
   and pushed for 0.3 s, with noisy efforts: measured against model torque, external torque.
 * ``observer_push.png``: the momentum observer at the default ``observer_gain`` (the residual

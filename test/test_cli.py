@@ -48,7 +48,7 @@ def test_bad_urdf_prints_an_error_not_a_traceback(tmp_path) -> None:
     assert "Traceback" not in r.stderr
 
 
-def test_demo_tracks_better_with_feed_forward_and_exits(tmp_path: Path) -> None:
+def test_demo_tracks_better_with_feed_forward_and_computed_torque(tmp_path: Path) -> None:
     """The README's first command, as scripts/pictures.py runs it for the README's picture: the
     lockstep demo gives the same errors on every run, so the picture drawn now is the one
     committed (doc/images/demo_tracking.png)."""
@@ -60,6 +60,11 @@ def test_demo_tracks_better_with_feed_forward_and_exits(tmp_path: Path) -> None:
     assert m is not None, r.stdout
     gain = float(m.group(1))
     assert gain > 2.0, r.stdout
+    # the trajectory controller's computed torque on the simulator (its own model): far below
+    # PD alone, through a FollowJointTrajectory goal that succeeds
+    m = re.search(r"computed torque .*?: (\d+) times below PD alone", r.stdout)
+    assert m is not None and int(m.group(1)) > 50, r.stdout
+    assert "goal succeeded (error_code 0" in r.stdout, r.stdout
     m = re.search(r"p50 ([\d.]+) ms", r.stdout)
     assert m is not None, r.stdout
     p50 = float(m.group(1))

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: top-level Python module -> the rosdep key that installs it (None: an extra with no key)
 KEYS = {
     "numpy": "python3-numpy", "numba": "python3-numba", "urdf_parser_py": "urdfdom_py",
-    "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces",
+    "rclpy": "rclpy", "rcl_interfaces": "rcl_interfaces", "action_msgs": "action_msgs",
     "builtin_interfaces": "builtin_interfaces", "std_msgs": "std_msgs", "std_srvs": "std_srvs",
     "sensor_msgs": "sensor_msgs", "geometry_msgs": "geometry_msgs",
     "diagnostic_msgs": "diagnostic_msgs",

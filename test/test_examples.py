@@ -82,17 +82,22 @@ def test_each_command_is_one_the_code_takes(page: str, words: list[str]) -> None
 #: the robot each parameters file the pages show is written for, by its file name
 YAML_ROBOTS = {"my_arm.yaml": "arm7", "anymal.yaml": "anymal_c", "talos.yaml": "talos",
                "dynamics.yaml": "arm7", "floating_base.yaml": "quadruped",  # (config/)
-               "trajectory_controller.yaml": "arm7"}
+               "trajectory_controller.yaml": "arm7", "my_arm_control.yaml": "arm7"}
+#: YAML files the pages show for other programs (checked by the tests of their pages)
+FOREIGN = {"controllers.yaml": "ros2_control's controller manager",
+           "moveit_controllers.yaml": "MoveIt"}
 
 
-def parameter_files() -> list[tuple[str, str, str]]:
-    """(page, file name, text) of every YAML block that starts with ``# <name>.yaml``."""
+def parameter_files(foreign: bool = False) -> list[tuple[str, str, str]]:
+    """(page, file name, text) of every YAML block that starts with ``# <name>.yaml``: our
+    nodes' (``foreign``: other programs')."""
     found = []
     for page in PAGES:
         for block in re.findall(r"```yaml\n(.*?)```", page.read_text(), re.S):
             m = re.match(r"# (\S+\.yaml)\n", block)
             assert m is not None, f"{page}: a YAML block without its file name: {block[:60]}"
-            found.append((str(page.relative_to(ROOT)), m.group(1), block))
+            if (m.group(1) in FOREIGN) == foreign:
+                found.append((str(page.relative_to(ROOT)), m.group(1), block))
     return found
 
 
@@ -145,7 +150,9 @@ def test_each_parameters_file_is_taken_by_its_node(page: str, name: str, text: s
     with started(name, text, tmp_path) as (node, key, given):
         unknown = [p for p in given if not node.has_parameter(p)]
         assert not unknown, f"{page}: {name}: {unknown} are no parameters of {key}"
-        assert node.live is not None, f"{page}: {name}: the node refused its model"
+        # (the trajectory controller makes its live part once it has a command order too)
+        model = node.bare if key == "rbd_trajectory_controller" else node.live
+        assert model is not None, f"{page}: {name}: the node refused its model"
         for p, value in given.items():
             assert node.get_parameter(p).value == value, (page, name, p)
         if key == "rbd_floating_base":
@@ -155,7 +162,7 @@ def test_each_parameters_file_is_taken_by_its_node(page: str, name: str, text: s
 def ros2_commands() -> list[tuple[str, list[str]]]:
     """The ros2 CLI commands that talk to our nodes: topics, parameters, services."""
     return [(page, words) for page, words in commands() if words[0] == "ros2"
-            and words[1] in ("topic", "param", "service")]
+            and words[1] in ("topic", "param", "service", "action")]
 
 
 @pytest.mark.parametrize("page,words", ros2_commands())
@@ -172,7 +179,8 @@ def test_each_ros2_command_names_what_the_node_offers(page: str, words: list[str
 
     files = {name: text for _, name, text in parameter_files()}
     floating = any(w.startswith(("/rbd_floating_base", "/active_contacts")) for w in words)
-    name = "anymal.yaml" if floating else "my_arm.yaml"
+    controller = any(w.startswith("/rbd_trajectory_controller") for w in words)
+    name = "anymal.yaml" if floating else "my_arm_control.yaml" if controller else "my_arm.yaml"
 
     def type_of(text: str) -> Any:
         package, kind, cls = text.split("/")
@@ -202,6 +210,12 @@ def test_each_ros2_command_names_what_the_node_offers(page: str, words: list[str
             assert args[0] == f"/{node.get_name()}", page
             (result,) = node.set_parameters([Parameter(args[1], value=yaml.safe_load(args[2]))])
             assert result.successful, f"{page}: {' '.join(words)}: {result.reason}"
+        elif words[1:3] == ["action", "send_goal"]:
+            from rclpy.action import get_action_server_names_and_types_by_node
+
+            offered = dict(get_action_server_names_and_types_by_node(node, *me))
+            assert offered.get(args[0]) == [args[1]], f"{page}: {args[0]} is not {offered}"
+            fill(type_of(args[1]).Goal, args[2])
         elif words[1:3] == ["service", "call"]:
             offered = dict(node.get_service_names_and_types_by_node(*me))
             assert offered.get(args[0]) == [args[1]], f"{page}: {args[0]} is not {offered}"
@@ -347,3 +361,35 @@ def test_each_offline_command_runs_on_a_recording(page: str, words: list[str],
     assert r.returncode == 0, f"{page}: `{' '.join(words)}`: {r.stdout} {r.stderr}"
     said = {"analyze": "joint states analysed", "identify": "written: ", "info": "model '"}
     assert said[argv[0]] in r.stdout, f"{page}: `{' '.join(words)}`: {r.stdout}"
+
+
+def test_the_trajectory_controller_tutorial_wires_moveit_and_ros2_control_to_it(
+        tmp_path: Path) -> None:
+    """doc/tutorials/trajectory_controller.md's files for the others: MoveIt's controller
+    (name and action_ns) is the action the node serves, started with the page's parameters
+    file; MoveIt's, the effort controller's and the arm's joints are the same; the launch
+    command's commands_topic is that effort controller's."""
+    import yaml
+    from rclpy.action import get_action_server_names_and_types_by_node
+
+    from rbd_ros.dynamics import load_urdf
+    from rbd_ros.robots import ARM
+
+    page = "doc/tutorials/trajectory_controller.md"
+    files = {name: yaml.safe_load(text) for p, name, text in parameter_files(foreign=True)
+             if p == page}
+    moveit = files["moveit_controllers.yaml"]["moveit_simple_controller_manager"]
+    (name,) = moveit["controller_names"]
+    assert moveit[name]["type"] == "FollowJointTrajectory"
+    effort = files["controllers.yaml"]["effort_controller"]["ros__parameters"]["joints"]
+    assert moveit[name]["joints"] == effort == load_urdf(ARM).state_joint_names
+    assert "effort_controller" in files["controllers.yaml"]["controller_manager"][
+        "ros__parameters"]
+    launch = [w for p, w in commands() if p == page and w[:2] == ["ros2", "launch"]]
+    assert launch and "commands_topic:=/effort_controller/commands" in launch[0], launch
+    text = dict((n, t) for p, n, t in parameter_files() if p == page)["my_arm_control.yaml"]
+    with started("my_arm_control.yaml", text, tmp_path) as (node, _, _):
+        servers = dict(get_action_server_names_and_types_by_node(
+            node, node.get_name(), node.get_namespace()))
+    assert servers.get(f"/{name}/{moveit[name]['action_ns']}") == [
+        "control_msgs/action/FollowJointTrajectory"], servers
