@@ -345,6 +345,23 @@ def distro() -> str:
                  n.endswith("-rclpy")), "unknown")
 
 
+def trajectory_tracking() -> None:
+    """The trajectory controller's tracking on MuJoCo's arms, in one process and over ROS
+    (MuJoCo: a bench dependency only)."""
+    print("\n# Trajectory tracking on MuJoCo (bench/tracking.py, bench/control_loop.py)")
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        print("(not run: MuJoCo is a bench dependency: .venv/bin/python -m pip install -r "
+              "requirements-bench.txt)")
+        return
+    from control_loop import control_loop
+    from tracking import tracking_table
+
+    print("\n".join(tracking_table()))
+    control_loop()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repeats and states")
@@ -371,6 +388,7 @@ def main() -> int:
     payload_accuracy((5.0, 20.0) if args.quick else (5.0, 10.0, 20.0, 40.0))
     contact_estimation(2.5 if args.quick else 5.0)
     excitation_quality()
+    trajectory_tracking()
     print(f"\n(done in {time.time() - t0:.0f} s)")
     return 0
 

@@ -10,8 +10,10 @@ gravity (the model's), and computed torque (``rbd_ros.dynamics.control``: the wh
 dynamics of the model). The trajectory: random waypoints within the joint limits, joined by
 quintic rest-to-rest segments timed to reach 90 % of the URDF's velocity limits. Every effort
 is clamped to the URDF's limits, as the node clamps it. Then the same with 2 kg on the last
-link that the model does not know (MuJoCo's arm carries it, ours does not), and with it known
-(``payload`` set): the RMS and worst tracking error over all joints, rad.
+link that the model does not know (MuJoCo's arm carries it, ours does not), with it known
+(``payload`` set to the true one), and with ``payload`` set to what ``rbd-ros identify
+--payload`` finds on a recording of the loaded arm: the RMS and worst tracking error over all
+joints, rad.
 
 MuJoCo is a bench dependency only: ``.venv/bin/python -m pip install -r
 requirements-bench.txt``."""
@@ -130,6 +132,14 @@ def trajectory(model: Model, rng: np.random.Generator, waypoints: int = 4,
     """(spline, start) through random waypoints within the middle half of each joint's
     range, each rest-to-rest quintic segment timed so its fastest joint reaches ``share`` of
     its velocity limit (a quintic's peak speed is 1.875 times its mean)."""
+    times, points = waypoints_of(model, rng, waypoints, share)
+    zero = np.zeros_like(points)
+    return Spline(times, points, zero, zero, (points[0], zero[0], zero[0])), points[0]
+
+
+def waypoints_of(model: Model, rng: np.random.Generator, waypoints: int, share: float
+                 ) -> tuple[list[int], np.ndarray]:
+    """:func:`trajectory`'s points (the first: the start) and their times, ns."""
     joints = [model.joint(n) for n in model.state_joint_names]
     lo = np.array([max(j.lower, -np.pi) for j in joints])
     hi = np.array([min(j.upper, np.pi) for j in joints])
@@ -141,15 +151,14 @@ def trajectory(model: Model, rng: np.random.Generator, waypoints: int = 4,
     for a, b in itertools.pairwise(points):
         T = float(np.max(1.875 * np.abs(b - a) / (share * speed)))
         times.append(times[-1] + round(max(T, 0.2) * 1e9))
-    zero = np.zeros_like(points)
-    spline = Spline(times, points, zero, zero, (points[0], zero[0], zero[0]))
-    return spline, points[0]
+    return times, points
 
 
 def track(plant: Plant, model: Model, spline: Spline, start: np.ndarray, law: str,
-          known: Model) -> tuple[float, float, int]:
+          known: Model, log: list[np.ndarray] | None = None) -> tuple[float, float, int]:
     """(RMS, worst) position error over the motion and the clamps, for ``law`` (pd, pd+g,
-    computed torque) with ``known`` as its model."""
+    computed torque) with ``known`` as its model; ``log``: each step's position, velocity and
+    the effort applied appended (what a driver's joint states carry)."""
     n = model.nv
     d = Data(known)
     M0 = np.diag(crba(known, d, start))
@@ -171,8 +180,44 @@ def track(plant: Plant, model: Model, spline: Spline, start: np.ndarray, law: st
             if law == "pd+g":
                 tau = tau + gravity(known, d, q)
         clamps += int(np.sum(np.abs(tau) > limits))
-        plant.step(np.clip(tau, -limits, limits))
+        tau = np.clip(tau, -limits, limits)
+        if log is not None:
+            log.append(np.concatenate([q, v, tau]))
+        plant.step(tau)
     return float(np.sqrt(np.mean(errors**2))), float(np.abs(errors).max()), clamps
+
+
+def identified(plant: Plant, model: Model, text: str, link: str) -> tuple[list[float], str]:
+    """The payload on ``link`` as ``rbd-ros identify --payload`` finds it (its function, its
+    defaults) on a recording of the loaded arm: computed torque on the model without the
+    payload (the arm as it runs before anyone identifies its load) through 16 random waypoints
+    at 60 % of its velocity limits (another motion than the one tracked), its joint states
+    (position, velocity, the effort applied) at 1 kHz. Returns the ``payload`` parameter and a
+    line saying what was found."""
+    import tempfile
+
+    from recordings import write_joint_states
+
+    from rbd_ros.identify.payload import identify_payload
+    from rbd_ros.identify.run import IdentifyOptions
+
+    spline, start = trajectory(model, np.random.default_rng(99), waypoints=16, share=0.6)
+    log: list[np.ndarray] = []
+    track(plant, model, spline, start, "computed torque", model, log)
+    rows, n = np.array(log), model.nv
+    ns = [1_700_000_000_000_000_000 + k * 1_000_000 for k in range(len(rows))]
+    with tempfile.TemporaryDirectory() as tmp:
+        urdf = Path(tmp) / "arm.urdf"
+        urdf.write_text(text)
+        bag = write_joint_states(Path(tmp) / "loaded", ns, rows[:, :n], rows[:, n:2 * n],
+                                 rows[:, 2 * n:], names=model.state_joint_names)
+        payload, _ = identify_payload([bag], Path(tmp) / "out", IdentifyOptions(urdf=urdf), link)
+    com = np.linalg.norm(payload.com - PAYLOAD[1:4]) * 1e3
+    why = payload.not_physical()
+    # the parameter as the command prints it (its inertia made physical where it is not)
+    return payload.physical().values(), (
+        f"identified from {len(rows) / 1000:.0f} s: {payload.mass:.3f} kg (2 kg), centre of "
+        f"mass {com:.1f} mm off{f'; its inertia made physical ({why})' if why else ''}")
 
 
 ARMS = {  # label -> (URDF path, its last link, joints made fixed)
@@ -195,24 +240,28 @@ def urdf_of(name: str) -> str:
 def tracking_table(seed: int = 7) -> list[str]:
     lines = ["| arm | case | PD RMS / worst | PD + g RMS / worst | computed torque RMS / worst "
              "| CT / PD | CT / PD+g |", "|---|---|---|---|---|---|---|"]
+    notes: list[str] = []
     for label, (name, link, fixed) in ARMS.items():
         text = plain_urdf(urdf_of(name), fixed)
         model = load_urdf_string(text)
         spline, start = trajectory(model, np.random.default_rng(seed))
         loaded_plant = Plant(carrying(text, link, PAYLOAD), model)
+        found, said = identified(loaded_plant, model, text, link)
+        notes.append(f"{label}: {said}")
         cases = (("unloaded", Plant(text, model), model),
                  ("2 kg unmodelled", loaded_plant, model),
-                 ("2 kg as payload", loaded_plant, model.with_payload(link, PAYLOAD)))
+                 ("2 kg as payload", loaded_plant, model.with_payload(link, PAYLOAD)),
+                 ("2 kg identified", loaded_plant, model.with_payload(link, found)))
         for case, plant, known in cases:
             rows = {law: track(plant, model, spline, start, law, known)
                     for law in ("pd", "pd+g", "computed torque")}
-            cells = " | ".join(f"{r[0]:.4f} / {r[1]:.4f}" for r in rows.values())
+            cells = " | ".join(f"{r[0]:.5f} / {r[1]:.4f}" for r in rows.values())
             ct = rows["computed torque"][0]
             lines.append(f"| {label} | {case} | {cells} | {ct / rows['pd'][0]:.3f} | "
                          f"{ct / rows['pd+g'][0]:.3f} |")
         lines.append(f"| {label} | (motion) | {spline.duration_ns / 1e9:.2f} s, "
                      f"{model.nv} joints | | | | |")
-    return lines
+    return [*lines, "", *(f"- {x}" for x in notes)]
 
 
 if __name__ == "__main__":

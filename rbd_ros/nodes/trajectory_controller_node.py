@@ -429,10 +429,12 @@ class TrajectoryControllerNode(NodeBase):
         tau = live.law.efforts(st.q, st.v, desired, dt if 0 < dt <= self.timeout_ns * 1e-9
                                else 0.0)[live.v]
         over = np.abs(tau) > live.limits
-        live.law.saturated[:] = np.where(over, np.sign(tau), 0)
         if over.any():
+            live.law.saturated[:] = np.where(over, np.sign(tau), 0)
             self._clamped(live, tau, over)
             tau = np.clip(tau, -live.limits, live.limits)
+        elif live.law.saturated.any():
+            live.law.saturated[:] = 0
         live.command.data = array("d", tau.tobytes())
         self.pub_command.publish(live.command)
         self.health.answer(time.perf_counter_ns() - t0)

@@ -41,7 +41,8 @@ def position_error(desired: F64, measured: F64, wrap: NDArray[np.bool_]) -> F64:
     """``desired - measured``, the joints ``wrap`` marks (continuous ones) the shorter way
     round (in (-pi, pi])."""
     e = np.asarray(desired, dtype=np.float64) - measured
-    e[wrap] = -np.remainder(-e[wrap] + np.pi, 2 * np.pi) + np.pi
+    if wrap.any():
+        e[wrap] = -np.remainder(-e[wrap] + np.pi, 2 * np.pi) + np.pi
     return e
 
 
@@ -71,6 +72,9 @@ class ComputedTorque:
             np.broadcast_to(np.asarray(x, dtype=np.float64), (n,)).copy()
             for x in (kp, kd, ki, integral_limit))
         self.friction = friction
+        self.integrating = bool(self.ki.any())
+        # every joint, in the model's order (an arm's usual case: no indexing on each call)
+        self.every = bool(np.array_equal(self.v_index, np.arange(model.nv)))
         self.wrap = continuous(model, self.v_index)
         self.integral = np.zeros(n)  # of the position error, rad s
         self.saturated = np.zeros(n, dtype=np.int8)  # sign of each effort's last saturation
@@ -87,14 +91,19 @@ class ComputedTorque:
         call (0: the integral does not grow)."""
         idx = self.v_index
         qd, vd, ad = desired
-        e = position_error(qd, q[idx], self.wrap)
-        if dt > 0 and self.ki.any():
+        e = position_error(qd, q if self.every else q[idx], self.wrap)
+        if dt > 0 and self.integrating:
             grow = np.sign(e) != self.saturated  # anti-windup: not further into a saturation
             self.integral[grow] += e[grow] * dt
             with np.errstate(divide="ignore", invalid="ignore"):
                 bound = np.where(self.ki > 0, self.limit / self.ki, 0.0)
             np.clip(self.integral, -bound, bound, out=self.integral)
         a = self.accelerations
-        a[:] = 0.0
-        a[idx] = ad + self.kd * (vd - v[idx]) + self.kp * e + self.ki * self.integral
+        if self.every:
+            a[:] = ad + self.kd * (vd - v) + self.kp * e
+        else:
+            a[:] = 0.0
+            a[idx] = ad + self.kd * (vd - v[idx]) + self.kp * e
+        if self.integrating:
+            a[idx] += self.ki * self.integral
         return rnea(self.model, self.data, q, v, a, friction=self.friction)

@@ -68,6 +68,7 @@ class Reference:
         self.hold = np.array(hold, dtype=np.float64)
         self.spline: Spline | None = None
         self.joints = np.zeros(0, dtype=np.int64)  # the spline's joints among the n
+        self.back = self.joints  # the spline's joints in the n's order
         self.start_ns = 0
 
     def hold_at(self, positions: F64) -> None:
@@ -80,9 +81,14 @@ class Reference:
         hold at ``hold`` (where the reference had them when the motion came)."""
         self.hold = np.array(hold, dtype=np.float64)
         self.spline, self.joints, self.start_ns = spline, np.asarray(joints), start_ns
+        self.back = np.argsort(self.joints)  # the spline's joints in the n's order
 
     def sample(self, t_ns: int) -> tuple[F64, F64, F64]:
-        q, v, a = self.hold.copy(), np.zeros_like(self.hold), np.zeros_like(self.hold)
+        n = self.hold.size
+        if self.spline is not None and self.joints.size == n:  # every joint moves
+            q, v, a = self.spline.sample(t_ns - self.start_ns)
+            return q[self.back], v[self.back], a[self.back]
+        q, v, a = self.hold.copy(), np.zeros(n), np.zeros(n)
         if self.spline is not None:
             q[self.joints], v[self.joints], a[self.joints] = self.spline.sample(
                 t_ns - self.start_ns)
