@@ -409,3 +409,15 @@ def test_the_trajectory_controller_tutorial_wires_moveit_and_ros2_control_to_it(
         servers = graph_of(node)["actions"]
     assert servers.get(f"/{name}/{moveit[name]['action_ns']}") == [
         "control_msgs/action/FollowJointTrajectory"], servers
+
+
+def test_a_destroyed_trajectory_controller_leaves_nothing_in_the_graph(tmp_path: Path) -> None:
+    """Started and destroyed in this process three times (as the tests above and a component
+    container do): each new one is alone under its name in the ROS graph. (rclpy's destroy_node
+    leaves an action server alive, and a third start found the graph showing an earlier node's
+    action topics under the name instead of its own.)"""
+    text = (ROOT / "config" / "trajectory_controller.yaml").read_text()
+    for _ in range(3):
+        with started("trajectory_controller.yaml", text, tmp_path) as (node, key, _):
+            graph = graph_of(node)
+            assert f"/{key}/status" in graph["out"], graph["out"]

@@ -142,6 +142,13 @@ class TrajectoryControllerNode(NodeBase):
             self._install(self.param("robot_description"), "the robot_description parameter",
                           from_parameter=True)
 
+    def destroy_node(self) -> None:
+        """The action server too: rclpy's destroy_node leaves it, and with it the node's
+        handle, alive (in a process that goes on, as a test's or a component container's, the
+        graph then shows a node of this name with only the action's topics)."""
+        self.server.destroy()
+        super().destroy_node()
+
     def hold_early(self, callback: Any, msg: Any) -> None:
         """Inputs before a model and a command order are dropped, not held: a controller acts
         on the present (``~/status`` says what it waits for)."""
