@@ -150,10 +150,10 @@ def test_a_joint_whose_publisher_dies_stops_every_output(ros: None, probe: Probe
             sent = [t for t, _ in box if went < t < came]
             assert not sent, f"{len(sent)} {topic} published while ~/status said stale"
         # every driver silent: the status says so, and how long the joint states have been
-        # silent, over the timeout
+        # silent, over the timeout (said to the millisecond: 0.0501 s reads "0.050 s")
         assert probe.spin_until(lambda: "none for" in status[-1][1].data), status[-1][1].data
         quiet = float(status[-1][1].data.split("none for ")[1].split(" s")[0])
-        assert quiet > 0.05, status[-1][1].data
+        assert quiet >= 0.05, status[-1][1].data
     finally:
         print(node.stop())
 
