@@ -71,6 +71,19 @@ class Process:
         return out
 
 
+class EffortController(Process):
+    """A node named /effort_controller holding its ``joints`` as ros2_control's forward command
+    controllers do, in its own process (what the nodes ask for their command order)."""
+
+    def __init__(self, joints: list[str]) -> None:
+        super().__init__(sys.executable, "-c", (
+            "import rclpy\n"
+            "rclpy.init()\n"
+            "node = rclpy.create_node('effort_controller')\n"
+            f"node.declare_parameter('joints', {joints!r})\n"
+            "try:\n    rclpy.spin(node)\nexcept KeyboardInterrupt:\n    pass\n"))
+
+
 class NodeProcess(Process):
     """``python -m module --ros-args ...``."""
 

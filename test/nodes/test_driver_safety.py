@@ -4,7 +4,6 @@ a joint whose publisher dies stops the outputs, the command order comes from the
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -13,7 +12,16 @@ import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from rosutil import LATCHED, PATIENCE_S, SENSOR, NodeProcess, Probe, Process, params_file
+from rosutil import (
+    LATCHED,
+    PATIENCE_S,
+    SENSOR,
+    EffortController,
+    NodeProcess,
+    Probe,
+    Process,
+    params_file,
+)
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
@@ -83,14 +91,8 @@ def start(tmp_path: Path, ns_: str, urdf: str, *args: str, **params: object) -> 
 
 @pytest.fixture
 def controller() -> Iterator[Process]:
-    """A node named /effort_controller holding its `joints` the way ros2_control's forward
-    command controllers do, in its own process."""
-    code = ("import rclpy, sys\n"
-            "rclpy.init()\n"
-            "node = rclpy.create_node('effort_controller')\n"
-            f"node.declare_parameter('joints', {CONTROLLER_JOINTS!r})\n"
-            "try:\n    rclpy.spin(node)\nexcept KeyboardInterrupt:\n    pass\n")
-    proc = Process(sys.executable, "-c", code)
+    """The effort controller, its joints in CONTROLLER_JOINTS' order."""
+    proc = EffortController(CONTROLLER_JOINTS)
     yield proc
     proc.stop()
 

@@ -8,7 +8,6 @@ is. Judged by what the node sent and in what order, never by how soon anything a
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -19,7 +18,7 @@ from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Duration, Time
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionClient
-from rosutil import LATCHED, SENSOR, NodeProcess, Probe, Process, params_file
+from rosutil import LATCHED, SENSOR, EffortController, NodeProcess, Probe, Process, params_file
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -41,14 +40,8 @@ Result = FollowJointTrajectory.Result
 
 @pytest.fixture(scope="module")
 def effort_controller(ros: None) -> Iterator[Process]:
-    """A node named /effort_controller holding its ``joints`` as ros2_control's forward command
-    controllers do, in its own process."""
-    code = ("import rclpy\n"
-            "rclpy.init()\n"
-            "node = rclpy.create_node('effort_controller')\n"
-            f"node.declare_parameter('joints', {CONTROLLER_JOINTS!r})\n"
-            "try:\n    rclpy.spin(node)\nexcept KeyboardInterrupt:\n    pass\n")
-    proc = Process(sys.executable, "-c", code)
+    """The effort controller, its joints in CONTROLLER_JOINTS' order."""
+    proc = EffortController(CONTROLLER_JOINTS)
     yield proc
     proc.stop()
 
