@@ -195,7 +195,7 @@ def control_loop() -> None:
             try:
                 with tempfile.TemporaryDirectory() as tmp:
                     os.environ["RBD_BENCH_INSIDE"] = tmp
-                    for label, (name, _, fixed) in ARMS.items():
+                    for label, (name, _, fixed, _) in ARMS.items():
                         row, note = closed_loop(label, name, fixed, tmp)
                         print(row.replace(" | ", f" | {'a busy process' if busy else 'nothing'}"
                                                  " | ", 1), flush=True)

@@ -9,11 +9,13 @@ frequency W and damping ratio 1 at the arm's inertia in its start posture): PD a
 gravity (the model's), and computed torque (``rbd_ros.dynamics.control``: the whole inverse
 dynamics of the model). The trajectory: random waypoints within the joint limits, joined by
 quintic rest-to-rest segments timed to reach 90 % of the URDF's velocity limits. Every effort
-is clamped to the URDF's limits, as the node clamps it. Then the same with 2 kg on the last
-link that the model does not know (MuJoCo's arm carries it, ours does not), with it known
+is clamped to the URDF's limits, as the node clamps it. Then the same with a payload on the last
+link (2 kg; 0.5 kg on the bundled arm, whose 87 N m shoulder cannot hold 2 kg on this motion)
+that the model does not know (MuJoCo's arm carries it, ours does not), with it known
 (``payload`` set to the true one), and with ``payload`` set to what ``rbd-ros identify
 --payload`` finds on a recording of the loaded arm: the RMS and worst tracking error over all
-joints, rad.
+joints, rad. Last, the error a perfect model leaves: that of the effort held for each 1 ms step
+(the plant's torques change within it), at a quarter of the step too.
 
 MuJoCo is a bench dependency only: ``.venv/bin/python -m pip install -r
 requirements-bench.txt``."""
@@ -35,7 +37,12 @@ from rbd_ros.dynamics.control import ComputedTorque, Spline, gains  # noqa: E402
 
 W = 20.0  # rad/s
 DT = 1e-3
-PAYLOAD = [2.0, 0.0, 0.0, 0.05, 2e-3, 0.0, 0.0, 2e-3, 0.0, 2e-3]  # kg, m, kg m^2
+
+
+def payload(mass: float) -> list[float]:
+    """``mass`` kg 5 cm out along the last link's z axis, 1e-3 m^2 times its mass as each
+    principal moment: the ``payload`` parameter (kg, m, kg m^2)."""
+    return [mass, 0.0, 0.0, 0.05, 1e-3 * mass, 0.0, 0.0, 1e-3 * mass, 0.0, 1e-3 * mass]
 
 
 def plain_urdf(text: str, fixed: tuple[str, ...] = ()) -> str:
@@ -47,8 +54,8 @@ def plain_urdf(text: str, fixed: tuple[str, ...] = ()) -> str:
     return text
 
 
-def carrying(text: str, link: str, payload: list[float]) -> str:
-    """The URDF with ``payload`` (mass, centre of mass, inertia) fused into ``link``'s
+def carrying(text: str, link: str, load: list[float]) -> str:
+    """The URDF with ``load`` (mass, centre of mass, inertia) fused into ``link``'s
     inertial, for MuJoCo: the arm as it really is."""
     import xml.etree.ElementTree as ET
 
@@ -67,7 +74,7 @@ def carrying(text: str, link: str, payload: list[float]) -> str:
     I0 = np.array([[float(i["ixx"]), float(i["ixy"]), float(i["ixz"])],
                    [float(i["ixy"]), float(i["iyy"]), float(i["iyz"])],
                    [float(i["ixz"]), float(i["iyz"]), float(i["izz"])]])
-    m1, c1, I1 = payload_parts(payload)
+    m1, c1, I1 = payload_parts(load)
     m = m0 + m1
     c = (m0 * c0 + m1 * c1) / m
 
@@ -155,10 +162,11 @@ def waypoints_of(model: Model, rng: np.random.Generator, waypoints: int, share: 
 
 
 def track(plant: Plant, model: Model, spline: Spline, start: np.ndarray, law: str,
-          known: Model, log: list[np.ndarray] | None = None) -> tuple[float, float, int]:
+          known: Model, log: list[np.ndarray] | None = None, dt: float = DT
+          ) -> tuple[float, float, int]:
     """(RMS, worst) position error over the motion and the clamps, for ``law`` (pd, pd+g,
-    computed torque) with ``known`` as its model; ``log``: each step's position, velocity and
-    the effort applied appended (what a driver's joint states carry)."""
+    computed torque) with ``known`` as its model, commanding every ``dt`` s; ``log``: each
+    step's position, velocity and the effort applied after it appended."""
     n = model.nv
     d = Data(known)
     M0 = np.diag(crba(known, d, start))
@@ -166,15 +174,17 @@ def track(plant: Plant, model: Model, spline: Spline, start: np.ndarray, law: st
     ct = ComputedTorque(known, np.arange(n), kp, kd, 0.0, 0.0, friction=True)
     limits = np.array([model.joint(x).effort for x in model.state_joint_names])
     limits = np.where(limits > 0, limits, np.inf)
+    plant.mj.opt.timestep = dt
     plant.reset(start)
-    steps = spline.duration_ns // 1_000_000 + 500
+    step = round(dt * 1e9)
+    steps = spline.duration_ns // step + round(0.5 / dt)
     errors, clamps = np.empty((steps, n)), 0
     for k in range(steps):
         q, v = plant.state()
-        qd, vd, ad = spline.sample(k * 1_000_000)
+        qd, vd, ad = spline.sample(k * step)
         errors[k] = qd - q
         if law == "computed torque":
-            tau = ct.efforts(q, v, (qd, vd, ad), DT)
+            tau = ct.efforts(q, v, (qd, vd, ad), dt)
         else:
             tau = M0 * (kp * (qd - q) + kd * (vd - v))
             if law == "pd+g":
@@ -187,13 +197,18 @@ def track(plant: Plant, model: Model, spline: Spline, start: np.ndarray, law: st
     return float(np.sqrt(np.mean(errors**2))), float(np.abs(errors).max()), clamps
 
 
-def identified(plant: Plant, model: Model, text: str, link: str) -> tuple[list[float], str]:
+def identified(plant: Plant, model: Model, text: str, link: str, true: list[float]
+               ) -> tuple[list[float], list[float], str]:
     """The payload on ``link`` as ``rbd-ros identify --payload`` finds it (its function, its
     defaults) on a recording of the loaded arm: computed torque on the model without the
     payload (the arm as it runs before anyone identifies its load) through 16 random waypoints
     at 60 % of its velocity limits (another motion than the one tracked), its joint states
-    (position, velocity, the effort applied) at 1 kHz. Returns the ``payload`` parameter and a
-    line saying what was found."""
+    (position, velocity, effort) at 1 kHz. The effort at a state's instant is the mean of the
+    efforts held in the steps before and after it: the plant's torque steps from one to the
+    other there, and the acceleration a smoothed derivative of the velocities finds at that
+    instant is that of their mean. Returns the ``payload`` parameter, the one found when the
+    recording's effort is the one applied after each state instead (half a step ahead of the
+    motion), and a line saying what was found."""
     import tempfile
 
     from recordings import write_joint_states
@@ -205,25 +220,33 @@ def identified(plant: Plant, model: Model, text: str, link: str) -> tuple[list[f
     log: list[np.ndarray] = []
     track(plant, model, spline, start, "computed torque", model, log)
     rows, n = np.array(log), model.nv
+    after = rows[:, 2 * n:]
+    at = after.copy()
+    at[1:] = (after[1:] + after[:-1]) / 2
     ns = [1_700_000_000_000_000_000 + k * 1_000_000 for k in range(len(rows))]
+    found = []
     with tempfile.TemporaryDirectory() as tmp:
         urdf = Path(tmp) / "arm.urdf"
         urdf.write_text(text)
-        bag = write_joint_states(Path(tmp) / "loaded", ns, rows[:, :n], rows[:, n:2 * n],
-                                 rows[:, 2 * n:], names=model.state_joint_names)
-        payload, _ = identify_payload([bag], Path(tmp) / "out", IdentifyOptions(urdf=urdf), link)
-    com = np.linalg.norm(payload.com - PAYLOAD[1:4]) * 1e3
-    why = payload.not_physical()
+        for k, efforts in enumerate((at, after)):
+            bag = write_joint_states(Path(tmp) / f"loaded{k}", ns, rows[:, :n],
+                                     rows[:, n:2 * n], efforts, names=model.state_joint_names)
+            found.append(identify_payload([bag], Path(tmp) / f"out{k}",
+                                          IdentifyOptions(urdf=urdf), link)[0])
+    com = [np.linalg.norm(x.com - true[1:4]) * 1e3 for x in found]
+    why = found[0].not_physical()
     # the parameter as the command prints it (its inertia made physical where it is not)
-    return payload.physical().values(), (
-        f"identified from {len(rows) / 1000:.0f} s: {payload.mass:.3f} kg (2 kg), centre of "
-        f"mass {com:.1f} mm off{f'; its inertia made physical ({why})' if why else ''}")
+    return found[0].physical().values(), found[1].physical().values(), (
+        f"identified from {len(rows) / 1000:.0f} s: {found[0].mass:.3f} kg ({true[0]:g} kg), "
+        f"centre of mass {com[0]:.2f} mm off{f'; its inertia made physical ({why})' if why else ''}"
+        f" (from the efforts applied after each state: {found[1].mass:.3f} kg, {com[1]:.2f} mm "
+        "off)")
 
 
-ARMS = {  # label -> (URDF path, its last link, joints made fixed)
-    "arm7 (bundled)": ("arm7", "link7", ()),
-    "ur5": ("ur5", "wrist_3_link", ()),
-    "panda": ("panda", "panda_link7", ("panda_finger_joint1", "panda_finger_joint2")),
+ARMS = {  # label -> (URDF path, its last link, joints made fixed, the payload's kg)
+    "arm7 (bundled)": ("arm7", "link7", (), 0.5),
+    "ur5": ("ur5", "wrist_3_link", (), 2.0),
+    "panda": ("panda", "panda_link7", ("panda_finger_joint1", "panda_finger_joint2"), 2.0),
 }
 
 
@@ -241,27 +264,48 @@ def tracking_table(seed: int = 7) -> list[str]:
     lines = ["| arm | case | PD RMS / worst | PD + g RMS / worst | computed torque RMS / worst "
              "| CT / PD | CT / PD+g |", "|---|---|---|---|---|---|---|"]
     notes: list[str] = []
-    for label, (name, link, fixed) in ARMS.items():
+    floor = ["| arm | step | unloaded | payload known | ratio |", "|---|---|---|---|---|"]
+    for label, (name, link, fixed, kg) in ARMS.items():
         text = plain_urdf(urdf_of(name), fixed)
         model = load_urdf_string(text)
         spline, start = trajectory(model, np.random.default_rng(seed))
-        loaded_plant = Plant(carrying(text, link, PAYLOAD), model)
-        found, said = identified(loaded_plant, model, text, link)
-        notes.append(f"{label}: {said}")
-        cases = (("unloaded", Plant(text, model), model),
-                 ("2 kg unmodelled", loaded_plant, model),
-                 ("2 kg as payload", loaded_plant, model.with_payload(link, PAYLOAD)),
-                 ("2 kg identified", loaded_plant, model.with_payload(link, found)))
+        true = payload(kg)
+        unloaded_plant, loaded_plant = Plant(text, model), Plant(carrying(text, link, true), model)
+        found, ahead, said = identified(loaded_plant, model, text, link, true)
+        cases = (("unloaded", unloaded_plant, model),
+                 (f"{kg:g} kg unmodelled", loaded_plant, model),
+                 (f"{kg:g} kg as payload", loaded_plant, model.with_payload(link, true)),
+                 (f"{kg:g} kg identified", loaded_plant, model.with_payload(link, found)))
+        ct_rms = []
         for case, plant, known in cases:
             rows = {law: track(plant, model, spline, start, law, known)
                     for law in ("pd", "pd+g", "computed torque")}
-            cells = " | ".join(f"{r[0]:.5f} / {r[1]:.4f}" for r in rows.values())
-            ct = rows["computed torque"][0]
-            lines.append(f"| {label} | {case} | {cells} | {ct / rows['pd'][0]:.3f} | "
-                         f"{ct / rows['pd+g'][0]:.3f} |")
+            cells = " | ".join(f"{r[0]:.3g} / {r[1]:.3g}" for r in rows.values())
+            ct_rms.append(rows["computed torque"][0])
+            lines.append(f"| {label} | {case} | {cells} | {ct_rms[-1] / rows['pd'][0]:.3f} | "
+                         f"{ct_rms[-1] / rows['pd+g'][0]:.3f} |")
         lines.append(f"| {label} | (motion) | {spline.duration_ns / 1e9:.2f} s, "
                      f"{model.nv} joints | | | | |")
-    return [*lines, "", *(f"- {x}" for x in notes)]
+        off = track(loaded_plant, model, spline, start, "computed torque",
+                    model.with_payload(link, ahead))[0]
+        notes.append(f"{label}: {said}; computed torque with it: {ct_rms[3] / ct_rms[2]:.3f} "
+                     f"times the error with the true payload, {ct_rms[3] / ct_rms[0]:.3f} times "
+                     f"the unloaded arm's ({off / ct_rms[2]:.2f} times the true payload's with "
+                     "the one found from the efforts applied after each state)")
+        if kg < 2:
+            heavy = payload(2.0)
+            r = track(Plant(carrying(text, link, heavy), model), model, spline, start,
+                      "computed torque", model.with_payload(link, heavy))
+            notes.append(f"{label} carrying 2 kg, known: computed torque {r[0]:.3g} rad RMS, "
+                         f"{r[2]} efforts clamped to the limits")
+        for dt in (DT, DT / 4):
+            a, b = (track(plant, model, spline, start, "computed torque", known, dt=dt)[0]
+                    for _, plant, known in (cases[0], cases[2]))
+            floor.append(f"| {label} | {dt * 1e3:g} ms | {a:.3g} | {b:.3g} | {b / a:.2f} |")
+    return [*lines, "", *(f"- {x}" for x in notes), "",
+            "Computed torque with the payload known (RMS, rad; the bundled arm's dry friction "
+            "is MuJoCo's own), the effort held for each step:",
+            "", *floor]
 
 
 if __name__ == "__main__":
