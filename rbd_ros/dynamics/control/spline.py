@@ -129,15 +129,20 @@ class Spline:
         return q, v, a
 
 
+def sample_times(spline: Spline, step_ns: int) -> I64:
+    """Every ``step_ns`` from the start to the last point, every point's time, and just before
+    the last (its segment's own velocity, where the last point's may differ)."""
+    t = np.union1d(np.arange(0, spline.duration_ns, step_ns, dtype=np.int64),
+                   np.append(spline.knots, spline.duration_ns))
+    return np.union1d(t, [max(spline.duration_ns - 1, 0)])
+
+
 def beyond_limits(spline: Spline, names: list[str], lower: F64, upper: F64, velocity: F64,
                   step_ns: int = 10_000_000) -> str:
     """'' when the motion keeps every joint (``names``) within its position limits
     [``lower``, ``upper``] and its speed within ``velocity``, sampled at every point and every
     ``step_ns`` between; else the first place it does not: which joint, when, by how much."""
-    t = np.union1d(np.arange(0, spline.duration_ns, step_ns, dtype=np.int64),
-                   np.append(spline.knots, spline.duration_ns))
-    # the last point's own velocity: just before it is reached
-    t = np.union1d(t, [max(spline.duration_ns - 1, 0)])
+    t = sample_times(spline, step_ns)
     q, v, _ = spline.sample_many(t)
     eps = 1e-9
     checks = (("position", q, q < lower - eps, lower), ("position", q, q > upper + eps, upper),
