@@ -422,9 +422,9 @@ def test_replay_pauses_and_resumes(tmp_path: Path, probe: Probe) -> None:
 
 
 def test_a_legged_recording_is_answered_state_for_state(tmp_path: Path, probe: Probe) -> None:
-    """The floating-base node with reliable inputs and the player with --wait-for, a busy
-    process beside them: every joint state of a 1 kHz recording of a standing quadruped (joint
-    states and odometry) is answered."""
+    """The floating-base node with reliable inputs, its states let wait for their odometry,
+    and the player with --wait-for, a busy process beside them: every joint state of a 1 kHz
+    recording of a standing quadruped (joint states and odometry) is answered."""
     from geometry_msgs.msg import WrenchStamped
     from rosbags.rosbag2 import Writer
 
@@ -443,8 +443,11 @@ def test_a_legged_recording_is_answered_state_for_state(tmp_path: Path, probe: P
             w.write(od, ns, odometry(ns, 0.5))
             w.write(js, ns, joint_state(ns, names, q, np.zeros(12), np.zeros(12)))
     config = Path(__file__).resolve().parents[2] / "config" / "floating_base.yaml"
+    # a state waits for its odometry up to input_timeout of wall time: under load the odometry's
+    # reader can lag the joint states' by more than the default 50 ms (a CI run lost 31)
     params = params_file(tmp_path / "p.yaml", "rbd_floating_base", {
-        "robot_description": QUADRUPED.read_text(), "joint_states_qos": "reliable"})
+        "robot_description": QUADRUPED.read_text(), "joint_states_qos": "reliable",
+        "input_timeout": 10.0})
     answers = probe.listen(WrenchStamped, "/rbd_floating_base/base_wrench", 10_000)
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     node = NodeProcess("rbd_ros.nodes.floating_base_node", "--params-file", str(config),
