@@ -261,6 +261,78 @@ def _excite(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    """Each trajectory's efforts and speeds against the URDF's limits; 1 when any is over."""
+    import numpy as np
+
+    from ..bag.trajectories import read_trajectories
+    from ..dynamics.control import Spline
+    from ..dynamics.control.limits import check_limits
+
+    model = load_urdf(BUNDLED.get(args.urdf, args.urdf))
+    if (args.payload is None) != (args.payload_link is None):
+        raise BagError("--payload and --payload-link go together: the payload's 10 numbers "
+                       "and the link it is fixed to")
+    if args.payload is not None:
+        model = model.with_payload(args.payload_link, args.payload)
+    names = model.state_joint_names
+    at = _values(args.start, "--start")
+    unknown = sorted(set(at) - set(names))
+    if unknown:
+        raise BagError(f"--start {unknown}: the URDF has no such joints; its joints: {names}")
+    rest = np.array([min(max(0.0, model.joint(n).lower), model.joint(n).upper) for n in names])
+    over = 0
+    for k, traj in enumerate(read_trajectories(args.trajectory, args.topic)):
+        missing = [n for n in traj.names if n not in names]
+        if missing:
+            raise BagError(f"{traj.source}: joints {missing} are not in the URDF; its joints: "
+                           f"{names}")
+        joints = np.array([names.index(n) for n in traj.names], dtype=np.int64)
+        start = rest.copy()
+        start[joints] = traj.positions[0]  # at rest at its first point, unless --start says
+        for n, x in at.items():
+            start[names.index(n)] = x
+        spline = Spline(traj.times_ns, traj.positions, traj.velocities, traj.accelerations,
+                        (start[joints], np.zeros(joints.size), np.zeros(joints.size)))
+        check = check_limits(model, spline, joints, start, round(args.step * 1e9))
+        held = [f"{n}={start[j]:g}" for j, n in enumerate(names) if j not in joints]
+        print(f"{traj.source}: {len(traj.times_ns)} points over {spline.duration_ns * 1e-9:.3f}"
+              f" s, checked at {check.times_ns.size} samples every {args.step * 1e3:g} ms"
+              f"{f'; held at rest: {held}' if held else ''}")
+        print("\n".join(check.table()))
+        first = check.first_over(args.share)
+        over += bool(first)
+        share = f"{args.share:.0%} of " if args.share != 1.0 else ""
+        print(f"over: {first}" if first else f"within {share}every effort and velocity limit")
+        if args.plot:  # the second trajectory's picture: NAME_1.png, and so on
+            plot = args.plot.with_stem(f"{args.plot.stem}_{k}") if k else args.plot
+            _plot_check(check, args.share, plot, traj.source)
+            print(f"drawn: {plot}")
+    return 1 if over else 0
+
+
+def _plot_check(check: Any, share: float, path: Path, title: str) -> None:
+    """Each joint's effort and speed as fractions of its limits over time."""
+    from ..bag.plotting import pyplot
+
+    plt = pyplot()
+    t = check.times_ns * 1e-9
+    fig, axes = plt.subplots(2, 1, sharex=True, figsize=(9, 6))
+    for ax, x, limit, what in ((axes[0], check.efforts, check.effort_limit, "effort"),
+                               (axes[1], check.velocities, check.velocity_limit, "velocity")):
+        for j, n in enumerate(check.names):
+            ax.plot(t, x[:, j] / limit[j], lw=1, label=n)
+        for y in (share, -share):
+            ax.axhline(y, color="k", lw=0.8, ls="--")
+        ax.set_ylabel(f"{what} / URDF limit")
+    axes[0].set_title(title, fontsize=9)
+    axes[0].legend(fontsize=7, ncol=4)
+    axes[1].set_xlabel("s from the trajectory's start")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def _replay(args: argparse.Namespace) -> int:
     from ..bag.replay import Playback, replay
 
@@ -301,7 +373,7 @@ def parser() -> argparse.ArgumentParser:
     cli = _Exact(prog="rbd-ros", description=__doc__)
     sub = cli.add_subparsers(dest="command", parser_class=_Exact)
     for add in (_demo_options, _info_options, _analyze_options, _identify_options,
-                _excite_options, _replay_options):
+                _excite_options, _check_options, _replay_options):
         add(sub)
     return cli
 
@@ -452,6 +524,34 @@ def _excite_options(sub: Any) -> None:
     ex.add_argument("--topic", default=TOPIC,
                     help="the recording's topic: the joint trajectory controller's")
     ex.set_defaults(func=_excite)
+
+
+def _check_options(sub: Any) -> None:
+    ck = sub.add_parser("check", help="a joint trajectory's efforts (inverse dynamics with the "
+                                      "URDF's friction and a payload) and speeds against the "
+                                      "URDF's limits, along the motion a controller follows")
+    ck.add_argument("trajectory", type=Path,
+                    help="a trajectory_msgs/JointTrajectory as YAML or JSON (its fields, as "
+                         "excite writes it), or a recording: its JointTrajectory messages")
+    ck.add_argument("--urdf", required=True, help="URDF file, or 'arm' (bundled)")
+    ck.add_argument("--topic", help="the recording's trajectory topic (default: every "
+                                    "JointTrajectory topic)")
+    ck.add_argument("--payload-link", metavar="LINK",
+                    help="the link a payload is fixed to (with --payload)")
+    ck.add_argument("--payload", type=float, nargs=10, metavar="X",
+                    help="mass, centre of mass x y z, inertia ixx ixy ixz iyy iyz izz (kg, m, "
+                         "kg m^2, in LINK's frame): the dynamics node's payload parameter")
+    ck.add_argument("--start", nargs="+", default=[], metavar="NAME=POSITION",
+                    help="where a joint is, at rest, when the trajectory starts (else at the "
+                         "first point; a joint the trajectory does not name stays there: 0, "
+                         "or the nearest limit)")
+    ck.add_argument("--share", type=_positive, default=1.0, metavar="S",
+                    help="the share of each limit allowed (0.9: 90 percent)")
+    ck.add_argument("--step", type=_positive, default=1e-3, metavar="S",
+                    help="seconds between samples (the points are sampled too)")
+    ck.add_argument("--plot", type=Path, metavar="PNG",
+                    help="draw each joint's effort and speed over its limits into this picture")
+    ck.set_defaults(func=_check)
 
 
 def _replay_options(sub: Any) -> None:

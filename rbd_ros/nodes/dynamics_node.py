@@ -86,6 +86,7 @@ from ..wire.errors import InputError
 from ..wire.joint_names import NameMap
 from ..wire.joint_states import JointStateMerger, format_stamp
 from ..wire.stamped import JointStateBytes
+from ..wire.trajectory import trajectory_points
 from .common import (
     LATCHED,
     NodeBase,
@@ -99,7 +100,6 @@ from .messages import (
     joint_state_reader,
     stamp_msg,
     stamp_ns,
-    trajectory_points,
     wrench_array,
 )
 from .parameters import DYNAMICS, check_declared, declare, refusal
@@ -111,7 +111,7 @@ WATCHDOG_S = 0.02  # how often silent inputs, subscribers and controllers are lo
 @dataclass
 class FeedForward:
     """The desired trajectory: its joints' velocity indices, its points as
-    :func:`.messages.trajectory_points` reads them, the stamp it starts at (ns; 0: the next
+    :func:`~..wire.trajectory.trajectory_points` reads them, the stamp it starts at (ns; 0: the next
     joint state's) and its motion, made from the measured state when the first joint state
     after it comes."""
 
@@ -122,7 +122,8 @@ class FeedForward:
 
 
 def _same_points(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    """Whether two trajectories' points (:func:`.messages.trajectory_points`) are the same."""
+    """Whether two trajectories' points (:func:`~..wire.trajectory.trajectory_points`) are
+    the same."""
     return a[0] == b[0] and all(
         (x is None and y is None) or (x is not None and y is not None
                                       and np.array_equal(x, y, equal_nan=True))

@@ -67,9 +67,10 @@ from ..dynamics.control.computed_torque import position_error
 from ..dynamics.control.spline import beyond_limits
 from ..wire.errors import InputError
 from ..wire.joint_states import JointStateMerger, format_stamp
+from ..wire.trajectory import trajectory_points
 from .common import LATCHED, NodeBase, input_qos, run
 from .controllers import Controllers
-from .messages import joint_state_reader, stamp_msg, stamp_ns, trajectory_points
+from .messages import joint_state_reader, stamp_msg, stamp_ns
 from .parameters import TRAJECTORY_CONTROLLER, check_declared, declare, refusal
 
 WATCHDOG_S = 0.02  # how often stale inputs, cancels and controllers are looked at

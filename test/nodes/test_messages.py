@@ -18,13 +18,13 @@ from rbd_ros.nodes.messages import (
     imu_specific_force,
     joint_state_reader,
     odometry_state,
-    trajectory_points,
     wrench,
     wrench_array,
 )
 from rbd_ros.wire.errors import InputError
 from rbd_ros.wire.odometry_read import read_odometry
 from rbd_ros.wire.stamped import StampedBytes
+from rbd_ros.wire.trajectory import trajectory_points
 
 
 def _odometry(rng: np.random.Generator, frame: str, child: str) -> Odometry:
