@@ -81,7 +81,7 @@ def test_a_joint_too_fast_is_named_and_exits_1(tmp_path: Path) -> None:
         assert r.returncode == 1, (r.stdout, r.stderr)
         over = [x for x in r.stdout.splitlines() if x.startswith("over: ")]
         assert over == ["over: joint4 at 0.000 s: velocity 2.5 rad/s over its URDF limit "
-                        "2.2 rad/s (114%)"], r.stdout
+                        "2.2 rad/s (113.6%)"], r.stdout
         assert (tmp_path / f"{f.stem}.png").stat().st_size > 10_000
         said.append(r.stdout.split("\n", 1)[1].split("drawn:")[0])  # all but the source line
     assert said[0] == said[1] == said[2]

@@ -59,8 +59,8 @@ class LimitCheck:
                           else (self.velocities, self.velocity_limit, "rad/s"))
         of = f"{share:.0%} of " if share != 1.0 else ""
         return (f"{self.names[j]} at {self.times_ns[k] * 1e-9:.3f} s: {what} "
-                f"{x[k, j]:.4g} {unit} over {of}its URDF limit {limit[j]:.4g} {unit} "
-                f"({abs(x[k, j]) / limit[j]:.0%})")
+                f"{x[k, j]:.5g} {unit} over {of}its URDF limit {limit[j]:.5g} {unit} "
+                f"({abs(x[k, j]) / limit[j]:.1%})")
 
     def table(self) -> list[str]:
         """One line per joint: the largest effort and speed, as fractions of the limits, and
