@@ -72,6 +72,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..dynamics import Data, Model, RbdError, aba, crba, gravity, load_urdf_string, rnea
 from ..dynamics.control import Spline
+from ..dynamics.control.limits import check_limits
 from ..dynamics.estimation.observer import (
     GAP_S,
     SETTLE,
@@ -518,6 +519,7 @@ class DynamicsNode(NodeBase):
             idx = live.index.order(msg.joint_names)
             if not msg.points:
                 live.trajectory = None  # an empty trajectory stops the feed-forward
+                self.report("desired", None)
                 return
             points = trajectory_points(msg.points, len(idx))
         except InputError as e:
@@ -572,6 +574,7 @@ class DynamicsNode(NodeBase):
                 ff.spline = Spline(*ff.points, (st.q[live.index.q_index(idx)], st.v[idx],
                                                 np.zeros(idx.size)))
                 ff.start_ns = ff.start_ns or stamp
+                self._check_desired(live, ff.spline, idx)
             pd, vd, ad = ff.spline.sample(stamp - ff.start_ns)
             q, v, a = st.q.copy(), np.zeros(m.nv), np.zeros(m.nv)
             q[live.index.q_index(idx)] = pd
@@ -579,6 +582,16 @@ class DynamicsNode(NodeBase):
             self._emit(live, stamp, self.pub_ff, self.pub_ff_cmd, rnea(m, d, q, v, a,
                                                                         friction=fric))
         self.health.answer(time.perf_counter_ns() - t0)
+
+    def _check_desired(self, live: Live, spline: Spline, idx: np.ndarray) -> None:
+        """``~/status`` says so while the desired trajectory asks beyond the URDF's effort or
+        velocity limits (its feed-forward is then clamped where it does)."""
+        m = live.model
+        if m.has_free_flyer or m.nq != m.nv:
+            return  # (the check is for fixed-base arms)
+        over = check_limits(m, spline, idx, live.merger.q, friction=self.friction).first_over()
+        self.report("desired", f"the desired_trajectory asks beyond the URDF's limits: {over}"
+                    if over else None)
 
     def diagnosis(self) -> tuple[bytes, str, list[tuple[str, str]]]:
         level, message, values = super().diagnosis()

@@ -64,6 +64,7 @@ from ..dynamics import Data, Model, RbdError, gravity, load_urdf_string
 from ..dynamics.control import ComputedTorque, Goal, Outcome, Reference, Spline, Tolerances
 from ..dynamics.control import gains as pd_gains
 from ..dynamics.control.computed_torque import position_error
+from ..dynamics.control.limits import check_limits
 from ..dynamics.control.spline import beyond_limits
 from ..wire.errors import InputError
 from ..wire.joint_states import JointStateMerger, format_stamp
@@ -345,6 +346,12 @@ class TrajectoryControllerNode(NodeBase):
                             live.speed[joints])
         if why:
             raise _RefusedError(Result.INVALID_GOAL, "outside the URDF's limits: " + why)
+        rest = live.merger.q.copy()  # the other joints where they are, the held ones held
+        rest[live.q] = qd
+        over = check_limits(live.law.model, spline, live.v[joints], rest,
+                            friction=live.law.friction).first_over()
+        if over:
+            raise _RefusedError(Result.INVALID_GOAL, "beyond the URDF's effort limits: " + over)
         judged = None
         if goal is not None:
             judged = Goal(spline, joints, names, start, *self._tolerances(live, joints, goal))

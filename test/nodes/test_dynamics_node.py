@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -755,3 +756,32 @@ def test_rotor_inertias_in_the_urdf_are_in_the_services_answers(ros: None, probe
                                    np.triu(M) + np.triu(M, 1).T, atol=1e-12)
     finally:
         print(node.stop())
+
+
+def test_a_desired_trajectory_beyond_the_limits_is_said_on_status(node: NodeProcess,
+                                                                  probe: Probe) -> None:
+    """A desired trajectory that swings joint2 0.3 rad in 0.25 s from rest (cubic), about
+    twice its 87 N m: ~/status names the joint and when, once the motion starts (the limit
+    check's own figures are tested against Pinocchio in test/dynamics/test_limits.py); an
+    empty trajectory, which stops the feed-forward, clears it."""
+    status = probe.listen(String, f"{NODE}/status", LATCHED)
+    ff = probe.listen(JointState, f"{NODE}/feedforward_torques")
+    pub = probe.node.create_publisher(JointTrajectory, "/desired_trajectory", 10)
+    target = Q.copy()
+    target[1] += 0.3
+    fast = JointTrajectory(joint_names=NAMES, points=[JointTrajectoryPoint(
+        positions=list(target), velocities=[0.0] * 7,
+        time_from_start=Duration(sec=0, nanosec=250_000_000))])
+    said = "the desired_trajectory asks beyond the URDF's limits: "
+
+    def saying() -> bool:
+        return bool(ff and status and said in status[-1].data)
+
+    assert drive(probe, [joint_state(1100.0, v=[0.0] * 7)], saying,
+                 lambda: pub.publish(fast)), status[-1].data if status else "no status"
+    assert re.search(r"joint2 at 0\.\d{3} s: effort \S+ N m over its URDF limit 87 N m",
+                     status[-1].data), status[-1].data
+    assert drive(probe, [joint_state(1101.0, v=[0.0] * 7)],
+                 lambda: bool(status) and said not in status[-1].data,
+                 lambda: pub.publish(JointTrajectory(joint_names=NAMES)))
+    probe.node.destroy_publisher(pub)

@@ -174,6 +174,11 @@ def test_a_goal_is_followed_and_succeeds(client: tuple[Probe, Any, list[JointSta
      "the last point's velocities are not zero"),
     (lambda: goal(NAMES, point(0.01, HOLD + 0.5)), Result.INVALID_GOAL,
      "beyond its URDF velocity limit"),
+    # joint2 0.3 rad in 0.25 s from rest (cubic): 1.8 rad/s at most, within its 2.2, but about
+    # twice its 87 N m at the start (the check's figures: test/dynamics/test_limits.py)
+    (lambda: goal(NAMES, point(0.25, HOLD + np.eye(7)[1] * 0.3, np.zeros(7))),
+     Result.INVALID_GOAL, r"beyond the URDF's effort limits: joint2 at 0\.\d{3} s: effort "
+                          r"\S+ N m over its URDF limit 87 N m"),
     (lambda: goal(NAMES[:2], point(1.0, HOLD[:2]),
                   path_tolerance=[JointTolerance(name=NAMES[3], position=0.1)]),
      Result.INVALID_JOINTS, "which the goal does not move"),

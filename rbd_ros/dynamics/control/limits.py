@@ -4,7 +4,8 @@ anything moves.
 The motion is the one a controller follows (:class:`.Spline`: the points joined as
 joint_trajectory_controller joins them), sampled every ``step_ns`` and at every point, not the
 points alone. At each sample the efforts are the model's inverse dynamics (RNEA, with the
-URDF's joint friction and whatever payload the model carries) for the motion's position,
+URDF's joint friction unless told not, and whatever payload the model carries) for the
+motion's position,
 velocity and acceleration; joints the trajectory does not name stay where ``rest`` puts them,
 at rest. Each joint's effort is set against its URDF effort limit and its speed against its
 velocity limit; a joint the URDF gives no limit is never over it.
@@ -81,9 +82,10 @@ class LimitCheck:
 
 
 def check_limits(model: Model, spline: Spline, joints: I64, rest: F64,
-                 step_ns: int = 1_000_000) -> LimitCheck:
+                 step_ns: int = 1_000_000, friction: bool = True) -> LimitCheck:
     """The efforts and speeds of fixed-base ``model`` following ``spline``, whose columns are
-    the joints at velocity indices ``joints``, the others held at ``rest`` (nv,)."""
+    the joints at velocity indices ``joints``, the others held at ``rest`` (nv,);
+    ``friction``: with the URDF's joint friction (as a controller's law that adds it)."""
     if model.has_free_flyer or model.nq != model.nv:
         raise ModelError(f"model '{model.name}' has a floating base or multi-coordinate "
                          "joints: the limit check is for fixed-base arms of revolute, "
@@ -93,7 +95,7 @@ def check_limits(model: Model, spline: Spline, joints: I64, rest: F64,
     q = np.tile(np.asarray(rest, dtype=np.float64), (t.size, 1))
     v, a = np.zeros_like(q), np.zeros_like(q)
     q[:, joints], v[:, joints], a[:, joints] = spline.sample_many(t)
-    tau = rnea_batch(model, q, v, a, friction=True)
+    tau = rnea_batch(model, q, v, a, friction=friction)
     by_v = {j.idx_v: j for j in model.joints if j.idx_v >= 0}
 
     def limit(name: str) -> F64:
