@@ -50,7 +50,15 @@ def urdf_of(name: str) -> str:
 def check_speed(waypoints: int = 6, seed: int = 3) -> list[str]:
     import numba
 
+    threads = numba.get_num_threads()
     numba.set_num_threads(1)
+    try:
+        return _check_speed(waypoints, seed)
+    finally:
+        numba.set_num_threads(threads)
+
+
+def _check_speed(waypoints: int, seed: int) -> list[str]:
     lines = ["| arm | payload | motion | samples | samples a second (1 thread) | largest share "
              "of an effort limit | first over |", "|---|---|---|---|---|---|---|"]
     for label, (name, link, fixed) in ARMS.items():

@@ -389,6 +389,10 @@ def main() -> int:
     contact_estimation(2.5 if args.quick else 5.0)
     excitation_quality()
     trajectory_tracking()
+    from limits import check_speed
+
+    print("\n# Trajectories against the limits (bench/limits.py)")
+    print("\n".join(check_speed()))
     print(f"\n(done in {time.time() - t0:.0f} s)")
     return 0
 
