@@ -8,6 +8,7 @@ import gc
 import importlib
 import logging
 import math
+import os
 import signal
 import sys
 import time
@@ -410,10 +411,15 @@ def run(node_class: Callable[[], Node], args: list[str] | None = None) -> int:
     try:
         node = node_class()
     except (ValueError, ParameterException, NameValidationException) as e:
-        # a configuration that cannot work: a parameter of the wrong type or value, a bad name
+        # a configuration that cannot work: a parameter of the wrong type or value, a bad name.
+        # The half-built node's publishers and timers cannot be reached to destroy them, and the
+        # interpreter's exit freeing them after the context is shut down once ended the process
+        # with SIGSEGV (rc -11, after this message, in a CI run): exit here, the message out
         print(f"error: {e}", file=sys.stderr)
         rclpy.try_shutdown()
-        return 2
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(2)
     except KeyboardInterrupt:  # a signal while the node was being built: the stop asked for
         rclpy.try_shutdown()
         return 0
